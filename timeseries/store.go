@@ -1,0 +1,241 @@
+package timeseries
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// ErrUnknownPrecision is matched (errors.Is) by the error for a precision
+// the schema does not have.
+var ErrUnknownPrecision = errors.New("timeseries: unknown precision")
+
+// ErrUnknownSeries means no series of that name and precision is listed in
+// the known set.
+var ErrUnknownSeries = errors.New("timeseries: unknown series")
+
+// ErrRangeTooLarge means a zero-filled read would hold more than
+// MaxSamples samples.
+var ErrRangeTooLarge = errors.New("timeseries: range too large")
+
+// MaxSamples bounds the samples of one zero-filled read.
+const MaxSamples = 20000
+
+// PrecisionError reports a precision outside the schema.
+type PrecisionError struct {
+	Precision int
+	Valid     []int
+}
+
+func (e *PrecisionError) Error() string {
+	return fmt.Sprintf("timeseries: unknown precision %d (have %v)", e.Precision, e.Valid)
+}
+
+// Is makes errors.Is(err, ErrUnknownPrecision) true.
+func (e *PrecisionError) Is(target error) bool { return target == ErrUnknownPrecision }
+
+// Sample is the count of one bucket; Time is the bucket's start in unix seconds.
+type Sample struct {
+	Time  int64 `json:"time"`
+	Count int64 `json:"count"`
+}
+
+// SeriesInfo names a series and the precisions it is kept at.
+type SeriesInfo struct {
+	Name       string `json:"name"`
+	Precisions []int  `json:"precisions"`
+}
+
+// Range selects samples by bucket start. Zero From or To leaves that end
+// open. With FillZero, every bucket from From (or the oldest sample) to To
+// (or the current bucket) is returned, missing ones as zero.
+type Range struct {
+	From, To int64
+	FillZero bool
+}
+
+// Store reads series written by a Recorder with the same Schema.
+type Store struct {
+	pool   *redis.Pool
+	schema Schema
+	clock  Clock
+}
+
+// NewStore returns a reader of the series in pool under schema. clock may
+// be nil (system clock); it decides the current bucket for zero-filling.
+func NewStore(pool *redis.Pool, schema Schema, clock Clock) (*Store, error) {
+	if pool == nil {
+		return nil, errors.New("timeseries: nil pool")
+	}
+	s, err := schema.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if clock == nil {
+		clock = SystemClock
+	}
+	return &Store{pool: pool, schema: s, clock: clock}, nil
+}
+
+// Schema returns the store's schema with defaults filled in.
+func (s *Store) Schema() Schema { return s.schema }
+
+// CheckPrecision returns a *PrecisionError when p is not in the schema.
+func (s *Store) CheckPrecision(p int) error {
+	if !s.schema.HasPrecision(p) {
+		return &PrecisionError{Precision: p, Valid: slices.Clone(s.schema.Precisions)}
+	}
+	return nil
+}
+
+const knownPage = 1000
+
+// Series lists every known series, sorted by name, each with its
+// precisions in ascending order. It reads the known set in pages so a
+// large set does not block Redis.
+func (s *Store) Series(ctx context.Context) ([]SeriesInfo, error) {
+	conn, err := s.pool.GetContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("timeseries: series: %w", err)
+	}
+	defer conn.Close()
+	byName := map[string][]int{}
+	for start := 0; ; start += knownPage {
+		members, err := redis.Strings(redis.DoContext(conn, ctx, "ZRANGE", s.schema.KnownKey(), start, start+knownPage-1))
+		if err != nil {
+			return nil, fmt.Errorf("timeseries: series: %w", err)
+		}
+		for _, m := range members {
+			if p, name, ok := ParseMember(m); ok {
+				byName[name] = append(byName[name], p)
+			}
+		}
+		if len(members) < knownPage {
+			break
+		}
+	}
+	out := make([]SeriesInfo, 0, len(byName))
+	for name, ps := range byName {
+		slices.Sort(ps)
+		out = append(out, SeriesInfo{Name: name, Precisions: ps})
+	}
+	slices.SortFunc(out, func(a, b SeriesInfo) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// Samples returns one series at one precision, sorted by time. An unknown
+// precision is a *PrecisionError; a series missing from the known set is
+// ErrUnknownSeries.
+func (s *Store) Samples(ctx context.Context, name string, precision int, r Range) ([]Sample, error) {
+	if err := s.CheckPrecision(precision); err != nil {
+		return nil, err
+	}
+	if r.From != 0 && r.To != 0 && r.From > r.To {
+		return nil, fmt.Errorf("timeseries: samples: from %d is after to %d", r.From, r.To)
+	}
+	conn, err := s.pool.GetContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("timeseries: samples: %w", err)
+	}
+	defer conn.Close()
+	if err := conn.Send("ZSCORE", s.schema.KnownKey(), Member(precision, name)); err != nil {
+		return nil, fmt.Errorf("timeseries: samples: %w", err)
+	}
+	if err := conn.Send("HGETALL", s.schema.CountKey(precision, name)); err != nil {
+		return nil, fmt.Errorf("timeseries: samples: %w", err)
+	}
+	replies, err := redis.Values(redis.DoContext(conn, ctx, ""))
+	if err != nil {
+		return nil, fmt.Errorf("timeseries: samples: %w", err)
+	}
+	if replies[0] == nil {
+		return nil, fmt.Errorf("%w: %q at precision %d", ErrUnknownSeries, name, precision)
+	}
+	fields, err := redis.StringMap(replies[1], nil)
+	if err != nil {
+		return nil, fmt.Errorf("timeseries: samples: %w", err)
+	}
+	samples := make([]Sample, 0, len(fields))
+	for f, v := range fields {
+		// Field names are integers: compare them as numbers, never as strings.
+		t, err1 := strconv.ParseInt(f, 10, 64)
+		n, err2 := strconv.ParseInt(v, 10, 64)
+		if err1 != nil || err2 != nil {
+			continue // not written by Pulse; skip rather than fail the read
+		}
+		if (r.From != 0 && t < r.From) || (r.To != 0 && t > r.To) {
+			continue
+		}
+		samples = append(samples, Sample{Time: t, Count: n})
+	}
+	slices.SortFunc(samples, func(a, b Sample) int { return cmpInt64(a.Time, b.Time) })
+	if !r.FillZero {
+		return samples, nil
+	}
+	return fillZero(samples, precision, r, BucketStart(s.clock.Now().Unix(), precision))
+}
+
+// fillZero returns one sample per bucket from the range's start to its end,
+// taking counts from samples (sorted) and zero elsewhere.
+func fillZero(samples []Sample, precision int, r Range, current int64) ([]Sample, error) {
+	from, to := r.From, r.To
+	if to == 0 {
+		to = current
+		if n := len(samples); n > 0 && samples[n-1].Time > to {
+			to = samples[n-1].Time
+		}
+	}
+	if from == 0 {
+		if len(samples) == 0 {
+			return []Sample{}, nil
+		}
+		from = samples[0].Time
+	}
+	p := int64(precision)
+	first := BucketStart(from, precision)
+	if first < from {
+		first += p
+	}
+	last := BucketStart(to, precision)
+	if last < first {
+		return []Sample{}, nil
+	}
+	if n := (last-first)/p + 1; n > MaxSamples {
+		return nil, fmt.Errorf("%w: %d buckets, at most %d", ErrRangeTooLarge, n, MaxSamples)
+	}
+	out := make([]Sample, 0, (last-first)/p+1)
+	i := 0
+	for t := first; t <= last; t += p {
+		for i < len(samples) && samples[i].Time < t {
+			i++ // not on a bucket boundary: written by something else
+		}
+		c := int64(0)
+		if i < len(samples) && samples[i].Time == t {
+			c = samples[i].Count
+		}
+		out = append(out, Sample{Time: t, Count: c})
+	}
+	return out, nil
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

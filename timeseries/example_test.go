@@ -1,0 +1,40 @@
+package timeseries_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/gomodule/redigo/redis"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+func ExampleRecorder() {
+	mr, _ := miniredis.Run() // any Redis will do; this one lives in the process
+	defer mr.Close()
+	pool := &redis.Pool{Dial: func() (redis.Conn, error) { return redis.Dial("tcp", mr.Addr()) }}
+	defer pool.Close()
+
+	clock := timeseries.NewManualClock(time.Unix(1700000000, 0))
+	schema := timeseries.Schema{Precisions: []int{5, 60}}
+	rec, _ := timeseries.NewRecorder(timeseries.Config{Pool: pool, Schema: schema, Clock: clock})
+	hits, _ := rec.Counter("hits")
+	hits.Inc()
+	hits.Inc()
+	clock.Advance(5 * time.Second)
+	hits.Inc()
+	_ = rec.Close(context.Background()) // writes what is pending
+
+	store, _ := timeseries.NewStore(pool, schema, clock)
+	series, _ := store.Series(context.Background())
+	fmt.Println(series)
+	for _, p := range []int{5, 60} {
+		samples, _ := store.Samples(context.Background(), "hits", p, timeseries.Range{})
+		fmt.Println(p, samples)
+	}
+	// Output:
+	// [{hits [5 60]}]
+	// 5 [{1700000000 2} {1700000005 1}]
+	// 60 [{1699999980 3}]
+}

@@ -1,0 +1,151 @@
+package timeseries
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestBucketStart(t *testing.T) {
+	tests := []struct {
+		t         int64
+		precision int
+		want      int64
+	}{
+		{0, 5, 0},
+		{4, 5, 0},
+		{5, 5, 5},
+		{1700000003, 5, 1700000000},
+		{1700000059, 60, 1700000040},
+		{1700000000, 86400, 1699920000},
+		{86399, 86400, 0},
+		{-1, 5, -5},
+		{-5, 5, -5},
+		{-6, 5, -10},
+	}
+	for _, tt := range tests {
+		if got := BucketStart(tt.t, tt.precision); got != tt.want {
+			t.Errorf("BucketStart(%d, %d) = %d, want %d", tt.t, tt.precision, got, tt.want)
+		}
+	}
+}
+
+func TestMemberRoundTrip(t *testing.T) {
+	tests := []struct {
+		precision int
+		name      string
+	}{
+		{5, "hits"},
+		{60, "status:2xx"},
+		{300, "GET /posts/:id"},
+		{86400, "a:b:c"},
+	}
+	for _, tt := range tests {
+		m := Member(tt.precision, tt.name)
+		p, n, ok := ParseMember(m)
+		if !ok || p != tt.precision || n != tt.name {
+			t.Errorf("ParseMember(%q) = %d, %q, %v", m, p, n, ok)
+		}
+	}
+	for _, bad := range []string{"", "hits", ":hits", "x:hits", "0:hits", "-5:hits"} {
+		if _, _, ok := ParseMember(bad); ok {
+			t.Errorf("ParseMember(%q) accepted a malformed member", bad)
+		}
+	}
+}
+
+func TestSchemaKeys(t *testing.T) {
+	s, err := Schema{}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.KnownKey(); got != "known:" {
+		t.Errorf("KnownKey = %q, want known:", got)
+	}
+	if got := s.CountKey(5, "hits"); got != "count:5:hits" {
+		t.Errorf("CountKey = %q, want count:5:hits", got)
+	}
+	s.Prefix = "app1:"
+	if got := s.KnownKey(); got != "app1:known:" {
+		t.Errorf("KnownKey with prefix = %q", got)
+	}
+	if got := s.CountKey(60, "hits"); got != "app1:count:60:hits" {
+		t.Errorf("CountKey with prefix = %q", got)
+	}
+}
+
+func TestSchemaNormalize(t *testing.T) {
+	tests := []struct {
+		in      []int
+		want    string
+		wantErr string
+	}{
+		{nil, "[5 60 300 3600 18000 86400]", ""},
+		{[]int{60, 5}, "[5 60]", ""},
+		{[]int{}, "", "no precisions"},
+		{[]int{5, 0}, "", "must be > 0"},
+		{[]int{-5}, "", "must be > 0"},
+		{[]int{5, 5}, "", "listed twice"},
+	}
+	for _, tt := range tests {
+		s, err := Schema{Precisions: tt.in}.Normalize()
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Normalize(%v) error = %v, want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || fmt.Sprint(s.Precisions) != tt.want {
+			t.Errorf("Normalize(%v) = %v, %v; want %s", tt.in, s.Precisions, err, tt.want)
+		}
+	}
+}
+
+func TestValidateName(t *testing.T) {
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"hits", true},
+		{"GET /posts/:id", true},
+		{"status:2xx", true},
+		{"<img src=x onerror=alert(1)>", true},
+		{"", false},
+		{"a\nb", false},
+		{"a\x00b", false},
+		{"\xff", false},
+		{strings.Repeat("x", MaxNameLen), true},
+		{strings.Repeat("x", MaxNameLen+1), false},
+	}
+	for _, tt := range tests {
+		if err := ValidateName(tt.name); (err == nil) != tt.ok {
+			t.Errorf("ValidateName(%q) = %v, want ok=%v", tt.name, err, tt.ok)
+		}
+	}
+}
+
+func TestFillZero(t *testing.T) {
+	samples := []Sample{{100, 1}, {110, 3}}
+	got, err := fillZero(samples, 5, Range{}, 120)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Sample{{100, 1}, {105, 0}, {110, 3}, {115, 0}, {120, 0}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("fillZero = %v, want %v", got, want)
+	}
+	// An explicit range not on bucket edges starts at the first whole bucket.
+	got, _ = fillZero(samples, 5, Range{From: 102, To: 113}, 120)
+	want = []Sample{{105, 0}, {110, 3}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("fillZero [102,113] = %v, want %v", got, want)
+	}
+	if _, err := fillZero(nil, 5, Range{From: 0 + 5, To: 5 * (MaxSamples + 1)}, 0); !errors.Is(err, ErrRangeTooLarge) {
+		t.Errorf("huge range: err = %v, want ErrRangeTooLarge", err)
+	}
+	got, _ = fillZero(nil, 5, Range{}, 120)
+	if len(got) != 0 {
+		t.Errorf("no samples, open range: got %v, want none", got)
+	}
+}

@@ -170,3 +170,17 @@ func Installed() bool {
 	_, err := exec.LookPath("redis-server")
 	return err == nil
 }
+
+// HashSum adds up the integer values of a hash.
+func (s *Server) HashSum(key string) int64 {
+	s.tb.Helper()
+	m, err := redis.Int64Map(s.Do("HGETALL", key), nil)
+	if err != nil {
+		s.tb.Fatalf("redistest: HGETALL %s: %v", key, err)
+	}
+	var sum int64
+	for _, v := range m {
+		sum += v
+	}
+	return sum
+}

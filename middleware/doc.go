@@ -1,0 +1,26 @@
+// Package middleware counts the requests of an Echo v4 app in Pulse time
+// series.
+//
+//	rec, _ := timeseries.NewRecorder(timeseries.Config{Pool: pool})
+//	defer rec.Close(ctx)
+//	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{
+//		Recorder:      rec,
+//		Routes:        true, // "GET /posts/:id", never the raw URL
+//		StatusClasses: true, // "status:2xx" …
+//	}))
+//
+// Counting is an atomic add per series; the Recorder writes to Redis in
+// the background, so a request never waits on Redis nor fails because of
+// it.
+//
+// The status counted is the one written to the client. When the handler
+// returns an error, Echo's error handler has not run yet, so the status
+// comes from the error (an *echo.HTTPError's code, 500 otherwise); set
+// HandleError to run the app's error handler inside the middleware and
+// count exactly what it wrote.
+//
+// Mount Hits before middleware.Recover, so that Recover sits inside it and
+// a panicking request is counted as the 500 it becomes.
+//
+// Requests marked with Skip are not counted; the dashboard marks its own.
+package middleware

@@ -307,7 +307,7 @@ func TestHitsRedisOutage(t *testing.T) {
 	}
 	t.Logf("slowest request during the outage: %v", slowest)
 	deadline := time.Now().Add(10 * time.Second)
-	for rec.Health().PendingHits != 0 && time.Now().Before(deadline) {
+	for h := rec.Health(); (h.PendingHits != 0 || !h.RedisUp) && time.Now().Before(deadline); h = rec.Health() {
 		time.Sleep(20 * time.Millisecond)
 	}
 	h := rec.Health()

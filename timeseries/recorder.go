@@ -84,6 +84,7 @@ type Recorder struct {
 	overflow  *Counter
 	pending   map[pendingKey]int64 // hits never sent, by counter and second
 	uncertain []*batch             // sent, outcome unknown: resent as they are
+	inflight  int64 // hits of the flush under way, out of pending meanwhile
 	seq       int64
 	retryAt   time.Time // no flush attempt before it, after a failure
 	backoff   time.Duration
@@ -421,9 +422,12 @@ func (r *Recorder) flush(ctx context.Context, force bool) error {
 	pending, uncertain := r.pending, r.uncertain
 	r.pending, r.uncertain = map[pendingKey]int64{}, nil
 	fresh := r.batchesLocked(pending)
+	all := append(uncertain, fresh...)
+	for _, b := range all {
+		r.inflight += b.hits
+	}
 	r.mu.Unlock()
 
-	all := append(uncertain, fresh...)
 	if len(all) == 0 {
 		r.succeeded(false)
 		return nil
@@ -434,6 +438,7 @@ func (r *Recorder) flush(ctx context.Context, force bool) error {
 		return nil
 	}
 	r.mu.Lock()
+	r.inflight = 0
 	if wrote {
 		// Whatever was written may have been applied: resend those batches
 		// as they are, so Redis can refuse a second application.
@@ -595,6 +600,7 @@ func (r *Recorder) dropOldLocked() {
 func (r *Recorder) succeeded(wrote bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.inflight = 0
 	r.retryAt, r.backoff = time.Time{}, 0
 	r.health.RedisUp = true
 	r.health.LastError = ""
@@ -623,6 +629,7 @@ func (r *Recorder) Health() Health {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h := r.health
+	h.PendingHits = r.inflight
 	for _, n := range r.pending {
 		h.PendingHits += n
 	}

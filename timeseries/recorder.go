@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/ratelog"
 )
 
 // Defaults for Config's zero fields.
@@ -84,7 +85,7 @@ type Recorder struct {
 	overflow  *Counter
 	pending   map[pendingKey]int64 // hits never sent, by counter and second
 	uncertain []*batch             // sent, outcome unknown: resent as they are
-	inflight  int64 // hits of the flush under way, out of pending meanwhile
+	inflight  int64                // hits of the flush under way, out of pending meanwhile
 	seq       int64
 	retryAt   time.Time // no flush attempt before it, after a failure
 	backoff   time.Duration
@@ -178,7 +179,7 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 		cfg.Clock = SystemClock
 	}
 	if cfg.OnError == nil {
-		cfg.OnError = rateLimitedLog(10 * time.Second)
+		cfg.OnError = ratelog.New("pulse: recorder", 10*time.Second)
 	}
 	id := make([]byte, 8)
 	if _, err := crand.Read(id); err != nil {
@@ -666,23 +667,5 @@ func (r *Recorder) Close(ctx context.Context) error {
 			return fmt.Errorf("timeseries: close: %d hits not written: %w", r.Health().PendingHits, err)
 		case <-time.After(100 * time.Millisecond):
 		}
-	}
-}
-
-// rateLimitedLog logs an error at most once per every, saying how many
-// were suppressed in between.
-func rateLimitedLog(every time.Duration) func(error) {
-	var mu sync.Mutex
-	var last time.Time
-	var suppressed int
-	return func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if now := time.Now(); now.Sub(last) >= every {
-			slog.Error("pulse: recorder", "err", err, "suppressed", suppressed)
-			last, suppressed = now, 0
-			return
-		}
-		suppressed++
 	}
 }

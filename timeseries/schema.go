@@ -62,8 +62,12 @@ func (s Schema) KnownKey() string { return s.Prefix + "known:" }
 
 // CountKey is the hash holding one series at one precision.
 func (s Schema) CountKey(precision int, name string) string {
-	return s.Prefix + "count:" + Member(precision, name)
+	return s.MemberKey(Member(precision, name))
 }
+
+// MemberKey is the hash of the series named by a known-set member, the
+// inverse of Member: CountKey(p, name) == MemberKey(Member(p, name)).
+func (s Schema) MemberKey(member string) string { return s.Prefix + "count:" + member }
 
 // Member is the member of the known set for one series at one precision.
 func Member(precision int, name string) string {

@@ -1,6 +1,9 @@
 package entity
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // ErrUnknownKind is returned for an entity kind the app did not declare.
 var ErrUnknownKind = errors.New("entity: unknown kind")
@@ -23,3 +26,23 @@ type Ranked struct {
 	ID    int64 `json:"id,string"`
 	Count int64 `json:"count"`
 }
+
+// ErrTooManyIDs is returned by BatchGet for more than MaxBatchIDs ids.
+var ErrTooManyIDs = errors.New("entity: too many ids")
+
+// ErrBadLimit is returned by Top for n outside 1..MaxTop.
+var ErrBadLimit = errors.New("entity: n out of range")
+
+// Fix is one counter Reconcile corrected: it held Was and now holds Now.
+type Fix struct {
+	Kind  string `json:"kind"`
+	ID    int64  `json:"id,string"`
+	Field string `json:"field"`
+	Was   int64  `json:"was"`
+	Now   int64  `json:"now"`
+}
+
+// Source returns the true value of one counter for every entity whose
+// value is not zero, computed from the app's own records (e.g. a COUNT over
+// its follows table). Entities it leaves out are taken to be 0.
+type Source func(ctx context.Context) (map[int64]int64, error)

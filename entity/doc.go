@@ -1,0 +1,138 @@
+// Package entity keeps an app's own counts — followers, posts, views,
+// likes, unread replies — durable in SQL, cached in Redis, and never
+// silently wrong.
+//
+// An app declares kinds (user, post, group, message...) and their fields;
+// an entity is a kind and an int64 id. A count nobody touched is 0 and
+// takes no storage.
+//
+// # SQL
+//
+// One table (default pulse_counters) holds (kind, entity_id, field, slot)
+// → value, created by New if missing, for MySQL/MariaDB and SQLite.
+// Increments are atomic upserts adding a delta (value = value + ?), never
+// a read and a write back; Reset is one UPDATE to 0. Two small tables sit
+// next to it: <table>_batches (write-behind batches applied) and
+// <table>_stale (entities whose cache entry must be dropped).
+//
+// SQLite allows one writer at a time. Open it with WAL and a busy timeout;
+// the tests also cap the pool at one connection:
+//
+//	db, _ := sql.Open("sqlite", "file:app.db?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+//	db.SetMaxOpenConns(1)
+//
+// With one connection the process's writers queue in database/sql rather
+// than in SQLite's busy handler, and a transaction that reads before it
+// writes never finds another connection's write lock in its way. A larger
+// pool works too: busy errors (like MySQL deadlocks) are retried, and
+// other processes on the same file are covered by the busy timeout.
+//
+// # Cache
+//
+// Each cached entity is one Redis hash, a field per counter, with a TTL
+// (default 12 h) set when a read warms it. Cached values carry an offset of
+// 2^40: HINCRBY on an entity that is not cached starts from 0 and returns
+// far less, which tells the writer the cache was cold, and it deletes the
+// key at once; the next read warms it. Readers treat a field below half
+// the offset as cold, so counts that drifted negative still cache.
+//
+// Get and BatchGet read every cached entity in one Redis round trip (one
+// script), load the misses from SQL in one query and warm them in one more
+// round trip.
+//
+// # Warm-up races
+//
+// A reader that loads a value from SQL and then caches it can be
+// overtaken by a writer, and cache a value missing the write. So a read
+// that finds an entity cold takes a lease on it (SET NX with a token) in
+// the same script; a writer finding the entity cold deletes the lease with
+// the key, and the warm-up script caches only if its token still holds the
+// lease.
+//
+// The converse race would count a write twice: a writer commits to SQL, a
+// reader loads that value and caches it, and then the writer adds its
+// delta to the cache. So a write-through writer first marks the entity
+// (a sorted set of tokens with deadlines); warm-ups are refused while any
+// mark stands, and the writer removes its mark in the same script that
+// updates the cache. A writer slower than the mark's deadline deletes the
+// entry instead of adding to it.
+//
+// # Redis down
+//
+// In the default write-through mode every write goes to SQL first, then to
+// the cache. When a cache call fails, the cache is taken out of use: reads
+// come from SQL, writes go to SQL only, and each write records its entity
+// in <table>_stale in the same transaction. A background probe notices
+// Redis is back; the recorded entities' entries (which may have survived
+// the outage with old values) are deleted before the cache is used again,
+// and every process sweeps the table each FlushInterval, so one process's
+// outage cannot leave another serving a stale value for long. Nothing
+// returns an error that SQL could answer. Writes that record an entity as
+// stale hold a read lock that the probe takes for its last sweep, so none
+// can slip in between that sweep and the cache's return.
+//
+// Give the pool short timeouts and a cap (MaxActive with Wait): a call that
+// waits past CacheTimeout counts as a failure and SQL answers instead.
+//
+// # Write-behind
+//
+// With Config.WriteBehind an increment goes to Redis only: one script adds
+// it to the cached entity, if warm, and to a pending hash. A flusher
+// persists the pending deltas every FlushInterval in four steps:
+//
+//  1. a script renames the pending hash to a flushing hash tagged with a
+//     new batch id — unless a flushing hash exists, which is finished first;
+//  2. the flushing hash is read;
+//  3. one SQL transaction inserts the batch id into <table>_batches and
+//     applies the deltas; if the id is there already it does nothing;
+//  4. a script deletes the flushing hash if it still holds that batch.
+//
+// A process dying anywhere in between leaves either a flushing hash whose
+// batch is not in SQL (the next flush applies it) or one whose batch is
+// (the next flush just deletes it): no delta is lost or applied twice.
+// A cold read in this mode adds the pending deltas, and the flushing ones
+// unless SQL has their batch, to what it loaded from SQL; a flush epoch
+// read before and checked after the SQL query makes it start over if a
+// batch moved meanwhile.
+//
+// What it trades: while Redis is down, writes go straight to SQL, reads
+// come from SQL without the deltas still in Redis, and a write whose
+// outcome in Redis is unknown (the connection failed after sending) is
+// reported as an error rather than risk counting it twice. Deltas live
+// only in Redis until flushed, so run it with persistence (appendonly).
+// Top and
+// Reconcile see SQL, so they lag by up to one flush (Reconcile flushes
+// first). All processes sharing a Prefix must use the same mode.
+//
+// # Hot fields
+//
+// A field declared in Kind.Hot spreads its SQL value over N slot rows, so
+// concurrent writers to one entity rarely wait on the same row lock. The
+// slot is chosen in Go (MySQL would evaluate RAND() once per row scanned);
+// reads sum the slots; every FoldInterval a transaction moves the slots
+// into slot 0 under their row locks, so sums never change while it runs.
+//
+// # Unread counts and Reset
+//
+// Reset sets a counter to 0 with one UPDATE over its slot rows, then drops
+// the cache entry: an increment racing it lands before it (and is reset)
+// or after it (and counts), never lost. In write-behind mode Reset first
+// flushes, so increments made before it are not applied after it.
+//
+// # Reconcile
+//
+// Reconcile recomputes one counter for every entity of a kind from a
+// Source the app supplies (its own tables are the truth), writes only the
+// entities that drifted — an atomic add of the difference, under the rows'
+// locks — drops their cache entries, and reports each fix as (kind, id,
+// field, was, now). Entities with a stored value the Source does not list
+// are corrected to 0.
+//
+// # Background work
+//
+// New finishes any flush a previous process left half done, then starts
+// one goroutine: every FlushInterval it probes Redis if it is down, sweeps
+// stale entries and flushes; every FoldInterval it folds hot slots and
+// prunes batch ids older than a week. Close stops it and flushes what is
+// pending. Background errors go to Config.OnError.
+package entity

@@ -1,0 +1,68 @@
+package entity_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/gomodule/redigo/redis"
+	_ "modernc.org/sqlite"
+
+	"github.com/pulse-dev/pulse/entity"
+)
+
+func Example() {
+	mr, _ := miniredis.Run() // any Redis will do; this one lives in the process
+	defer mr.Close()
+	pool := &redis.Pool{Dial: func() (redis.Conn, error) { return redis.Dial("tcp", mr.Addr()) }}
+	defer pool.Close()
+	db, _ := sql.Open("sqlite", "file::memory:")
+	db.SetMaxOpenConns(1) // one in-memory database, one writer
+	defer db.Close()
+
+	ctx := context.Background()
+	counters, err := entity.New(ctx, entity.Config{
+		DB:      db,
+		Dialect: entity.SQLite,
+		Pool:    pool,
+		Kinds: []entity.Kind{
+			{Name: "post", Fields: []string{"views", "likes"}, Hot: map[string]int{"views": 8}},
+			{Name: "message", Fields: []string{"replies", "mentions"}},
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer counters.Close(ctx)
+
+	_ = counters.Incr(ctx, "post", 1, "views", 3)
+	_ = counters.Incr(ctx, "post", 1, "likes", 1)
+	_ = counters.Incr(ctx, "post", 2, "views", 5)
+	posts, _ := counters.BatchGet(ctx, "post", []int64{1, 2, 3})
+	for _, p := range posts {
+		fmt.Println(p["views"], p["likes"])
+	}
+
+	_ = counters.Incr(ctx, "message", 7, "replies", 2) // two unread replies
+	_ = counters.Reset(ctx, "message", 7, "replies")   // the user opened them
+	unread, _ := counters.Get(ctx, "message", 7)
+	fmt.Println(unread)
+
+	top, _ := counters.Top(ctx, "post", "views", 10)
+	fmt.Println(top)
+
+	// The app's own tables say post 2 has 4 views.
+	fixes, _ := counters.Reconcile(ctx, "post", "views", func(context.Context) (map[int64]int64, error) {
+		return map[int64]int64{1: 3, 2: 4}, nil
+	})
+	fmt.Printf("%+v\n", fixes)
+	// Output:
+	// 3 1
+	// 5 0
+	// 0 0
+	// map[mentions:0 replies:0]
+	// [{2 5} {1 3}]
+	// [{Kind:post ID:2 Field:views Was:5 Now:4}]
+}

@@ -1,0 +1,175 @@
+package entity
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// flushStep names the points between the steps of a flush, where a crash
+// must lose nothing and apply nothing twice.
+type flushStep int
+
+const (
+	stepMoved     flushStep = iota + 1 // pending deltas renamed to the flushing hash
+	stepRead                           // flushing hash read
+	stepApplied                        // deltas applied in the open SQL transaction, not committed
+	stepCommitted                      // SQL transaction committed with the batch id
+	stepDone                           // flushing hash deleted
+)
+
+func (c *Counters) step(s flushStep) error {
+	if h := c.hooks.flushStep; h != nil {
+		return h(s)
+	}
+	return nil
+}
+
+func (c *Counters) newBatchID() string {
+	return "b" + c.instance + "." + strconv.FormatUint(c.seq.Add(1), 36)
+}
+
+// Flush persists the write-behind deltas recorded so far, after finishing
+// a batch an earlier flush (of any process) left half done. Without
+// write-behind it does nothing.
+func (c *Counters) Flush(ctx context.Context) error {
+	if !c.writeBehind {
+		return nil
+	}
+	return c.flush(ctx)
+}
+
+// flush is Flush in either mode: the background work also finishes
+// batches left by write-behind processes that shared the Redis, e.g.
+// before a switch to write-through.
+func (c *Counters) flush(ctx context.Context) error {
+	if c.pool == nil {
+		return nil
+	}
+	c.flushMu.Lock()
+	defer c.flushMu.Unlock()
+	for i := 0; i < 3; i++ {
+		batch, fresh, err := c.flushOnce(ctx)
+		if err != nil {
+			return fmt.Errorf("entity: flush: %w", err)
+		}
+		if batch == "" || fresh {
+			return nil
+		}
+	}
+	return nil
+}
+
+// flushOnce persists one batch: the one found half done, or else a new one
+// made of the pending deltas. The steps:
+//
+//  1. a script renames pending to flushing and tags it with a new batch
+//     id, unless flushing exists (then that batch is finished instead);
+//  2. the flushing hash is read;
+//  3. one SQL transaction inserts the batch id into the batches table and
+//     applies the deltas, or does nothing if the id is there already;
+//  4. a script deletes flushing if it still holds this batch.
+//
+// A crash before 3 commits leaves flushing for the next flush to apply; a
+// crash after leaves it for the next flush to find applied and delete.
+func (c *Counters) flushOnce(ctx context.Context) (batch string, fresh bool, err error) {
+	reply, err := redis.Values(c.runScript(ctx, moveScript, c.pendingKey, c.flushingKey, c.epochKey, c.newBatchID()))
+	if err != nil {
+		return "", false, err
+	}
+	if len(reply) != 2 {
+		return "", false, fmt.Errorf("move script answered %d values", len(reply))
+	}
+	batch, _ = redis.String(reply[0], nil)
+	isNew, _ := redis.Int(reply[1], nil)
+	fresh = isNew == 1
+	if batch == "" {
+		return "", false, nil
+	}
+	if err := c.step(stepMoved); err != nil {
+		return batch, fresh, err
+	}
+	deltas, err := redis.StringMap(c.do(ctx, "HGETALL", c.flushingKey))
+	if err != nil {
+		return batch, fresh, err
+	}
+	if deltas[batchField] != batch {
+		return batch, fresh, nil // another process finished it meanwhile
+	}
+	rows := c.parseDeltas(deltas)
+	if err := c.step(stepRead); err != nil {
+		return batch, fresh, err
+	}
+	if err := c.applyBatch(ctx, batch, rows); err != nil {
+		return batch, fresh, err
+	}
+	if err := c.step(stepCommitted); err != nil {
+		return batch, fresh, err
+	}
+	if _, err := c.runScript(ctx, doneScript, c.flushingKey, c.epochKey, batch); err != nil {
+		return batch, fresh, err
+	}
+	return batch, fresh, c.step(stepDone)
+}
+
+// parseDeltas turns the flushing hash into SQL rows, sorted so that
+// concurrent transactions lock rows in one order.
+func (c *Counters) parseDeltas(deltas map[string]string) []row {
+	rows := make([]row, 0, len(deltas))
+	for name, v := range deltas {
+		if name == batchField {
+			continue
+		}
+		kind, rest, ok1 := strings.Cut(name, ":")
+		idText, field, ok2 := strings.Cut(rest, ":")
+		id, err1 := strconv.ParseInt(idText, 10, 64)
+		delta, err2 := strconv.ParseInt(v, 10, 64)
+		if !ok1 || !ok2 || err1 != nil || err2 != nil {
+			c.onError(fmt.Errorf("entity: flush: skipping malformed delta %q = %q", name, v))
+			continue
+		}
+		if delta == 0 {
+			continue
+		}
+		r := row{kind: kind, id: id, field: field, delta: delta}
+		// Kinds and fields no longer declared are still data: slot 0.
+		if k, ok := c.kinds[kind]; ok {
+			if fi, ok := k.index[field]; ok {
+				r.slot = slot(k, fi)
+			}
+		}
+		rows = append(rows, r)
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.id, b.id),
+			cmp.Compare(a.field, b.field), cmp.Compare(a.slot, b.slot))
+	})
+	return rows
+}
+
+// applyBatch applies rows and records batch as applied in one transaction;
+// a batch recorded already is not applied again. The id goes in first, so
+// a second process applying the same batch waits on its row lock and then
+// finds it.
+func (c *Counters) applyBatch(ctx context.Context, batch string, rows []row) error {
+	return inTx(ctx, c.db, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, c.q.markApplied, batch, time.Now().Unix())
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err // applied before: nothing to do
+		}
+		if err := c.q.execUpserts(ctx, tx, rows); err != nil {
+			return err
+		}
+		return c.step(stepApplied)
+	})
+}

@@ -1,0 +1,282 @@
+package entity
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	_ "modernc.org/sqlite"
+
+	"github.com/pulse-dev/pulse/internal/mariadbtest"
+	"github.com/pulse-dev/pulse/internal/redistest"
+)
+
+func TestMain(m *testing.M) { mariadbtest.Main(m) }
+
+// forumKinds are the kinds the example forum declares.
+var forumKinds = []Kind{
+	{Name: "user", Fields: []string{"following", "followers", "posts", "replies", "coins", "groups"}},
+	{Name: "post", Fields: []string{"views", "replies", "likes", "favorites"}, Hot: map[string]int{"views": 8}},
+	{Name: "group", Fields: []string{"subscribers", "posts", "featured"}},
+	{Name: "message", Fields: []string{"replies", "mentions", "likes", "followers", "direct"}},
+}
+
+// sqliteDB opens a SQLite file the way the package documentation says:
+// WAL, a busy timeout, one connection.
+func sqliteDB(tb testing.TB) *sql.DB {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "counters.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+func mariaDB(tb testing.TB) *sql.DB {
+	tb.Helper()
+	db := mariadbtest.Start(tb)
+	db.SetMaxOpenConns(64)
+	db.SetMaxIdleConns(64)
+	return db
+}
+
+// eachDialect runs fn against SQLite and MariaDB, each with a database of
+// its own.
+func eachDialect(t *testing.T, fn func(t *testing.T, d Dialect, db *sql.DB)) {
+	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite, sqliteDB(t)) })
+	t.Run("mariadb", func(t *testing.T) { fn(t, MySQL, mariaDB(t)) })
+}
+
+// errLog collects background errors for a test to look at.
+type errLog struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (l *errLog) add(err error) {
+	l.mu.Lock()
+	l.errs = append(l.errs, err)
+	l.mu.Unlock()
+}
+
+func (l *errLog) list() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]error(nil), l.errs...)
+}
+
+// newCounters makes Counters closed when the test ends, with forumKinds
+// unless cfg names kinds.
+func newCounters(t testing.TB, cfg Config) *Counters {
+	t.Helper()
+	if cfg.Kinds == nil {
+		cfg.Kinds = forumKinds
+	}
+	if cfg.OnError == nil {
+		cfg.OnError = func(err error) { t.Logf("background: %v", err) }
+	}
+	c, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := c.Close(ctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return c
+}
+
+// sqlValue reads one counter straight from SQL.
+func sqlValue(t testing.TB, c *Counters, kind string, id int64, field string) int64 {
+	t.Helper()
+	var v int64
+	err := c.db.QueryRow("SELECT COALESCE(SUM(value), 0) FROM "+c.q.table+" WHERE kind = ? AND entity_id = ? AND field = ?",
+		kind, id, field).Scan(&v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// cached reads one entity's cache entry straight from Redis, offset
+// removed; nil when it is not cached.
+func cached(t testing.TB, srv *redistest.Server, c *Counters, kind string, id int64) map[string]int64 {
+	t.Helper()
+	m, err := redis.Int64Map(srv.Do("HGETALL", c.entityKey(kind, id)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	for f, v := range m {
+		m[f] = v - countOffset
+	}
+	return m
+}
+
+// assertCacheMatchesSQL fails unless the entity is not cached or its cache
+// entry equals SQL field by field.
+func assertCacheMatchesSQL(t testing.TB, srv *redistest.Server, c *Counters, kind string, id int64) {
+	t.Helper()
+	entry := cached(t, srv, c, kind, id)
+	if entry == nil {
+		return
+	}
+	for _, f := range c.kinds[kind].fields {
+		if want := sqlValue(t, c, kind, id, f); entry[f] != want {
+			t.Errorf("cache %s %d %s = %d, SQL = %d", kind, id, f, entry[f], want)
+		}
+	}
+}
+
+func mustIncr(t testing.TB, c *Counters, kind string, id int64, field string, delta int64) {
+	t.Helper()
+	if err := c.Incr(context.Background(), kind, id, field, delta); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustGet(t testing.TB, c *Counters, kind string, id int64) Counts {
+	t.Helper()
+	got, err := c.Get(context.Background(), kind, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func mustFlush(t testing.TB, c *Counters) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 15 s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// countingPool is a pool to srv whose connections count round trips: a
+// Do (which flushes what was sent before and reads every reply) or an
+// explicit Flush.
+func countingPool(tb testing.TB, srv *redistest.Server, trips *atomic.Int64) *redis.Pool {
+	p := &redis.Pool{
+		MaxIdle: 64,
+		Dial: func() (redis.Conn, error) {
+			conn, err := redis.Dial("tcp", srv.Addr,
+				redis.DialConnectTimeout(time.Second),
+				redis.DialReadTimeout(5*time.Second),
+				redis.DialWriteTimeout(5*time.Second))
+			if err != nil {
+				return nil, err
+			}
+			return &countingConn{Conn: conn, trips: trips}, nil
+		},
+	}
+	tb.Cleanup(func() { p.Close() })
+	return p
+}
+
+type countingConn struct {
+	redis.Conn
+	trips   *atomic.Int64
+	pending int // commands sent, not yet flushed
+}
+
+// exchange counts a round trip if anything is sent.
+func (c *countingConn) exchange(cmd string) {
+	if cmd != "" || c.pending > 0 {
+		c.trips.Add(1)
+	}
+	c.pending = 0
+}
+
+func (c *countingConn) Send(cmd string, args ...any) error {
+	c.pending++
+	return c.Conn.Send(cmd, args...)
+}
+
+func (c *countingConn) Do(cmd string, args ...any) (any, error) {
+	c.exchange(cmd)
+	return c.Conn.Do(cmd, args...)
+}
+
+func (c *countingConn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
+	c.exchange(cmd)
+	return redis.DoContext(c.Conn, ctx, cmd, args...)
+}
+
+func (c *countingConn) Flush() error {
+	c.exchange("")
+	return c.Conn.Flush()
+}
+
+func (c *countingConn) ReceiveContext(ctx context.Context) (any, error) {
+	return redis.ReceiveContext(c.Conn, ctx)
+}
+
+// boundedPool is a pool to srv that, like a production pool, caps its
+// connections and makes callers wait for one.
+func boundedPool(tb testing.TB, srv *redistest.Server) *redis.Pool {
+	p := &redis.Pool{
+		MaxIdle:   32,
+		MaxActive: 32,
+		Wait:      true,
+		Dial: func() (redis.Conn, error) {
+			return redis.Dial("tcp", srv.Addr,
+				redis.DialConnectTimeout(time.Second),
+				redis.DialReadTimeout(2*time.Second),
+				redis.DialWriteTimeout(2*time.Second))
+		},
+	}
+	tb.Cleanup(func() { p.Close() })
+	return p
+}
+
+// deadPool never reaches a server: a process whose Redis is unreachable.
+func deadPool(tb testing.TB) *redis.Pool {
+	p := &redis.Pool{Dial: func() (redis.Conn, error) {
+		return nil, errors.New("redis unreachable from this process")
+	}}
+	tb.Cleanup(func() { p.Close() })
+	return p
+}
+
+func ids(n int, from int64) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = from + int64(i)
+	}
+	return out
+}
+
+func fmtCounts(c Counts, fields []string) string {
+	s := ""
+	for _, f := range fields {
+		s += f + "=" + strconv.FormatInt(c[f], 10) + " "
+	}
+	return s
+}

@@ -1,0 +1,447 @@
+package dashboard_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/pulse-dev/pulse/dashboard"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// seg escapes a series name as one path segment, as the page does.
+func seg(name string) string { return url.PathEscape(name) }
+
+// checkError asserts an error answer: the status, a JSON content type and
+// a body that is exactly {"error": "<something>"}.
+func checkError(t *testing.T, r response, status int) {
+	t.Helper()
+	if r.status != status {
+		t.Errorf("status %d, want %d; body %s", r.status, status, r.body)
+	}
+	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("Content-Type %q, want JSON", ct)
+	}
+	var body map[string]any
+	if err := json.Unmarshal([]byte(r.body), &body); err != nil {
+		t.Fatalf("error body %q is not JSON: %v", r.body, err)
+	}
+	msg, ok := body["error"].(string)
+	if !ok || msg == "" || len(body) != 1 {
+		t.Errorf(`error body %s, want {"error":"…"} only`, r.body)
+	}
+}
+
+func TestCountersList(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	r := get(t, f.root+"api/counters")
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	var got struct {
+		Counters []timeseries.SeriesInfo `json:"counters"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprint([]timeseries.SeriesInfo{
+		{Name: scriptName, Precisions: timeseries.DefaultPrecisions},
+		{Name: imgName, Precisions: timeseries.DefaultPrecisions},
+		{Name: routeName, Precisions: timeseries.DefaultPrecisions},
+		{Name: "hits", Precisions: timeseries.DefaultPrecisions},
+	})
+	if fmt.Sprint(got.Counters) != want {
+		t.Errorf("counters = %v\nwant %s", got.Counters, want)
+	}
+	if strings.Contains(r.body, "<") {
+		t.Errorf("raw < in JSON: %s", r.body)
+	}
+	if cc := r.header.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("Cache-Control %q, want no-store", cc)
+	}
+}
+
+func TestSamples(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	const cur = `"current":1700000600`
+	tests := []struct {
+		name, path string
+		want       string // exact JSON body
+	}{
+		{"all of hits", "api/counters/hits?precision=5",
+			`{"name":"hits","precision":5,"samples":[{"time":1700000000,"count":3},{"time":1700000005,"count":1},{"time":1700000020,"count":2},{"time":1700000600,"count":4}],` + cur + `}`},
+		{"from and to", "api/counters/hits?precision=5&from=1700000005&to=1700000020",
+			`{"name":"hits","precision":5,"samples":[{"time":1700000005,"count":1},{"time":1700000020,"count":2}],` + cur + `}`},
+		{"zero-filled", "api/counters/hits?precision=5&from=1700000005&to=1700000020&fill=zero",
+			`{"name":"hits","precision":5,"samples":[{"time":1700000005,"count":1},{"time":1700000010,"count":0},{"time":1700000015,"count":0},{"time":1700000020,"count":2}],` + cur + `}`},
+		{"last buckets to the current one", "api/counters/hits?precision=5&last=3&fill=zero",
+			`{"name":"hits","precision":5,"samples":[{"time":1700000590,"count":0},{"time":1700000595,"count":0},{"time":1700000600,"count":4}],` + cur + `}`},
+		{"minutes", "api/counters/hits?precision=60",
+			`{"name":"hits","precision":60,"samples":[{"time":1699999980,"count":6},{"time":1700000580,"count":4}],"current":1700000580}`},
+		{"route template as one escaped segment", "api/counters/GET%20%2Fposts%2F%3Aid?precision=60",
+			`{"name":"GET /posts/:id","precision":60,"samples":[{"time":1699999980,"count":2},{"time":1700000280,"count":5}],"current":1700000580}`},
+		{"hostile name", "api/counters/" + seg(scriptName) + "?precision=5",
+			`{"name":"\u003c/script\u003e\u003cscript\u003ealert(1)\u003c/script\u003e","precision":5,"samples":[{"time":1700000015,"count":2}],` + cur + `}`},
+		{"hostile name, escaped differently", "api/counters/%3Cimg%20src=x%20onerror=alert(1)%3E?precision=86400",
+			`{"name":"\u003cimg src=x onerror=alert(1)\u003e","precision":86400,"samples":[{"time":1699920000,"count":1}],"current":1699920000}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := get(t, f.root+tt.path)
+			if r.status != http.StatusOK {
+				t.Fatalf("status %d: %s", r.status, r.body)
+			}
+			if got := strings.TrimSpace(r.body); got != tt.want {
+				t.Errorf("body\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSamplesBadInput(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	long := strings.Repeat("x", timeseries.MaxNameLen+1)
+	tests := []struct {
+		name, path string
+		status     int
+	}{
+		{"precision missing", "api/counters/hits", 400},
+		{"precision empty", "api/counters/hits?precision=", 400},
+		{"precision not a number", "api/counters/hits?precision=five", 400},
+		{"precision fractional", "api/counters/hits?precision=5.0", 400},
+		{"precision not kept", "api/counters/hits?precision=7", 400},
+		{"precision negative", "api/counters/hits?precision=-5", 400},
+		{"precision overflows", "api/counters/hits?precision=99999999999999999999", 400},
+		{"from not a number", "api/counters/hits?precision=5&from=yesterday", 400},
+		{"to not a number", "api/counters/hits?precision=5&to=1e9", 400},
+		{"from negative", "api/counters/hits?precision=5&from=-10", 400},
+		{"from after to", "api/counters/hits?precision=5&from=1700000020&to=1700000005", 400},
+		{"to absurd", "api/counters/hits?precision=5&to=9223372036854775807", 400},
+		{"zero-fill range too large", "api/counters/hits?precision=5&from=5&to=1700000000&fill=zero", 400},
+		{"unknown fill", "api/counters/hits?precision=5&fill=linear", 400},
+		{"last zero", "api/counters/hits?precision=5&last=0", 400},
+		{"last too large", "api/counters/hits?precision=5&last=20001", 400},
+		{"last and from", "api/counters/hits?precision=5&last=3&from=1700000000", 400},
+		{"name too long", "api/counters/" + long + "?precision=5", 400},
+		{"name with a control character", "api/counters/a%01b?precision=5", 400},
+		{"name not UTF-8", "api/counters/%FF%FE?precision=5", 400},
+		{"series unknown", "api/counters/nope?precision=5", 404},
+		{"series unknown, escaped", "api/counters/GET%20%2Fnope?precision=5", 404},
+		{"name with a slash, unknown", "api/counters/hits%2F?precision=5", 404},
+		{"no such endpoint", "api/nothing", 404},
+		{"no such page", "nothing/here", 404},
+		{"list takes no name segment", "api/counters/hits/more?precision=5", 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkError(t, get(t, f.root+tt.path), tt.status)
+		})
+	}
+}
+
+func TestOnlyGetAndHead(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	for _, path := range []string{"", "api/counters", "api/counters/hits?precision=5", "api/overview?precision=5", "api/health",
+		"api/entities", "api/entities/post/7", "static/dashboard.js", "api/nothing"} {
+		for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodOptions} {
+			r := do(t, m, f.root+path, nil)
+			checkError(t, r, http.StatusMethodNotAllowed)
+			if allow := r.header.Get("Allow"); allow != "GET, HEAD" {
+				t.Errorf("%s %s: Allow %q", m, path, allow)
+			}
+		}
+		if r := do(t, http.MethodHead, f.root+path, nil); r.status >= 500 || r.body != "" {
+			t.Errorf("HEAD %s: status %d, body %q", path, r.status, r.body)
+		}
+	}
+}
+
+type overviewBody struct {
+	Precision int   `json:"precision"`
+	From      int64 `json:"from"`
+	To        int64 `json:"to"`
+	Current   int64 `json:"current"`
+	Now       int64 `json:"now"`
+	Top       []struct {
+		Name    string              `json:"name"`
+		Total   int64               `json:"total"`
+		Samples []timeseries.Sample `json:"samples"`
+	} `json:"top"`
+	Pinned []struct {
+		Name    string              `json:"name"`
+		Total   int64               `json:"total"`
+		Samples []timeseries.Sample `json:"samples"`
+	} `json:"pinned"`
+	Totals []struct {
+		Name  string `json:"name"`
+		Total int64  `json:"total"`
+	} `json:"totals"`
+}
+
+func getOverview(t *testing.T, u string) overviewBody {
+	t.Helper()
+	r := get(t, u)
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	var ov overviewBody
+	if err := json.Unmarshal([]byte(r.body), &ov); err != nil {
+		t.Fatal(err)
+	}
+	return ov
+}
+
+func TestOverview(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+
+	ov := getOverview(t, f.root+"api/overview?precision=5")
+	if ov.Precision != 5 || ov.Current != 1700000600 || ov.To != 1700000600 || ov.From != 1700000600-119*5 || ov.Now != fixtureNow.Unix() {
+		t.Errorf("window: precision %d from %d to %d current %d now %d", ov.Precision, ov.From, ov.To, ov.Current, ov.Now)
+	}
+	// The window's first bucket is t0+5: the 3 hits at t0 are out, so
+	// hits ties with the route and the tie goes by name.
+	var totals []string
+	for _, tt := range ov.Totals {
+		totals = append(totals, fmt.Sprintf("%s=%d", tt.Name, tt.Total))
+	}
+	if got, want := strings.Join(totals, " "), routeName+"=7 hits=7 "+scriptName+"=2 "+imgName+"=1"; got != want {
+		t.Errorf("totals %s, want %s", got, want)
+	}
+	if len(ov.Top) != 4 || ov.Top[0].Name != routeName || ov.Top[1].Name != "hits" {
+		t.Fatalf("%d top series, first %q", len(ov.Top), ov.Top[0].Name)
+	}
+	// Each charted series is zero-filled over the whole window, and its
+	// buckets agree with the single-series endpoint.
+	for _, s := range ov.Top {
+		if len(s.Samples) != 120 || s.Samples[0].Time != ov.From || s.Samples[119].Time != ov.To {
+			t.Errorf("%s: %d samples from %v, want 120 from %d to %d", s.Name, len(s.Samples), s.Samples[0], ov.From, ov.To)
+		}
+		r := get(t, fmt.Sprintf("%sapi/counters/%s?precision=5&from=%d&to=%d&fill=zero", f.root, seg(s.Name), ov.From, ov.To))
+		var one struct {
+			Samples []timeseries.Sample `json:"samples"`
+		}
+		if err := json.Unmarshal([]byte(r.body), &one); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(one.Samples) != fmt.Sprint(s.Samples) {
+			t.Errorf("%s: overview and counters endpoint disagree", s.Name)
+		}
+	}
+
+	// n limits the chart count; pinned series come along whatever their
+	// traffic, unknown pinned names are left out.
+	ov = getOverview(t, f.root+"api/overview?precision=5&n=1&series="+url.QueryEscape(imgName)+"&series=nope&series="+url.QueryEscape(imgName))
+	if len(ov.Top) != 1 || ov.Top[0].Name != routeName {
+		t.Errorf("n=1: %d top series", len(ov.Top))
+	}
+	if len(ov.Pinned) != 1 || ov.Pinned[0].Name != imgName || ov.Pinned[0].Total != 1 || len(ov.Pinned[0].Samples) != 120 {
+		t.Errorf("pinned: %d series", len(ov.Pinned))
+	}
+
+	// A short window holds only the current bucket's hits; quiet series
+	// are listed with 0 but not charted.
+	ov = getOverview(t, f.root+"api/overview?precision=5&last=3")
+	if len(ov.Top) != 1 || ov.Top[0].Total != 4 || fmt.Sprint(ov.Top[0].Samples) != "[{1700000590 0} {1700000595 0} {1700000600 4}]" {
+		t.Errorf("last=3: top = %+v", ov.Top)
+	}
+	if len(ov.Totals) != 4 || ov.Totals[1].Name != scriptName || ov.Totals[1].Total != 0 {
+		t.Errorf("last=3: totals = %+v", ov.Totals)
+	}
+
+	// Another precision sums the same hits into wider buckets.
+	ov = getOverview(t, f.root+"api/overview?precision=60")
+	if ov.Top[0].Name != "hits" || ov.Top[0].Total != 10 || ov.Current != 1700000580 {
+		t.Errorf("precision 60: %s=%d, current %d", ov.Top[0].Name, ov.Top[0].Total, ov.Current)
+	}
+}
+
+func TestOverviewBadInput(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	many := strings.Repeat("&series=a", dashboard.MaxPinned+1)
+	tests := []struct {
+		name, query string
+	}{
+		{"precision missing", ""},
+		{"precision not kept", "precision=10"},
+		{"n negative", "precision=5&n=-1"},
+		{"n too large", "precision=5&n=1000"},
+		{"n not a number", "precision=5&n=all"},
+		{"last not a number", "precision=5&last=x"},
+		{"last too large", "precision=5&last=1000000"},
+		{"from given", "precision=5&from=1700000000"},
+		{"fill given", "precision=5&fill=zero"},
+		{"too many series", "precision=5" + many},
+		{"empty series name", "precision=5&series="},
+		{"series name too long", "precision=5&series=" + strings.Repeat("y", 201)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkError(t, get(t, f.root+"api/overview?"+tt.query), http.StatusBadRequest)
+		})
+	}
+}
+
+func TestHealth(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	r := get(t, f.root+"api/health")
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	var h timeseries.Health
+	if err := json.Unmarshal([]byte(r.body), &h); err != nil {
+		t.Fatal(err)
+	}
+	want := f.rec.Health()
+	if !h.RedisUp || !h.LastFlush.Equal(fixtureNow) || h.PendingHits != want.PendingHits || h.Series != want.Series || h.Series != 4 {
+		t.Errorf("health %+v, want %+v", h, want)
+	}
+
+	// Pending hits show up before they are flushed.
+	c, _ := f.rec.Counter("hits")
+	c.Inc()
+	c.Inc()
+	if err := json.Unmarshal([]byte(get(t, f.root+"api/health").body), &h); err != nil {
+		t.Fatal(err)
+	}
+	if h.PendingHits != 2 {
+		t.Errorf("pending hits %d, want 2", h.PendingHits)
+	}
+
+	bare := newFixture(t, fixtureOptions{noHealth: true, noTraffic: true})
+	checkError(t, get(t, bare.root+"api/health"), http.StatusNotFound)
+}
+
+func TestEntities(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	tests := []struct {
+		name, path string
+		want       string
+	}{
+		{"kinds", "api/entities",
+			`{"kinds":[{"name":"post","fields":["views","replies","likes","favorites"]},{"name":"user","fields":["posts","followers"]}]}`},
+		{"one, fields in declared order", "api/entities/post/7",
+			`{"kind":"post","id":"7","counts":{"views":12,"replies":0,"likes":3,"favorites":0}}`},
+		{"one never counted", "api/entities/user/42",
+			`{"kind":"user","id":"42","counts":{"posts":0,"followers":0}}`},
+		{"negative id", "api/entities/user/-1",
+			`{"kind":"user","id":"-1","counts":{"posts":0,"followers":0}}`},
+		{"batch, in the order asked", "api/entities/post?ids=9,7,100",
+			`{"kind":"post","entities":[{"id":"9","counts":{"views":12,"replies":0,"likes":0,"favorites":1}},{"id":"7","counts":{"views":12,"replies":0,"likes":3,"favorites":0}},{"id":"100","counts":{"views":0,"replies":0,"likes":0,"favorites":0}}]}`},
+		{"batch with spaces", "api/entities/user?ids=1,%201",
+			`{"kind":"user","entities":[{"id":"1","counts":{"posts":2,"followers":5}},{"id":"1","counts":{"posts":2,"followers":5}}]}`},
+		{"top", "api/entities/post/top?field=views&n=10",
+			`{"kind":"post","field":"views","top":[{"id":"3","count":40},{"id":"7","count":12},{"id":"9","count":12}]}`},
+		{"top, n bounds the list", "api/entities/post/top?field=views&n=1",
+			`{"kind":"post","field":"views","top":[{"id":"3","count":40}]}`},
+		{"top, default n", "api/entities/user/top?field=followers",
+			`{"kind":"user","field":"followers","top":[{"id":"1","count":5}]}`},
+		{"top of a field nobody counted", "api/entities/post/top?field=likes&n=5",
+			`{"kind":"post","field":"likes","top":[{"id":"7","count":3}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := get(t, f.root+tt.path)
+			if r.status != http.StatusOK {
+				t.Fatalf("status %d: %s", r.status, r.body)
+			}
+			if got := strings.TrimSpace(r.body); got != tt.want {
+				t.Errorf("body\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEntitiesBadInput(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ids := func(n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprint(i + 1)
+		}
+		return strings.Join(parts, ",")
+	}
+	tests := []struct {
+		name, path string
+		status     int
+	}{
+		{"unknown kind", "api/entities/thread/7", 404},
+		{"unknown kind, batch", "api/entities/thread?ids=1", 404},
+		{"unknown kind, top", "api/entities/thread/top?field=views", 404},
+		{"id not a number", "api/entities/post/seven", 400},
+		{"id too large", "api/entities/post/9223372036854775808", 400},
+		{"id fractional", "api/entities/post/7.5", 400},
+		{"ids missing", "api/entities/post", 400},
+		{"ids empty", "api/entities/post?ids=", 400},
+		{"ids with a gap", "api/entities/post?ids=1,,2", 400},
+		{"ids not numbers", "api/entities/post?ids=1,two", 400},
+		{"too many ids", "api/entities/post?ids=" + ids(dashboard.MaxIDs+1), 400},
+		{"field missing", "api/entities/post/top", 400},
+		{"unknown field", "api/entities/post/top?field=shares", 400},
+		{"field of another kind", "api/entities/post/top?field=followers", 400},
+		{"n zero", "api/entities/post/top?field=views&n=0", 400},
+		{"n too large", "api/entities/post/top?field=views&n=101", 400},
+		{"n not a number", "api/entities/post/top?field=views&n=ten", 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkError(t, get(t, f.root+tt.path), tt.status)
+		})
+	}
+	// The most ids allowed are fine.
+	if r := get(t, f.root+"api/entities/post?ids="+ids(dashboard.MaxIDs)); r.status != http.StatusOK {
+		t.Errorf("%d ids: status %d", dashboard.MaxIDs, r.status)
+	}
+
+	// A failing store is the server's problem, not the client's.
+	f.ents.setBroken(true)
+	for _, path := range []string{"api/entities/post/7", "api/entities/post?ids=1", "api/entities/post/top?field=views"} {
+		checkError(t, get(t, f.root+path), http.StatusServiceUnavailable)
+	}
+
+	bare := newFixture(t, fixtureOptions{noEntities: true, noTraffic: true})
+	for _, path := range []string{"api/entities", "api/entities/post/7", "api/entities/post?ids=1", "api/entities/post/top?field=views"} {
+		checkError(t, get(t, bare.root+path), http.StatusNotFound)
+	}
+}
+
+// TestRedisDown: reads fail with 503 while Redis is down, and work again
+// when it is back, with nothing lost.
+func TestRedisDown(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	f.srv.Stop()
+	for _, path := range []string{"api/counters", "api/counters/hits?precision=5", "api/overview?precision=5"} {
+		checkError(t, get(t, f.root+path), http.StatusServiceUnavailable)
+	}
+	f.srv.Restart()
+	r := get(t, f.root+"api/counters/hits?precision=86400")
+	if r.status != http.StatusOK || !strings.Contains(r.body, `"count":10`) {
+		t.Errorf("after restart: %d %s", r.status, r.body)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	f := newFixture(t, fixtureOptions{noTraffic: true})
+	tests := []struct {
+		name string
+		cfg  dashboard.Config
+	}{
+		{"no store", dashboard.Config{}},
+		{"poll too fast", dashboard.Config{Store: f.store, PollInterval: dashboard.MinPollInterval / 2}},
+		{"overview negative", dashboard.Config{Store: f.store, Overview: -1}},
+		{"overview too large", dashboard.Config{Store: f.store, Overview: dashboard.MaxOverview + 1}},
+		{"timeout negative", dashboard.Config{Store: f.store, Timeout: -1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := dashboard.Handler(tt.cfg); err == nil || !strings.HasPrefix(err.Error(), "dashboard: ") {
+				t.Errorf("Handler: err = %v, want a dashboard: error", err)
+			}
+			if err := dashboard.Register(f.app.Group("/other"), tt.cfg); err == nil {
+				t.Error("Register: no error")
+			}
+		})
+	}
+}

@@ -1,0 +1,158 @@
+package dashboard
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// static holds the page's own script, style and icon, and echarts.min.js
+// when `make assets` fetched it before the build. The directory always
+// has the committed files, so the embed compiles without it.
+//
+//go:embed static
+var static embed.FS
+
+// echartsFile is the bundle fetched at build time (never committed).
+const echartsFile = "echarts.min.js"
+
+// asset is one embedded file, served with a content hash as its version.
+type asset struct {
+	name    string
+	body    []byte
+	ctype   string
+	version string // first hex digits of the body's SHA-256
+	etag    string
+
+	gzipOnce sync.Once
+	gzipped  []byte // nil when compression does not pay
+}
+
+var assets = loadAssets()
+
+func loadAssets() map[string]*asset {
+	out := map[string]*asset{}
+	entries, err := fs.ReadDir(static, "static")
+	if err != nil {
+		panic("dashboard: embedded assets: " + err.Error()) // the embed guarantees the directory
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		body, err := static.ReadFile("static/" + e.Name())
+		if err != nil {
+			panic("dashboard: embedded assets: " + err.Error())
+		}
+		sum := sha256.Sum256(body)
+		v := hex.EncodeToString(sum[:6])
+		out[e.Name()] = &asset{name: e.Name(), body: body, ctype: contentType(e.Name()), version: v, etag: `"` + v + `"`}
+	}
+	return out
+}
+
+func contentType(name string) string {
+	switch path.Ext(name) {
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	}
+	return "application/octet-stream"
+}
+
+// EchartsEmbedded reports whether echarts.min.js was embedded at build
+// time. Without it (a plain `go install`) the page loads echarts from
+// go-echarts' assets host, which needs internet access, and says so.
+func EchartsEmbedded() bool { return assets[echartsFile] != nil }
+
+// assetURL is the relative URL of an embedded file, versioned by content
+// so that browsers may cache it for good.
+func assetURL(name string) string {
+	a := assets[name]
+	if a == nil {
+		return "static/" + name
+	}
+	return "static/" + name + "?v=" + a.version
+}
+
+func (a *asset) gzipBody() []byte {
+	a.gzipOnce.Do(func() {
+		if !strings.HasSuffix(a.ctype, "charset=utf-8") && a.ctype != "image/svg+xml" {
+			return
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		_, _ = zw.Write(a.body)
+		_ = zw.Close()
+		if buf.Len() < len(a.body)*9/10 {
+			a.gzipped = buf.Bytes()
+		}
+	})
+	return a.gzipped
+}
+
+// acceptsGzip reads Accept-Encoding: gzip with no weight or a weight
+// above zero.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		coding, params, _ := strings.Cut(part, ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
+		if !ok {
+			return true
+		}
+		w, err := strconv.ParseFloat(q, 64)
+		return err == nil && w > 0
+	}
+	return false
+}
+
+// handleAsset serves an embedded file: GET static/:file. With the current
+// version in the query it is immutable; otherwise it is revalidated.
+func (s *server) handleAsset(c echo.Context) error {
+	name, err := pathParam(c, "file")
+	if err != nil {
+		return answerError(c, badRequest(err.Error()))
+	}
+	a := assets[name]
+	if a == nil {
+		msg := "no such asset"
+		if name == echartsFile {
+			msg = "echarts.min.js was not embedded: run `make assets` before building"
+		}
+		return jsonError(c, http.StatusNotFound, msg)
+	}
+	w, r := c.Response(), c.Request()
+	h := w.Header()
+	h.Set("Content-Type", a.ctype)
+	h.Add("Vary", "Accept-Encoding")
+	if c.QueryParam("v") == a.version {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "no-cache")
+	}
+	body, etag := a.body, a.etag
+	if gz := a.gzipBody(); gz != nil && acceptsGzip(r) && r.Header.Get("Range") == "" {
+		body, etag = gz, `"`+a.version+`-gz"`
+		h.Set("Content-Encoding", "gzip")
+	}
+	h.Set("ETag", etag)
+	http.ServeContent(w, r, a.name, time.Time{}, bytes.NewReader(body))
+	return nil
+}

@@ -1,0 +1,204 @@
+package dashboard
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/labstack/echo/v4"
+)
+
+//go:embed page.html
+var pageTemplate string
+
+var pageTmpl = template.Must(template.New("page").Parse(pageTemplate))
+
+// Chart colours: one hue per meaning, readable on white.
+const (
+	colorLine    = "#2563eb"
+	colorArea    = "rgba(37, 99, 235, 0.10)"
+	colorPartial = "#f59e0b"
+	colorAxis    = "#64748b"
+	colorGrid    = "#e2e8f0"
+)
+
+// precisionView is one choice of the precision selector.
+type precisionView struct {
+	Seconds int    `json:"seconds"`
+	Label   string `json:"label"`  // "5 s", "1 min"
+	Last    int    `json:"last"`   // buckets charted
+	Window  string `json:"window"` // what they span: "10 min"
+}
+
+// pageConfig is handed to the page's script as JSON.
+type pageConfig struct {
+	Title      string          `json:"title"`
+	PollMillis int64           `json:"pollMillis"`
+	Overview   int             `json:"overview"`
+	MaxPinned  int             `json:"maxPinned"`
+	Precisions []precisionView `json:"precisions"`
+	Entities   bool            `json:"entities"`
+	Health     bool            `json:"health"`
+	// Chart is the option every chart starts from, built with go-echarts.
+	Chart map[string]any `json:"chart"`
+}
+
+// pageData is the rendered page and the headers it is served with.
+type pageData struct {
+	html []byte
+	csp  string
+}
+
+// windowBuckets is how many buckets the page charts at every precision:
+// the 120 samples of the "Redis in Action" design, which the cleaner
+// keeps, so no chart shows trimmed buckets as a quiet time.
+const windowBuckets = 120
+
+// humanSeconds writes a duration in the largest whole unit.
+func humanSeconds(s int) string {
+	switch {
+	case s%86400 == 0:
+		return fmt.Sprintf("%d d", s/86400)
+	case s%3600 == 0:
+		return fmt.Sprintf("%d h", s/3600)
+	case s%60 == 0:
+		return fmt.Sprintf("%d min", s/60)
+	}
+	return fmt.Sprintf("%d s", s)
+}
+
+// chartOption builds the line chart every series is drawn with: complete
+// buckets as a solid line over a light area, the still-open bucket as a
+// dashed segment ending in a hollow dot. The page fills in the data.
+// It also returns the echarts URL go-echarts would load from its host.
+func chartOption() (map[string]any, string) {
+	line := charts.NewLine()
+	line.SetGlobalOptions(
+		charts.WithInitializationOpts(opts.Initialization{Renderer: "canvas"}),
+		charts.WithAnimation(false),
+		charts.WithColorsOpts(opts.Colors{colorLine, colorPartial}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
+		charts.WithTooltipOpts(opts.Tooltip{
+			Show:        opts.Bool(true),
+			Trigger:     "axis",
+			AxisPointer: &opts.AxisPointer{Type: "line", Snap: opts.Bool(true)},
+		}),
+		charts.WithGridOpts(opts.Grid{Left: "6", Right: "18", Top: "14", Bottom: "4", ContainLabel: opts.Bool(true)}),
+		charts.WithXAxisOpts(opts.XAxis{
+			Type:     "time",
+			AxisLine: &opts.AxisLine{LineStyle: &opts.LineStyle{Color: colorGrid}},
+			AxisTick: &opts.AxisTick{Show: opts.Bool(false)},
+			// The ends of the window fall between round times: label only
+			// the round ones, so no label crowds its neighbour.
+			AxisLabel: &opts.AxisLabel{Color: colorAxis, HideOverlap: opts.Bool(true), FontSize: 11,
+				ShowMinLabel: opts.Bool(false), ShowMaxLabel: opts.Bool(false)},
+			SplitLine: &opts.SplitLine{Show: opts.Bool(false)},
+		}),
+		charts.WithYAxisOpts(opts.YAxis{
+			Type:        "value",
+			Min:         0,
+			MinInterval: 1,
+			SplitNumber: 4,
+			AxisLabel:   &opts.AxisLabel{Color: colorAxis, FontSize: 11, ShowMinLabel: opts.Bool(true), ShowMaxLabel: opts.Bool(true)},
+			SplitLine:   &opts.SplitLine{Show: opts.Bool(true), LineStyle: &opts.LineStyle{Color: colorGrid}},
+		}),
+	)
+	line.AddSeries("complete buckets", nil,
+		charts.WithSeriesId("complete"),
+		charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false), Symbol: "circle"}),
+		charts.WithLineStyleOpts(opts.LineStyle{Color: colorLine, Width: 2}),
+		charts.WithAreaStyleOpts(opts.AreaStyle{Color: colorArea}),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorLine}),
+	)
+	line.AddSeries("current bucket (still filling)", nil,
+		charts.WithSeriesId("partial"),
+		charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true), Symbol: "emptyCircle", SymbolSize: 7}),
+		charts.WithLineStyleOpts(opts.LineStyle{Color: colorPartial, Width: 2, Type: "dashed"}),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorPartial}),
+	)
+	line.Validate()
+	host := ""
+	if v := line.JSAssets.Values; len(v) > 0 {
+		host = v[0]
+	}
+	return line.JSON(), host
+}
+
+func newPageData(cfg Config) (*pageData, error) {
+	option, remoteEcharts := chartOption()
+	pc := pageConfig{
+		Title:      cfg.Title,
+		PollMillis: cfg.PollInterval.Milliseconds(),
+		Overview:   cfg.Overview,
+		MaxPinned:  MaxPinned,
+		Entities:   cfg.Entities != nil,
+		Health:     cfg.Health != nil,
+		Chart:      option,
+	}
+	for _, p := range cfg.Store.Schema().Precisions {
+		pc.Precisions = append(pc.Precisions, precisionView{Seconds: p, Label: humanSeconds(p), Last: windowBuckets, Window: humanSeconds(p * windowBuckets)})
+	}
+	// encoding/json escapes <, > and & inside strings, so no value can
+	// close the script element that carries it.
+	cfgJSON, err := json.Marshal(pc)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: page config: %w", err)
+	}
+
+	scriptSrc := "'self'"
+	echartsURL := assetURL(echartsFile)
+	embedded := EchartsEmbedded()
+	if !embedded {
+		echartsURL = remoteEcharts
+		if u, err := url.Parse(remoteEcharts); err == nil && u.Host != "" {
+			scriptSrc += " " + u.Scheme + "://" + u.Host
+		}
+	}
+	var buf bytes.Buffer
+	err = pageTmpl.Execute(&buf, map[string]any{
+		"Title":      cfg.Title,
+		"Config":     template.JS(cfgJSON),
+		"Precisions": pc.Precisions,
+		"Embedded":   embedded,
+		"EchartsURL": echartsURL,
+		"ScriptURL":  assetURL("dashboard.js"),
+		"StyleURL":   assetURL("dashboard.css"),
+		"IconURL":    assetURL("favicon.svg"),
+		"Entities":   cfg.Entities != nil,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: page: %w", err)
+	}
+	csp := strings.Join([]string{
+		"default-src 'none'",
+		"script-src " + scriptSrc,
+		"style-src 'self'",
+		"img-src 'self' data:",
+		"connect-src 'self'",
+		"base-uri 'none'",
+		"form-action 'none'",
+		"frame-ancestors 'self'",
+	}, "; ")
+	return &pageData{html: buf.Bytes(), csp: csp}, nil
+}
+
+// handlePage serves the page at the root, and redirects the root without
+// its trailing slash to it: GET <root>/.
+func (s *server) handlePage(c echo.Context) error {
+	r := c.Request()
+	if !strings.HasSuffix(r.URL.Path, "/") {
+		redirectToRoot(c.Response(), r)
+		return nil
+	}
+	h := c.Response().Header()
+	h.Set("Content-Security-Policy", s.page.csp)
+	h.Set("Cache-Control", "no-cache")
+	return c.HTMLBlob(http.StatusOK, s.page.html)
+}

@@ -1,0 +1,182 @@
+package timeseries
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// maxFieldsPerRead bounds the bucket fields SamplesMany asks for by name
+// per series; a wider closed range reads the whole hash instead.
+const maxFieldsPerRead = 4096
+
+// Now is the time by the store's clock: the bucket holding it is the
+// still-open one, and zero-filled reads end there.
+func (s *Store) Now() time.Time { return s.clock.Now() }
+
+// SamplesMany reads several series at one precision in one round trip to
+// Redis, as Samples would read each of them. Names missing from the known
+// set (never written, or removed by a cleaner) are left out of the map;
+// repeated names are read once.
+//
+// With both ends of r set, only the bucket starts within [From, To] are
+// fetched (HMGET), so a chart window costs the same however long the hash
+// grew (fields off bucket starts, which Pulse never writes, are then not
+// seen even unfilled); otherwise every field is fetched (HGETALL) and filtered. A hash no
+// longer than the window reads faster whole, but a hash no cleaner trims
+// reads many times slower whole (BenchmarkReadManySeries): the bound wins.
+func (s *Store) SamplesMany(ctx context.Context, names []string, precision int, r Range) (map[string][]Sample, error) {
+	if err := s.CheckPrecision(precision); err != nil {
+		return nil, err
+	}
+	if r.From != 0 && r.To != 0 && r.From > r.To {
+		return nil, fmt.Errorf("timeseries: samples many: from %d is after to %d", r.From, r.To)
+	}
+	out := make(map[string][]Sample, len(names))
+	if len(names) == 0 {
+		return out, nil
+	}
+	unique := make([]string, 0, len(names))
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			unique = append(unique, n)
+		}
+	}
+	fields, empty := windowFields(precision, r)
+
+	conn, err := s.pool.GetContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("timeseries: samples many: %w", err)
+	}
+	defer conn.Close()
+	known := s.schema.KnownKey()
+	for _, name := range unique {
+		if err := conn.Send("ZSCORE", known, Member(precision, name)); err != nil {
+			return nil, fmt.Errorf("timeseries: samples many: %w", err)
+		}
+		if empty {
+			continue
+		}
+		key := s.schema.CountKey(precision, name)
+		if fields != nil {
+			err = conn.Send("HMGET", append([]any{key}, fields...)...)
+		} else {
+			err = conn.Send("HGETALL", key)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("timeseries: samples many: %w", err)
+		}
+	}
+	replies, err := redis.Values(redis.DoContext(conn, ctx, ""))
+	if err != nil {
+		return nil, fmt.Errorf("timeseries: samples many: %w", err)
+	}
+	perName := 2
+	if empty {
+		perName = 1
+	}
+	if len(replies) != perName*len(unique) {
+		return nil, fmt.Errorf("timeseries: samples many: %d replies for %d commands", len(replies), perName*len(unique))
+	}
+	current := BucketStart(s.clock.Now().Unix(), precision)
+	for i, name := range unique {
+		if replies[perName*i] == nil {
+			continue // not in the known set
+		}
+		samples := []Sample{}
+		switch {
+		case empty:
+		case fields != nil:
+			samples, err = samplesFromValues(fields, replies[perName*i+1])
+		default:
+			samples, err = samplesFromHash(replies[perName*i+1], r)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("timeseries: samples many: %q: %w", name, err)
+		}
+		if r.FillZero {
+			if samples, err = fillZero(samples, precision, r, current); err != nil {
+				return nil, err
+			}
+		}
+		out[name] = samples
+	}
+	return out, nil
+}
+
+// windowFields lists the bucket starts of a closed range as HMGET
+// arguments. It returns nil when the range is open or too wide to list,
+// and empty when the range holds no bucket start.
+func windowFields(precision int, r Range) (fields []any, empty bool) {
+	if r.From == 0 || r.To == 0 {
+		return nil, false
+	}
+	p := int64(precision)
+	first := BucketStart(r.From, precision)
+	if first < r.From {
+		first += p
+	}
+	last := BucketStart(r.To, precision)
+	if last < first {
+		return nil, true
+	}
+	if (last-first)/p+1 > maxFieldsPerRead {
+		return nil, false
+	}
+	fields = make([]any, 0, (last-first)/p+1)
+	for t := first; t <= last; t += p {
+		fields = append(fields, strconv.FormatInt(t, 10))
+	}
+	return fields, false
+}
+
+// samplesFromValues pairs an HMGET reply with the fields asked for,
+// skipping buckets that are absent or not integers.
+func samplesFromValues(fields []any, reply any) ([]Sample, error) {
+	values, err := redis.Values(reply, nil)
+	if err != nil {
+		return nil, err
+	}
+	samples := make([]Sample, 0, len(values))
+	for i, v := range values {
+		if v == nil || i >= len(fields) {
+			continue
+		}
+		n, err := redis.Int64(v, nil)
+		if err != nil {
+			continue // not written by Pulse; skip rather than fail the read
+		}
+		t, _ := strconv.ParseInt(fields[i].(string), 10, 64)
+		samples = append(samples, Sample{Time: t, Count: n})
+	}
+	return samples, nil // fields ascend, so samples are sorted
+}
+
+// samplesFromHash turns an HGETALL reply into samples within r, sorted by
+// time (numerically).
+func samplesFromHash(reply any, r Range) ([]Sample, error) {
+	m, err := redis.StringMap(reply, nil)
+	if err != nil {
+		return nil, err
+	}
+	samples := make([]Sample, 0, len(m))
+	for f, v := range m {
+		t, err1 := strconv.ParseInt(f, 10, 64)
+		n, err2 := strconv.ParseInt(v, 10, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if (r.From != 0 && t < r.From) || (r.To != 0 && t > r.To) {
+			continue
+		}
+		samples = append(samples, Sample{Time: t, Count: n})
+	}
+	slices.SortFunc(samples, func(a, b Sample) int { return cmpInt64(a.Time, b.Time) })
+	return samples, nil
+}

@@ -1,0 +1,68 @@
+package forum
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"time"
+)
+
+// RunDemoTraffic sends a few requests a second to the forum at base until
+// ctx is done: page views, likes, follows, replies and the odd broken
+// link, so a new user sees the dashboard move.
+func RunDemoTraffic(ctx context.Context, base string) {
+	client := &http.Client{Timeout: 5 * time.Second}
+	do := func(method, path string, body any) {
+		var r io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			r = bytes.NewReader(b)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, base+path, r)
+		if err != nil {
+			return
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	ticker := time.NewTicker(200 * time.Millisecond)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		post := 1 + rand.IntN(len(seedPosts))
+		user := 1 + rand.IntN(len(seedUsers))
+		switch n := rand.IntN(100); {
+		case n < 30:
+			do(http.MethodGet, fmt.Sprintf("/posts/%d", post), nil)
+		case n < 50:
+			do(http.MethodGet, "/", nil)
+		case n < 60:
+			do(http.MethodGet, "/posts", nil)
+		case n < 75:
+			do(http.MethodGet, fmt.Sprintf("/api/posts/%d", post), nil)
+		case n < 83:
+			do(http.MethodPost, fmt.Sprintf("/api/posts/%d/like", post), map[string]int{"user": user})
+		case n < 88:
+			do(http.MethodPost, fmt.Sprintf("/api/posts/%d/replies", post), map[string]any{"user": user, "text": "Nice one."})
+		case n < 92:
+			do(http.MethodPost, fmt.Sprintf("/api/users/%d/follow/%d", user, 1+rand.IntN(len(seedUsers))), nil)
+		case n < 95:
+			do(http.MethodGet, fmt.Sprintf("/api/users/%d/unread", user), nil)
+		default:
+			do(http.MethodGet, "/no-such-page", nil)
+		}
+	}
+}

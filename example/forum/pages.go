@@ -1,0 +1,51 @@
+package forum
+
+import (
+	"embed"
+	"html/template"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+var pages = template.Must(template.New("").Funcs(template.FuncMap{
+	"date": func(unix int64) string { return time.Unix(unix, 0).UTC().Format("2 Jan 2006 15:04 UTC") },
+}).ParseFS(templateFS, "templates/*.html"))
+
+func (a *App) render(c echo.Context, name string, data any) error {
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(http.StatusOK)
+	return pages.ExecuteTemplate(c.Response(), name, data)
+}
+
+func (a *App) homePage(c echo.Context) error {
+	posts, err := a.Posts(c.Request().Context(), 5)
+	if err != nil {
+		return err
+	}
+	return a.render(c, "home.html", map[string]any{"Posts": posts})
+}
+
+func (a *App) postsPage(c echo.Context) error {
+	posts, err := a.Posts(c.Request().Context(), 50)
+	if err != nil {
+		return err
+	}
+	return a.render(c, "posts.html", map[string]any{"Posts": posts})
+}
+
+func (a *App) postPage(c echo.Context) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	p, err := a.ViewPost(c.Request().Context(), id)
+	if err != nil {
+		return notFound(err, "post")
+	}
+	return a.render(c, "post.html", p)
+}

@@ -22,6 +22,9 @@ const (
 	DefaultPageSize = 500
 )
 
+// unlockTimeout bounds the release of the lock at the end of a pass.
+const unlockTimeout = 200 * time.Millisecond
+
 // Config configures a Cleaner. Zero fields take the defaults.
 type Config struct {
 	// Pool is the caller's connection pool; required.
@@ -245,9 +248,11 @@ func (c *Cleaner) pass(ctx context.Context, st *Stats) error {
 		return nil
 	}
 	defer func() {
-		// Release only a lock that is still ours; a fresh connection, so a
-		// pass cut off mid-pipeline still lets the next one in at once.
-		rctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		// Release only a lock that is still ours, on a fresh connection, so
+		// a pass cut off mid-pipeline still lets the next one in at once.
+		// Briefly: should Redis not answer, the lock expires by itself, and
+		// Close must not wait on it.
+		rctx, cancel := context.WithTimeout(context.Background(), unlockTimeout)
 		defer cancel()
 		if rc, err := c.pool.GetContext(rctx); err == nil {
 			_, _ = unlockScript.DoContext(rctx, rc, c.lockKey, token)

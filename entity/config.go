@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/ratelog"
 )
 
 // Dialect names the SQL flavour of Config.DB.
@@ -204,7 +206,7 @@ func (cfg *Config) validate() (map[string]*kindSpec, []string, error) {
 		cfg.CacheTimeout = DefaultCacheTimeout
 	}
 	if cfg.OnError == nil {
-		cfg.OnError = rateLimitedLog(10 * time.Second)
+		cfg.OnError = ratelog.New("pulse: entity counters", 10*time.Second)
 	}
 	return kinds, order, nil
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -695,22 +694,4 @@ func (c *Counters) stop() {
 		c.cancel()
 		<-c.done
 	})
-}
-
-// rateLimitedLog logs an error at most once per every, saying how many
-// were suppressed in between.
-func rateLimitedLog(every time.Duration) func(error) {
-	var mu sync.Mutex
-	var last time.Time
-	var suppressed int
-	return func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if now := time.Now(); now.Sub(last) >= every {
-			slog.Error("pulse: entity counters", "err", err, "suppressed", suppressed)
-			last, suppressed = now, 0
-			return
-		}
-		suppressed++
-	}
 }

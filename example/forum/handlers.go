@@ -194,17 +194,27 @@ type userBody struct {
 	Text string `json:"text"`
 }
 
-func (a *App) like(c echo.Context) error {
+// postAndUser reads the post id from the path and a {"user": id, ...}
+// body.
+func postAndUser(c echo.Context) (int64, userBody, error) {
+	var body userBody
 	id, err := idParam(c, "id")
 	if err != nil {
-		return err
+		return 0, body, err
 	}
-	var body userBody
 	if err := decode(c, &body); err != nil {
-		return err
+		return 0, body, err
 	}
 	if body.User <= 0 {
-		return badRequest("user must be a positive user id")
+		return 0, body, badRequest("user must be a positive user id")
+	}
+	return id, body, nil
+}
+
+func (a *App) like(c echo.Context) error {
+	id, body, err := postAndUser(c)
+	if err != nil {
+		return err
 	}
 	ctx := c.Request().Context()
 	liked, err := a.Like(ctx, id, body.User)
@@ -238,16 +248,9 @@ func (a *App) follow(c echo.Context) error {
 }
 
 func (a *App) reply(c echo.Context) error {
-	id, err := idParam(c, "id")
+	id, body, err := postAndUser(c)
 	if err != nil {
 		return err
-	}
-	var body userBody
-	if err := decode(c, &body); err != nil {
-		return err
-	}
-	if body.User <= 0 {
-		return badRequest("user must be a positive user id")
 	}
 	msg, err := text("text", body.Text, maxReply)
 	if err != nil {

@@ -21,3 +21,6 @@ assets:
 
 vet:
 	$(GO) vet ./...
+
+bench:
+	GO=$(GO) scripts/bench.sh

@@ -1,0 +1,131 @@
+// Command loadbench compares the per-request cost of Pulse with a bare
+// Echo server and with echoprometheus under wrk, against a redis-server
+// it starts itself. `make bench` runs it; see package loadbench.
+//
+//	loadbench [flags]                       run the comparison, print the tables
+//	loadbench -markdown BENCHMARKS.md ...   also write them into BENCHMARKS.md
+//	loadbench serve -variant pulse -redis ADDR   one server process (run by the above)
+//
+// Its last line is "pulse/bare throughput ratio: X.XX". It exits 1 when
+// the hits Redis holds differ from the requests a server served.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pulse-dev/pulse/internal/loadbench"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		if err := loadbench.Serve(context.Background(), os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		rounds      = flag.Int("rounds", 20, "rounds; every variant runs once per round")
+		duration    = flag.Duration("duration", time.Second, "length of every run")
+		connections = flag.Int("connections", 32, "wrk connections (-c)")
+		scale       = flag.String("scale", "1,8", "extra paced pulse runs at these connection counts, comma separated (\"\": none)")
+		scalePause  = flag.Duration("scale-pause", time.Millisecond, "each connection's pause between requests in the paced extra runs")
+		scaleTime   = flag.Duration("scale-duration", 5*time.Second, "length of every extra run")
+		threads     = flag.Int("threads", 1, "wrk threads (-t)")
+		procs       = flag.Int("gomaxprocs", 1, "the server's GOMAXPROCS (0: runtime default)")
+		variants    = flag.String("variants", "", "variants to run, comma separated (default all)")
+		goBench     = flag.String("gobench", "", "file with `go test -bench` output to put in the Markdown")
+		markdown    = flag.String("markdown", "", "file whose generated section receives the report")
+		command     = flag.String("command", "make bench", "the command named in the Markdown as the one that made it")
+	)
+	flag.Parse()
+	if _, err := exec.LookPath("wrk"); err != nil {
+		return errors.New("loadbench: wrk not found in PATH: install it (apt-get install wrk) or run `make bench`, which does")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("loadbench: %w", err)
+	}
+	cfg := loadbench.Config{
+		Rounds:        *rounds,
+		Duration:      *duration,
+		Connections:   *connections,
+		GOMAXPROCS:    *procs,
+		ScalePause:    *scalePause,
+		ScaleDuration: *scaleTime,
+		Loader:        loadbench.Wrk{Threads: *threads},
+		Progress:      os.Stderr,
+		ServerCommand: func(args []string) *exec.Cmd {
+			return exec.Command(self, append([]string{"serve"}, args...)...)
+		},
+	}
+	if cfg.ScaleConnections, err = ints(*scale); err != nil {
+		return err
+	}
+	if *variants != "" {
+		for v := range strings.SplitSeq(*variants, ",") {
+			cfg.Variants = append(cfg.Variants, loadbench.Variant(strings.TrimSpace(v)))
+		}
+	}
+	var goOut []byte
+	if *goBench != "" {
+		if goOut, err = os.ReadFile(*goBench); err != nil {
+			return fmt.Errorf("loadbench: %w", err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	rep, err := loadbench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *markdown != "" {
+		doc, err := os.ReadFile(*markdown)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("loadbench: %w", err)
+		}
+		out := loadbench.Splice(string(doc), rep.Markdown(*command, string(goOut)))
+		if err := os.WriteFile(*markdown, []byte(out), 0o644); err != nil {
+			return fmt.Errorf("loadbench: %w", err)
+		}
+	}
+	fmt.Print(rep.Text())
+	if err := rep.Failed(); err != nil {
+		// The tables, the goals and the ratio line are out already; the
+		// exit status carries the failure.
+		os.Exit(1)
+	}
+	return nil
+}
+
+func ints(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("loadbench: -scale: %q is not a connection count", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

@@ -1,0 +1,35 @@
+// Package loadbench is the HTTP load comparison behind `make bench`: what
+// Pulse costs an Echo server per request, against the same server with
+// no monitoring and with echoprometheus, measured with wrk on loopback.
+//
+// A run starts its own redis-server (a free port, a temporary directory,
+// no persistence) and, for every variant in every round, a fresh server
+// process serving one trivial route:
+//
+//   - bare: no monitoring;
+//   - pulse: Pulse's Hits with routes and status classes, the recorder
+//     in its default, batched mode (one flush a second);
+//   - pulse-write-through: the same with timeseries.Config.WriteThrough,
+//     one Redis pipeline per request;
+//   - echoprometheus: github.com/labstack/echo-contrib/echoprometheus.
+//
+// The variants alternate within a round (the order rotates each round),
+// all for the same duration, so a ratio to bare taken inside one round
+// compares runs that saw the same machine: other processes sharing the
+// CPUs slow whole rounds, not single variants.
+//
+// Every server counts the requests it served in an outer middleware and
+// reports the count when it exits, after the recorder's Close. For the
+// Pulse variants the sum of count:86400:hits in Redis must then equal it
+// exactly; a mismatch fails the run. Redis's command counters (INFO stats
+// and INFO commandstats, which also counts commands run inside the flush
+// script), read before each server starts, when its load ends and after
+// it exits, give the commands each variant issued; the server's rusage
+// and Redis's used_cpu_* give the CPU time each request cost. Extra runs
+// of the Pulse variant at very different request rates show that its
+// Redis commands per second do not follow the rate.
+//
+// The command is internal/loadbench/cmd/loadbench; Run is its library
+// form, also driven by this package's smoke test with a Go HTTP client in
+// place of wrk.
+package loadbench

@@ -1,0 +1,425 @@
+package loadbench
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/pulse-dev/pulse/internal/redistest"
+)
+
+// serveEnv makes the test binary act as a server process, so the smoke
+// test drives real processes without building the command first.
+const serveEnv = "LOADBENCH_TEST_SERVE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(serveEnv) == "1" {
+		if err := Serve(context.Background(), os.Args[1:], os.Stdout); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func serverCommand(t *testing.T) func(args []string) *exec.Cmd {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(args []string) *exec.Cmd {
+		cmd := exec.Command(self, args...)
+		// Under -race a process waits a second at exit unless told not to.
+		cmd.Env = append(os.Environ(), serveEnv+"=1", "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
+		return cmd
+	}
+}
+
+// TestRunCountsEveryHit is `make bench` in small: every variant in its
+// own server process for under a second, a Go client in place of wrk,
+// and the hits Redis holds checked against the requests served.
+func TestRunCountsEveryHit(t *testing.T) {
+	srv := redistest.Start(t)
+	var progress bytes.Buffer
+	rep, err := Run(context.Background(), Config{
+		Rounds:           1,
+		Duration:         600 * time.Millisecond,
+		FlushInterval:    100 * time.Millisecond,
+		Connections:      4,
+		ScaleConnections: []int{1},
+		ScaleDuration:    600 * time.Millisecond,
+		GOMAXPROCS:       1,
+		Loader:           GoClient{},
+		ServerCommand:    serverCommand(t),
+		RedisAddr:        srv.Addr,
+		Progress:         &progress,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Failed(); err != nil {
+		t.Fatal(err)
+	}
+	// The rounds, then a paced and an unpaced extra pulse run.
+	if got, want := len(rep.Runs), len(Variants)+2; got != want {
+		t.Fatalf("%d runs, want %d", got, want)
+	}
+	// Three series (hits, route, status class) at six precisions.
+	const seriesPrecisions = 3 * 6
+	for _, run := range rep.Runs {
+		t.Logf("%s c=%d: %d served, %d hits, calls %v, server stderr %q", run.Variant, run.Connections, run.Server.Served, run.HitsInRedis, run.Calls, run.ServerLog)
+		if run.Load.Requests == 0 || run.Server.Served < run.Load.Requests {
+			t.Errorf("%s: client got %d responses, server served %d", run.Variant, run.Load.Requests, run.Server.Served)
+		}
+		if run.Load.Errors != 0 {
+			t.Errorf("%s: %d errors", run.Variant, run.Load.Errors)
+		}
+		if run.ServerCPU <= 0 {
+			t.Errorf("%s: server CPU time not measured", run.Variant)
+		}
+		if run.LoadCalls > run.CallsTotal {
+			t.Errorf("%s: %d commands under load, more than the %d of the whole run", run.Variant, run.LoadCalls, run.CallsTotal)
+		}
+		// One connection waiting 1 ms between requests: under 1000/s.
+		if run.Pause > 0 && (run.Connections != 1 || run.Load.RPS >= 1000) {
+			t.Errorf("paced run: %d connections, %.0f req/s", run.Connections, run.Load.RPS)
+		}
+		switch run.Variant {
+		case Bare, EchoPrometheus:
+			if run.HitsInRedis != 0 || run.CallsTotal != 0 || run.Processed != 0 {
+				t.Errorf("%s wrote to Redis: %d hits, calls %v, %d processed", run.Variant, run.HitsInRedis, run.Calls, run.Processed)
+			}
+		case Pulse:
+			if run.HitsInRedis != run.Server.Served {
+				t.Errorf("pulse: %d hits in Redis, %d served", run.HitsInRedis, run.Server.Served)
+			}
+			// A flush every 100 ms while under load, and one at Close;
+			// each is one script whatever the request count.
+			flushes := run.Calls["eval"]
+			if flushes < 2 || flushes > 12 {
+				t.Errorf("pulse: %d flush scripts in %s", flushes, run.Load.Duration)
+			}
+			// Per flush, one HINCRBY per series and precision (two where
+			// the flush spans a bucket boundary) and one ZADD each.
+			if n := run.Calls["hincrby"]; n < seriesPrecisions || n > 2*seriesPrecisions*flushes {
+				t.Errorf("pulse: %d HINCRBY in %d flushes for %d requests", n, flushes, run.Server.Served)
+			}
+		case PulseWriteThrough:
+			if run.HitsInRedis != run.Server.Served {
+				t.Errorf("write-through: %d hits in Redis, %d served", run.HitsInRedis, run.Server.Served)
+			}
+			// One HINCRBY and one ZADD per series and precision, per request.
+			want := seriesPrecisions * run.Server.Served
+			if run.Calls["hincrby"] != want || run.Calls["zadd"] != want {
+				t.Errorf("write-through: calls %v for %d requests, want %d HINCRBY and ZADD", run.Calls, run.Server.Served, want)
+			}
+		}
+	}
+	if !strings.Contains(progress.String(), "round 1 pulse") {
+		t.Errorf("progress: %q", progress.String())
+	}
+	text := rep.Text()
+	if !regexp.MustCompile(`\npulse/bare throughput ratio: \d+\.\d\d\n$`).MatchString(text) {
+		t.Errorf("report does not end with the ratio line:\n%s", text)
+	}
+	md := rep.Markdown("make bench", "")
+	for _, want := range []string{"| pulse |", "| echoprometheus |", "| pulse-write-through |", "pulse/bare throughput ratio:"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	served := func(v Variant, served, hits int64) RunResult {
+		return RunResult{Variant: v, Server: ServerReport{Served: served}, HitsInRedis: hits, Load: LoadResult{Requests: served}}
+	}
+	tests := []struct {
+		name string
+		run  RunResult
+		want string // substring of the failure; "" for none
+	}{
+		{"pulse exact", served(Pulse, 100, 100), ""},
+		{"pulse lost hits", served(Pulse, 100, 99), "hits in Redis 99 != requests served 100"},
+		{"write-through counted twice", served(PulseWriteThrough, 100, 101), "hits in Redis 101 != requests served 100"},
+		{"pending after close", func() RunResult {
+			r := served(Pulse, 10, 10)
+			r.Server.PendingHits = 3
+			return r
+		}(), "pending 3"},
+		{"bare writes nothing", served(Bare, 100, 0), ""},
+		{"bare with hits", served(Bare, 100, 5), "5 hits in Redis from a variant that records none"},
+		{"client saw more than served", func() RunResult {
+			r := served(EchoPrometheus, 10, 0)
+			r.Load.Requests = 11
+			return r
+		}(), "server served 10 < 11"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := check(tt.run)
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("check = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseWrk(t *testing.T) {
+	const out = `Running 1s test @ http://127.0.0.1:34943/posts/42
+  1 threads and 4 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     2.85ms    9.57ms  73.65ms   94.04%
+    Req/Sec    17.29k     7.88k   28.33k    63.64%
+  Latency Distribution
+     50%  123.00us
+     75%  456.00us
+     90%    5.41ms
+     99%   58.57ms
+  18957 requests in 1.10s, 2.17MB read
+  Socket errors: connect 0, read 2, write 1, timeout 3
+  Non-2xx or 3xx responses: 4
+Requests/sec:  17222.58
+Transfer/sec:      1.97MB
+`
+	got, err := ParseWrk(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := LoadResult{Requests: 18957, Duration: 1100 * time.Millisecond, RPS: 17222.58,
+		P50: 123 * time.Microsecond, P99: 58570 * time.Microsecond, Errors: 10}
+	if got != want {
+		t.Errorf("ParseWrk = %+v, want %+v", got, want)
+	}
+	for _, bad := range []string{
+		"",
+		strings.Replace(out, "Requests/sec:", "Requests:", 1),
+		strings.Replace(out, "     99%   58.57ms\n", "", 1),
+		strings.Replace(out, "123.00us", "123.00xs", 1),
+	} {
+		if _, err := ParseWrk(bad); err == nil {
+			t.Errorf("ParseWrk accepted %q", bad)
+		}
+	}
+}
+
+func TestParseWrkTime(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"812.00us", 812 * time.Microsecond},
+		{"1.25ms", 1250 * time.Microsecond},
+		{"6.00s", 6 * time.Second},
+		{"1.50m", 90 * time.Second},
+	}
+	for _, tt := range tests {
+		if got, err := parseWrkTime(tt.in); err != nil || got != tt.want {
+			t.Errorf("parseWrkTime(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestGoBench(t *testing.T) {
+	const out = `goos: linux
+pkg: github.com/pulse-dev/pulse/middleware
+cpu: Some CPU
+BenchmarkMiddleware/bare-2         	22012939	       100.0 ns/op	       8 B/op	       1 allocs/op
+BenchmarkMiddleware/bare-2         	24157746	        80.0 ns/op	       8 B/op	       1 allocs/op
+BenchmarkMiddleware/bare-2         	24157746	        90.0 ns/op	       8 B/op	       1 allocs/op
+BenchmarkMiddleware/pulse-hits-2   	 9149827	       190.0 ns/op	      32 B/op	       2 allocs/op
+PASS
+pkg: github.com/pulse-dev/pulse/timeseries
+BenchmarkRecord/serial-2         	38623468	        29.38 ns/op	       0 B/op	       0 allocs/op
+BenchmarkPlain	1000	1500 ns/op
+`
+	if cpu := goBenchCPU(out); cpu != "Some CPU" {
+		t.Errorf("cpu = %q", cpu)
+	}
+	bs := ParseGoBench(out)
+	if len(bs) != 4 {
+		t.Fatalf("parsed %+v", bs)
+	}
+	if b := bs[0]; b.Name != "BenchmarkMiddleware/bare" || b.Procs != 2 || b.NsPerOp != 90 || b.Runs != 3 || b.AllocsPerOp != 1 {
+		t.Errorf("bare = %+v, want the median of three runs", b)
+	}
+	if b := bs[2]; b.Pkg != "github.com/pulse-dev/pulse/timeseries" || b.NsPerOp != 29.38 {
+		t.Errorf("record = %+v", b)
+	}
+	md := GoBenchTable(bs).markdown()
+	if !strings.Contains(md, "| middleware | BenchmarkMiddleware/pulse-hits-2 | 190 | 32 | 2 | +100 ns, +1 allocs (× 2.11) |") {
+		t.Errorf("no difference over bare in:\n%s", md)
+	}
+	if !strings.Contains(md, "| timeseries | BenchmarkPlain | 1500 | 0 | 0 |  |") {
+		t.Errorf("a benchmark without -benchmem or procs suffix is missing:\n%s", md)
+	}
+}
+
+func TestSplice(t *testing.T) {
+	doc := "# Benchmarks\n\nintro\n\n" + BeginMarker + "\n\nold\n\n" + EndMarker + "\n\n## Why\n\nanalysis\n"
+	got := Splice(doc, "new table")
+	want := "# Benchmarks\n\nintro\n\n" + BeginMarker + "\n\nnew table\n\n" + EndMarker + "\n\n## Why\n\nanalysis\n"
+	if got != want {
+		t.Errorf("Splice =\n%s\nwant\n%s", got, want)
+	}
+	if again := Splice(got, "new table"); again != got {
+		t.Errorf("Splice is not idempotent:\n%s", again)
+	}
+	if got := Splice("# Benchmarks", "t"); got != "# Benchmarks\n\n"+BeginMarker+"\n\nt\n\n"+EndMarker+"\n" {
+		t.Errorf("Splice without markers = %q", got)
+	}
+}
+
+// TestCommandStatsDelta checks the INFO arithmetic against commands whose
+// count is known, one of them a script running two more.
+func TestCommandStatsDelta(t *testing.T) {
+	srv := redistest.Start(t)
+	conn, err := dialRedis(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	before, err := readStats(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := dialRedis(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for range 3 {
+		if _, err := other.Do("HINCRBY", "h", "f", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := other.Do("EVAL", "redis.call('ZADD', KEYS[1], 0, 'm'); return redis.call('HINCRBY', KEYS[2], 'f', 1)", 2, "z", "h"); err != nil {
+		t.Fatal(err)
+	}
+	after, err := readStats(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	processed, calls := delta(before, after)
+	want := map[string]int64{"hincrby": 4, "zadd": 1, "eval": 1}
+	if len(calls) != len(want) {
+		t.Errorf("calls = %v, want %v", calls, want)
+	}
+	for name, n := range want {
+		if calls[name] != n {
+			t.Errorf("calls = %v, want %v", calls, want)
+		}
+	}
+	// Redis 7 counts a script's commands in total_commands_processed too;
+	// older servers count the script once.
+	if processed != 6 && processed != 4 {
+		t.Errorf("processed = %d, want 6 (or 4 before Redis 7)", processed)
+	}
+	if after.CPU < before.CPU {
+		t.Errorf("Redis CPU went back: %v then %v", before.CPU, after.CPU)
+	}
+}
+
+func TestSetCommands(t *testing.T) {
+	snap := func(processed int64, calls map[string]int64) CommandStats {
+		return CommandStats{Processed: processed, Calls: calls}
+	}
+	before := snap(100, map[string]int64{"info": 5, "flushall": 1})
+	mid := snap(140, map[string]int64{"info": 6, "flushall": 1, "eval": 1, "hincrby": 18, "zadd": 18, "get": 1, "set": 1})
+	after := snap(180, map[string]int64{"info": 7, "flushall": 1, "eval": 2, "hincrby": 36, "zadd": 36, "get": 2, "set": 2})
+	var r RunResult
+	r.setCommands(before, mid, after)
+	want := map[string]int64{"eval": 2, "hincrby": 36, "zadd": 36, "get": 2, "set": 2}
+	if len(r.Calls) != len(want) {
+		t.Errorf("calls = %v, want %v", r.Calls, want)
+	}
+	for name, n := range want {
+		if r.Calls[name] != n {
+			t.Errorf("calls = %v, want %v", r.Calls, want)
+		}
+	}
+	// Each window holds the INFO that opened it, and nothing else of ours.
+	if r.Processed != 78 || r.CallsTotal != 78 || r.LoadCalls != 39 {
+		t.Errorf("processed %d, calls %d, under load %d; want 78, 78, 39", r.Processed, r.CallsTotal, r.LoadCalls)
+	}
+	if mid.Calls["eval"] != 1 {
+		t.Errorf("setCommands changed its input: %v", mid.Calls)
+	}
+}
+
+// TestStartRedis checks the server make bench starts for itself: private
+// port, no persistence, gone with its directory after Stop.
+func TestStartRedis(t *testing.T) {
+	srv, err := StartRedis(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	conn, err := srv.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := redis.StringMap(conn.Do("CONFIG", "GET", "appendonly"))
+	conn.Close()
+	if err != nil || cfg["appendonly"] != "no" {
+		t.Errorf("appendonly = %v, %v", cfg, err)
+	}
+	srv.Stop()
+	if _, err := os.Stat(srv.Dir); !os.IsNotExist(err) {
+		t.Errorf("directory %s left behind: %v", srv.Dir, err)
+	}
+	if c, err := net.DialTimeout("tcp", srv.Addr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("%s still accepts connections after Stop", srv.Addr)
+	}
+}
+
+func TestServeRejectsBadArguments(t *testing.T) {
+	for _, args := range [][]string{
+		{"-variant", "nginx"},
+		{"-variant", "pulse"}, // no -redis
+		{"-nosuchflag"},
+	} {
+		var out bytes.Buffer
+		if err := Serve(context.Background(), args, &out); err == nil {
+			t.Errorf("Serve(%q) = nil", args)
+		}
+		if out.Len() != 0 {
+			t.Errorf("Serve(%q) printed %q", args, out.String())
+		}
+	}
+}
+
+// TestWrkPaced runs the real wrk, paced by its Lua delay script, against
+// a bare server in this process.
+func TestWrkPaced(t *testing.T) {
+	if _, err := exec.LookPath("wrk"); err != nil {
+		t.Skip("wrk not installed; `make bench` installs it")
+	}
+	a, err := newApp(Bare, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.handler)
+	defer srv.Close()
+	res, err := Wrk{Threads: 1}.Load(context.Background(), srv.URL+Path, LoadSpec{Connections: 2, Duration: time.Second, Pause: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two connections each waiting 5 ms between requests: at most 400/s.
+	if res.Requests == 0 || res.RPS > 420 || res.P50 <= 0 || res.Errors != 0 {
+		t.Errorf("paced wrk: %+v", res)
+	}
+	if got := a.served.Load(); got < res.Requests {
+		t.Errorf("server served %d, wrk got %d responses", got, res.Requests)
+	}
+}

@@ -1,0 +1,223 @@
+package loadbench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// RedisServer is a redis-server process started by this package: a free
+// port on loopback and a temporary directory, never a server someone else
+// runs.
+type RedisServer struct {
+	Addr string
+	Dir  string
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
+	done chan struct{}
+}
+
+// StartRedis starts redis-server with persistence off (no RDB snapshots,
+// no AOF): the benchmark measures the request path, not the disk. It
+// answers PING before StartRedis returns.
+func StartRedis(ctx context.Context) (*RedisServer, error) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return nil, errors.New("loadbench: redis-server not found in PATH: install it (apt-get install redis-server)")
+	}
+	dir, err := os.MkdirTemp("", "loadbench-redis-")
+	if err != nil {
+		return nil, fmt.Errorf("loadbench: redis dir: %w", err)
+	}
+	port, err := freePort()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s := &RedisServer{
+		Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Dir:  dir,
+		log:  &bytes.Buffer{},
+		done: make(chan struct{}),
+	}
+	s.cmd = exec.Command("redis-server",
+		"--bind", "127.0.0.1",
+		"--port", strconv.Itoa(port),
+		"--dir", dir,
+		"--save", "",
+		"--appendonly", "no",
+		"--daemonize", "no",
+		"--protected-mode", "yes",
+		"--logfile", "",
+	)
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	// Its own process group, and killed with its parent, so it cannot
+	// outlive a benchmark that crashed.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := s.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("loadbench: start redis-server: %w", err)
+	}
+	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := s.dial()
+		if err == nil {
+			_, err = c.Do("PING")
+			c.Close()
+			if err == nil {
+				return s, nil
+			}
+		}
+		select {
+		case <-s.done:
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("loadbench: redis-server exited at start: %s", s.log.String())
+		case <-ctx.Done():
+			s.Stop()
+			return nil, fmt.Errorf("loadbench: start redis-server: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.Stop()
+			return nil, fmt.Errorf("loadbench: redis-server on %s did not answer PING: %v", s.Addr, err)
+		}
+	}
+}
+
+// Stop ends the server (SIGTERM, SIGKILL after 5 s) and removes its
+// directory. It is safe to call more than once.
+func (s *RedisServer) Stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(5 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+	s.cmd = nil
+	os.RemoveAll(s.Dir)
+}
+
+func (s *RedisServer) dial() (redis.Conn, error) { return dialRedis(s.Addr) }
+
+func dialRedis(addr string) (redis.Conn, error) {
+	return redis.Dial("tcp", addr,
+		redis.DialConnectTimeout(time.Second),
+		redis.DialReadTimeout(5*time.Second),
+		redis.DialWriteTimeout(5*time.Second))
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("loadbench: find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// CommandStats is what Redis reports about the commands it ran.
+type CommandStats struct {
+	// Processed is INFO stats total_commands_processed.
+	Processed int64
+	// Calls is INFO commandstats, calls per command name, including the
+	// commands a script runs.
+	Calls map[string]int64
+	// CPU is the CPU time Redis has used, INFO cpu used_cpu_sys plus
+	// used_cpu_user.
+	CPU time.Duration
+}
+
+// readStats reads the counters of the Redis at conn, with one INFO.
+func readStats(conn redis.Conn) (CommandStats, error) {
+	st := CommandStats{}
+	text, err := redis.String(conn.Do("INFO", "all"))
+	if err != nil {
+		return st, fmt.Errorf("loadbench: INFO: %w", err)
+	}
+	for line := range strings.Lines(text) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "total_commands_processed":
+			if st.Processed, err = strconv.ParseInt(v, 10, 64); err != nil {
+				return st, fmt.Errorf("loadbench: INFO %s: %w", k, err)
+			}
+		case "used_cpu_sys", "used_cpu_user":
+			secs, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return st, fmt.Errorf("loadbench: INFO %s: %w", k, err)
+			}
+			st.CPU += time.Duration(secs * float64(time.Second))
+		}
+	}
+	if st.Calls, err = parseCommandStats(text); err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+// parseCommandStats reads lines like
+// "cmdstat_hincrby:calls=18,usec=40,usec_per_call=2.22,...".
+func parseCommandStats(text string) (map[string]int64, error) {
+	calls := map[string]int64{}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		rest, ok := strings.CutPrefix(line, "cmdstat_")
+		if !ok {
+			continue
+		}
+		name, fields, ok := strings.Cut(rest, ":")
+		if !ok {
+			return nil, fmt.Errorf("loadbench: commandstats line %q", line)
+		}
+		for f := range strings.SplitSeq(fields, ",") {
+			if v, ok := strings.CutPrefix(f, "calls="); ok {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("loadbench: commandstats line %q: %w", line, err)
+				}
+				calls[name] = n
+			}
+		}
+	}
+	return calls, nil
+}
+
+// ownInfoCalls is how many commands one pair of snapshots adds to
+// total_commands_processed between them: INFO counts itself only after it
+// has answered, so the first snapshot's INFO falls inside the window and
+// the second's does not.
+const ownInfoCalls = 1
+
+// delta is what the server issued between two snapshots, without the
+// snapshots' own INFO commands.
+func delta(before, after CommandStats) (processed int64, calls map[string]int64) {
+	calls = map[string]int64{}
+	for name, n := range after.Calls {
+		if name == "info" {
+			continue
+		}
+		if d := n - before.Calls[name]; d != 0 {
+			calls[name] = d
+		}
+	}
+	return after.Processed - before.Processed - ownInfoCalls, calls
+}

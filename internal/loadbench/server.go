@@ -1,0 +1,224 @@
+package loadbench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/labstack/echo-contrib/echoprometheus"
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// Variant is one server configuration under test.
+type Variant string
+
+// The variants, in the order a round starts from.
+const (
+	Bare              Variant = "bare"
+	Pulse             Variant = "pulse"
+	PulseWriteThrough Variant = "pulse-write-through"
+	EchoPrometheus    Variant = "echoprometheus"
+)
+
+// Variants lists every variant.
+var Variants = []Variant{Bare, Pulse, PulseWriteThrough, EchoPrometheus}
+
+// records reports whether the variant writes hits to Redis.
+func (v Variant) records() bool { return v == Pulse || v == PulseWriteThrough }
+
+func (v Variant) valid() bool {
+	for _, w := range Variants {
+		if v == w {
+			return true
+		}
+	}
+	return false
+}
+
+// Route is the one route every server serves, and Path the URL the load
+// asks for: a route with a parameter, as most app routes have.
+const (
+	Route = "/posts/:id"
+	Path  = "/posts/42"
+)
+
+// app is one server under test.
+type app struct {
+	handler http.Handler
+	served  *atomic.Int64
+	close   func(ctx context.Context) (timeseries.Health, error)
+}
+
+// newApp builds the Echo app of a variant over pool.
+func newApp(v Variant, pool *redis.Pool, flushInterval time.Duration) (*app, error) {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	a := &app{handler: e, served: &atomic.Int64{}}
+	a.close = func(context.Context) (timeseries.Health, error) { return timeseries.Health{}, nil }
+	// Outermost, so it sees every request the monitoring sees, in every
+	// variant alike.
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			err := next(c)
+			a.served.Add(1)
+			return err
+		}
+	})
+	switch v {
+	case Bare:
+	case Pulse, PulseWriteThrough:
+		rec, err := timeseries.NewRecorder(timeseries.Config{
+			Pool: pool, WriteThrough: v == PulseWriteThrough, FlushInterval: flushInterval,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("loadbench: %w", err)
+		}
+		mw, err := middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}.ToMiddleware()
+		if err != nil {
+			_ = rec.Close(context.Background())
+			return nil, fmt.Errorf("loadbench: %w", err)
+		}
+		e.Use(mw)
+		a.close = func(ctx context.Context) (timeseries.Health, error) {
+			err := rec.Close(ctx)
+			return rec.Health(), err
+		}
+	case EchoPrometheus:
+		mw, err := echoprometheus.MiddlewareConfig{Registerer: prometheus.NewRegistry()}.ToMiddleware()
+		if err != nil {
+			return nil, fmt.Errorf("loadbench: %w", err)
+		}
+		e.Use(mw)
+	default:
+		return nil, fmt.Errorf("loadbench: unknown variant %q", v)
+	}
+	e.GET(Route, func(c echo.Context) error { return c.String(http.StatusOK, "post") })
+	return a, nil
+}
+
+// newPool is the server's Redis pool: enough idle connections that
+// write-through, which holds one per request in flight, never dials on
+// the request path.
+func newPool(addr string) *redis.Pool {
+	return &redis.Pool{
+		MaxIdle:     256,
+		IdleTimeout: time.Minute,
+		Dial:        func() (redis.Conn, error) { return dialRedis(addr) },
+	}
+}
+
+// ServerReport is what a server process prints when it exits.
+type ServerReport struct {
+	Variant Variant `json:"variant"`
+	// Served is how many requests the server answered.
+	Served int64 `json:"served"`
+	// PendingHits and DroppedHits are the recorder's after Close: both
+	// must be 0.
+	PendingHits int64  `json:"pending_hits"`
+	DroppedHits int64  `json:"dropped_hits"`
+	CloseError  string `json:"close_error,omitempty"`
+}
+
+const listeningPrefix = "listening "
+
+// Serve is the server process: it serves variant on a free loopback port,
+// prints "listening ADDR" once it accepts connections, and on SIGTERM or
+// SIGINT (or when ctx ends) stops accepting, waits for the requests in
+// flight, closes the recorder and prints its ServerReport as one JSON
+// line. args are the command line after "serve".
+func Serve(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	variant := fs.String("variant", string(Bare), "variant to serve")
+	redisAddr := fs.String("redis", "", "address of the Redis to record into")
+	flushInterval := fs.Duration("flush-interval", 0, "the recorder's FlushInterval (0: its default, 1 s)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole serve to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	v := Variant(*variant)
+	if !v.valid() {
+		return fmt.Errorf("loadbench: serve: unknown variant %q", v)
+	}
+	if v.records() && *redisAddr == "" {
+		return errors.New("loadbench: serve: -redis is required")
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("loadbench: serve: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("loadbench: serve: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	pool := newPool(*redisAddr)
+	defer pool.Close()
+	a, err := newApp(v, pool, *flushInterval)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_, _ = a.close(context.Background())
+		return fmt.Errorf("loadbench: serve: %w", err)
+	}
+	// Catch the signals before saying we listen: the SIGTERM that ends
+	// the run may follow at once.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "%s%s\n", listeningPrefix, ln.Addr())
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return fmt.Errorf("loadbench: serve: %w", err)
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("loadbench: serve: shutdown: %w", err)
+	}
+	rep := ServerReport{Variant: v, Served: a.served.Load()}
+	h, err := a.close(shutdownCtx)
+	if err != nil {
+		rep.CloseError = err.Error()
+	}
+	rep.PendingHits, rep.DroppedHits = h.PendingHits, h.DroppedHits
+	return json.NewEncoder(stdout).Encode(rep)
+}
+
+// readListening reads the server's first line and returns its address.
+func readListening(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("loadbench: server did not start: %w", err)
+	}
+	addr, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), listeningPrefix)
+	if !ok {
+		return "", fmt.Errorf("loadbench: server said %q, want %q", line, listeningPrefix+"ADDR")
+	}
+	return addr, nil
+}

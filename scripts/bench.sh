@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# make bench: the Go benchmarks of every package, then the HTTP load
+# comparison (bare Echo, Pulse batched, Pulse write-through,
+# echoprometheus) under wrk against a redis-server of its own. Both land
+# in BENCHMARKS.md; the last line printed is "pulse/bare throughput
+# ratio: X.XX". Installs wrk and redis-server with apt-get when missing and
+# fetches nothing else. Takes about four minutes on 2 cores.
+#
+# Settings (environment): BENCH_ROUNDS (20), BENCH_DURATION (1s),
+# BENCH_CONNECTIONS (32), BENCH_SCALE (1,8: extra Pulse runs at these
+# connection counts), BENCH_GOMAXPROCS (1: the server's), BENCH_THREADS (1:
+# wrk's), BENCH_COUNT (3: runs of each Go benchmark), BENCH_GO_TIME (300ms).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+
+missing=()
+command -v "$GO" >/dev/null || { echo "bench: Go is not installed (https://go.dev/dl/)" >&2; exit 1; }
+command -v redis-server >/dev/null || missing+=(redis-server)
+command -v wrk >/dev/null || missing+=(wrk)
+if [ ${#missing[@]} -gt 0 ]; then
+	sudo=""
+	if [ "$(id -u)" != 0 ]; then
+		if command -v sudo >/dev/null; then sudo="sudo"; else
+			echo "bench: missing ${missing[*]}; install them with: apt-get install ${missing[*]}" >&2
+			exit 1
+		fi
+	fi
+	if ! command -v apt-get >/dev/null; then
+		echo "bench: missing ${missing[*]} and apt-get is not available; install them with your package manager" >&2
+		exit 1
+	fi
+	echo "bench: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -qq >/dev/null || true
+	$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || {
+		echo "bench: apt-get could not install ${missing[*]}; install them with: apt-get install ${missing[*]}" >&2
+		exit 1
+	}
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+echo "bench: go test -run '^\$' -bench . -benchmem over every package (one package at a time)"
+# -p 1: one test binary at a time, so benchmarks of two packages never
+# share the CPUs.
+"$GO" test -p 1 -run '^$' -bench . -benchmem -count "${BENCH_COUNT:-3}" -benchtime "${BENCH_GO_TIME:-300ms}" \
+	-timeout 10m ./... | tee "$work/gobench.txt"
+
+echo "bench: HTTP load comparison"
+"$GO" build -o "$work/loadbench" ./internal/loadbench/cmd/loadbench
+"$work/loadbench" \
+	-rounds "${BENCH_ROUNDS:-20}" \
+	-duration "${BENCH_DURATION:-1s}" \
+	-connections "${BENCH_CONNECTIONS:-32}" \
+	-scale "${BENCH_SCALE:-1,8}" \
+	-gomaxprocs "${BENCH_GOMAXPROCS:-1}" \
+	-threads "${BENCH_THREADS:-1}" \
+	-gobench "$work/gobench.txt" \
+	-markdown BENCHMARKS.md \
+	-command "make bench"

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -268,9 +267,30 @@ func (r *Recorder) Record(counters ...*Counter) {
 		r.writeNow(sec, counters)
 		return
 	}
-	shard := rand.Uint32() % numShards
+	st := stripes.Get().(*stripe)
 	for _, c := range counters {
-		c.add(shard, sec, 1)
+		c.add(st.index, sec, 1)
+	}
+	stripes.Put(st)
+}
+
+// stripe names one of the numShards stripes of every Counter.
+type stripe struct{ index uint32 }
+
+// stripes hands out stripes so that each P mostly keeps one of its own:
+// sync.Pool caches per P, so a goroutine usually gets back the stripe its
+// P used last, and two cores rarely add to the same cache line. A random
+// stripe per call would make them collide and bounce lines between
+// cores. New hands out pointers into a fixed array: it never allocates.
+var (
+	stripeSet  [numShards]stripe
+	nextStripe atomic.Uint32
+	stripes    = sync.Pool{New: func() any { return &stripeSet[nextStripe.Add(1)%numShards] }}
+)
+
+func init() {
+	for i := range stripeSet {
+		stripeSet[i].index = uint32(i)
 	}
 }
 
@@ -385,7 +405,10 @@ func (r *Recorder) loop(ctx context.Context) {
 			if !flushing {
 				flushing = true
 				go func() {
-					_ = r.flush(ctx, false)
+					// Not cancelled by Close: a flush under way finishes
+					// (within FlushTimeout) rather than leave a batch whose
+					// fate Redis alone knows.
+					_ = r.flush(context.WithoutCancel(ctx), false)
 					flushDone <- struct{}{}
 				}()
 			}
@@ -500,8 +523,8 @@ func (r *Recorder) send(ctx context.Context, batches []*batch) (applied int, wro
 
 // flushScript applies one batch unless a batch with the same or a later
 // seq of this recorder was applied already. All of a batch's HINCRBYs and
-// ZADDs happen atomically, so a cleaner never sees a written hash that is
-// missing from the known set.
+// its ZADDs (one per 500 members) happen atomically, so a cleaner never
+// sees a written hash that is missing from the known set.
 //
 // KEYS: marker, known, count key per delta.
 // ARGV: seq, marker ttl, n, n field/delta pairs, then known-set members.
@@ -513,9 +536,16 @@ local n = tonumber(ARGV[3])
 for i = 1, n do
   redis.call('HINCRBY', KEYS[i + 2], ARGV[2 + 2 * i], ARGV[3 + 2 * i])
 end
+local members = {}
 for j = 4 + 2 * n, #ARGV do
-  redis.call('ZADD', KEYS[2], 0, ARGV[j])
+  members[#members + 1] = 0
+  members[#members + 1] = ARGV[j]
+  if #members == 1000 then
+    redis.call('ZADD', KEYS[2], unpack(members))
+    members = {}
+  end
 end
+if #members > 0 then redis.call('ZADD', KEYS[2], unpack(members)) end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 return 1
 `

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -393,5 +395,41 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 10 s")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A flush costs Redis at most 2 commands per series and precision written,
+// scripts' inner commands included, whatever the request rate: the writes
+// are per bucket, not per hit.
+func TestFlushCommandBudget(t *testing.T) {
+	srv := redistest.Start(t)
+	r := newRecorder(t, srv, timeseries.Config{FlushInterval: time.Hour})
+	names := []string{"hits", "GET /posts/:id", "status:2xx"}
+	var cs []*timeseries.Counter
+	for _, n := range names {
+		cs = append(cs, mustCounter(t, r, n))
+	}
+	for _, hits := range []int{10, 10000} {
+		for range hits {
+			r.Record(cs...)
+		}
+		srv.Do("CONFIG", "RESETSTAT")
+		flush(t, r)
+		info, err := redis.String(srv.Do("INFO", "commandstats"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, line := range strings.Split(info, "\n") {
+			if _, rest, ok := strings.Cut(line, ":calls="); ok && !strings.HasPrefix(line, "cmdstat_info:") {
+				n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+				total += n
+			}
+		}
+		budget := 2 * len(names) * len(timeseries.DefaultPrecisions)
+		if total > budget {
+			t.Errorf("%d hits: flush ran %d Redis commands, budget %d\n%s", hits, total, budget, info)
+		}
+		t.Logf("%d hits per series: %d commands for %d series×precisions", hits, total, len(names)*len(timeseries.DefaultPrecisions))
 	}
 }

@@ -18,26 +18,8 @@ missing=()
 command -v "$GO" >/dev/null || { echo "bench: Go is not installed (https://go.dev/dl/)" >&2; exit 1; }
 command -v redis-server >/dev/null || missing+=(redis-server)
 command -v wrk >/dev/null || missing+=(wrk)
-if [ ${#missing[@]} -gt 0 ]; then
-	sudo=""
-	if [ "$(id -u)" != 0 ]; then
-		if command -v sudo >/dev/null; then sudo="sudo"; else
-			echo "bench: missing ${missing[*]}; install them with: apt-get install ${missing[*]}" >&2
-			exit 1
-		fi
-	fi
-	if ! command -v apt-get >/dev/null; then
-		echo "bench: missing ${missing[*]} and apt-get is not available; install them with your package manager" >&2
-		exit 1
-	fi
-	echo "bench: installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	$sudo apt-get update -qq >/dev/null || true
-	$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || {
-		echo "bench: apt-get could not install ${missing[*]}; install them with: apt-get install ${missing[*]}" >&2
-		exit 1
-	}
-fi
+. scripts/install.sh
+install_missing bench "${missing[@]}"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

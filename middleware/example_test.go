@@ -1,0 +1,44 @@
+package middleware_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/gomodule/redigo/redis"
+	"github.com/labstack/echo/v4"
+
+	"github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+func ExampleHitsWithConfig() {
+	mr, _ := miniredis.Run() // any Redis will do; this one lives in the process
+	defer mr.Close()
+	pool := &redis.Pool{Dial: func() (redis.Conn, error) { return redis.Dial("tcp", mr.Addr()) }}
+	defer pool.Close()
+
+	rec, _ := timeseries.NewRecorder(timeseries.Config{Pool: pool})
+	e := echo.New()
+	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
+	e.GET("/posts/:id", func(c echo.Context) error { return c.String(http.StatusOK, "a post") })
+	for _, path := range []string{"/posts/1", "/posts/2", "/nowhere"} {
+		e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil))
+	}
+	_ = rec.Close(context.Background()) // writes what is pending
+
+	store, _ := timeseries.NewStore(pool, timeseries.Schema{}, nil)
+	series, _ := store.Series(context.Background())
+	for _, s := range series {
+		samples, _ := store.Samples(context.Background(), s.Name, 86400, timeseries.Range{})
+		fmt.Println(s.Name, samples[0].Count)
+	}
+	// Output:
+	// GET /posts/:id 2
+	// hits 3
+	// status:2xx 2
+	// status:4xx 1
+	// unmatched 1
+}

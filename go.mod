@@ -11,6 +11,7 @@ require (
 	github.com/gomodule/redigo v1.9.3
 	github.com/labstack/echo-contrib v0.50.1
 	github.com/labstack/echo/v4 v4.16.0
+	github.com/mna/redisc v1.4.0
 	github.com/prometheus/client_golang v1.23.2
 	modernc.org/sqlite v1.61.1
 )

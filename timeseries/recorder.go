@@ -129,6 +129,9 @@ type Counter struct {
 	keys    []string // count key per precision
 	members []string // known-set member per precision
 	shards  [numShards]ring
+	// moved counts the hits that left the ring (to pending, or written at
+	// once in write-through mode): with the ring's contents, the total.
+	moved atomic.Int64
 }
 
 type ring struct {
@@ -307,6 +310,7 @@ func (c *Counter) add(shard uint32, sec, n int64) {
 	if s.sec.Load() != sec {
 		if old := s.n.Swap(0); old != 0 {
 			r.pending[pendingKey{c.id, s.sec.Load()}] += old
+			c.moved.Add(old)
 		}
 		s.sec.Store(sec)
 	}
@@ -325,6 +329,7 @@ func (r *Recorder) drainLocked() {
 				}
 				if n := s.n.Swap(0); n != 0 {
 					r.pending[pendingKey{c.id, s.sec.Load()}] += n
+					c.moved.Add(n)
 				}
 			}
 		}
@@ -334,6 +339,9 @@ func (r *Recorder) drainLocked() {
 // writeNow is the write-through path: the original design's pipeline of
 // HINCRBY then ZADD for every series and precision.
 func (r *Recorder) writeNow(sec int64, counters []*Counter) {
+	for _, c := range counters {
+		c.moved.Add(1)
+	}
 	r.mu.Lock()
 	down := !r.retryAt.IsZero() && time.Now().Before(r.retryAt)
 	r.mu.Unlock()

@@ -433,3 +433,40 @@ func TestFlushCommandBudget(t *testing.T) {
 		t.Logf("%d hits per series: %d commands for %d series×precisions", hits, total, len(names)*len(timeseries.DefaultPrecisions))
 	}
 }
+
+func TestTotalsCountEveryHitOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, wt := range []bool{false, true} {
+		t.Run(fmt.Sprintf("writeThrough=%v", wt), func(t *testing.T) {
+			srv.FlushAll()
+			r := newRecorder(t, srv, timeseries.Config{WriteThrough: wt})
+			a, b := mustCounter(t, r, "a"), mustCounter(t, r, "b")
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range 250 {
+						r.Record(a, b)
+						a.Inc()
+					}
+				}()
+			}
+			wg.Wait()
+			check := func(when string) {
+				got := map[string]int64{}
+				for _, st := range r.Totals() {
+					got[st.Name] = st.Hits
+				}
+				if got["a"] != 4000 || got["b"] != 2000 || got["overflow"] != 0 {
+					t.Fatalf("%s: totals %v, want a=4000 b=2000 overflow=0", when, got)
+				}
+			}
+			check("before flush")
+			if err := r.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			check("after flush")
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/ratelog"
+	"github.com/pulse-dev/pulse/internal/redisconn"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -27,8 +28,12 @@ const unlockTimeout = 200 * time.Millisecond
 
 // Config configures a Cleaner. Zero fields take the defaults.
 type Config struct {
-	// Pool is the caller's connection pool; required.
-	Pool *redis.Pool
+	// Recorder, when set, gives the Pool, Schema and Clock that are not
+	// set here: the cleaner then cleans what that recorder writes.
+	Recorder *timeseries.Recorder
+	// Pool is the caller's *redis.Pool or *redisc.Cluster; required
+	// unless Recorder is set.
+	Pool timeseries.Pool
 	// Schema must match the Recorders' (key prefix); its precisions are
 	// not consulted: every series listed in the known set is cleaned.
 	Schema timeseries.Schema
@@ -69,7 +74,11 @@ type Stats struct {
 // Cleaner trims series in the background. Its methods are safe for
 // concurrent use.
 type Cleaner struct {
-	pool     *redis.Pool
+	// afterUnlist, when set by a test, runs between unlisting emptied
+	// series and looking at their hashes again.
+	afterUnlist func()
+
+	router   *redisconn.Router
 	schema   timeseries.Schema
 	interval time.Duration
 	samples  int
@@ -93,6 +102,17 @@ type Cleaner struct {
 // New validates cfg and returns a Cleaner. Start or Run it to clean
 // periodically, or call Pass to clean once.
 func New(cfg Config) (*Cleaner, error) {
+	if r := cfg.Recorder; r != nil {
+		if cfg.Pool == nil {
+			cfg.Pool = r.Pool()
+		}
+		if cfg.Schema.Prefix == "" && cfg.Schema.Precisions == nil {
+			cfg.Schema = r.Schema()
+		}
+		if cfg.Clock == nil {
+			cfg.Clock = r.Clock()
+		}
+	}
 	if cfg.Pool == nil {
 		return nil, errors.New("cleaner: Config.Pool is nil")
 	}
@@ -120,7 +140,7 @@ func New(cfg Config) (*Cleaner, error) {
 	}
 	stopped, stop := context.WithCancel(context.Background())
 	return &Cleaner{
-		pool:     cfg.Pool,
+		router:   redisconn.NewRouter(cfg.Pool),
 		schema:   schema,
 		interval: cfg.Interval,
 		samples:  cfg.Samples,
@@ -225,98 +245,161 @@ func (c *Cleaner) Pass(ctx context.Context) (Stats, error) {
 }
 
 func (c *Cleaner) pass(ctx context.Context, st *Stats) error {
-	conn, err := c.pool.GetContext(ctx)
-	if err != nil {
-		return err
+	do := func(cmds ...redisconn.Cmd) []redisconn.Reply {
+		st.RoundTrips++
+		return c.router.DoContext(ctx, cmds, redisconn.Options{Timeout: passTimeout})
 	}
-	defer conn.Close()
-
 	token, err := newToken()
 	if err != nil {
 		return err
 	}
-	// Take the lock and load the script in one round trip.
-	_ = conn.Send("SET", c.lockKey, token, "NX", "PX", c.lockTTL.Milliseconds())
-	_ = conn.Send("SCRIPT", "LOAD", cleanSource)
-	st.RoundTrips++
-	replies, err := redis.Values(redis.DoContext(conn, ctx, ""))
-	if err != nil {
-		return err
+	lock := do(redisconn.Cmd{Key: c.lockKey, Name: "SET", Args: []any{c.lockKey, token, "NX", "PX", c.lockTTL.Milliseconds()}})[0]
+	if lock.Err != nil {
+		return lock.Err
 	}
-	if replies[0] == nil {
+	if lock.Value == nil {
 		st.Skipped = true
 		return nil
 	}
 	defer func() {
-		// Release only a lock that is still ours, on a fresh connection, so
-		// a pass cut off mid-pipeline still lets the next one in at once.
-		// Briefly: should Redis not answer, the lock expires by itself, and
-		// Close must not wait on it.
-		rctx, cancel := context.WithTimeout(context.Background(), unlockTimeout)
-		defer cancel()
-		if rc, err := c.pool.GetContext(rctx); err == nil {
-			_, _ = unlockScript.DoContext(rctx, rc, c.lockKey, token)
-			rc.Close()
-			st.RoundTrips++
-		}
+		// Release only a lock that is still ours. Briefly: should Redis not
+		// answer, the lock expires by itself, and Close must not wait on it.
+		c.router.Do([]redisconn.Cmd{unlockScript.Cmd([]string{c.lockKey}, token)}, redisconn.Options{Timeout: unlockTimeout})
+		st.RoundTrips++
 	}()
 
 	now := c.clock.Now().Unix()
 	known := c.schema.KnownKey()
-	page, err := redis.Strings(redis.DoContext(conn, ctx, "ZRANGEBYLEX", known, "-", "+", "LIMIT", 0, c.pageSize))
-	st.RoundTrips++
+	page := func(after string) redisconn.Cmd {
+		return redisconn.Cmd{Key: known, Name: "ZRANGEBYLEX", Args: []any{known, after, "+", "LIMIT", 0, c.pageSize}}
+	}
+	first := do(page("-"))[0]
+	members, err := redis.Strings(first.Value, first.Err)
 	if err != nil {
 		return fmt.Errorf("read known set: %w", err)
 	}
+	var empty []string // series whose hash the trim left empty
 	for {
-		sent := 0
-		for _, m := range page {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var cmds []redisconn.Cmd
+		var due []string
+		for _, m := range members {
 			p, _, ok := timeseries.ParseMember(m)
 			if !ok || !c.due(p, st.Pass) {
 				continue // not a Pulse series, or not its turn
 			}
 			cutoff := timeseries.BucketStart(now, p) - int64(c.samples-1)*int64(p)
-			if err := cleanScript.SendHash(conn, c.schema.MemberKey(m), known, m, cutoff, c.samples); err != nil {
-				return err
-			}
-			sent++
+			cmds = append(cmds, trimScript.Cmd([]string{c.schema.MemberKey(m)}, cutoff, c.samples))
+			due = append(due, m)
 		}
-		more := len(page) == c.pageSize
+		more := len(members) == c.pageSize
 		if more {
-			// Ask for the next page in the same round trip, after the last
+			// The next page goes in the same round trip, after the last
 			// member seen: removals during the pass cannot shift it.
-			_ = conn.Send("ZRANGEBYLEX", known, "("+page[len(page)-1], "+", "LIMIT", 0, c.pageSize)
+			cmds = append(cmds, page("("+members[len(members)-1]))
 		}
-		if sent == 0 && !more {
-			return nil
+		if len(cmds) == 0 {
+			break
 		}
-		if err := conn.Flush(); err != nil {
-			return err
-		}
-		st.RoundTrips++
-		st.Series += sent
-		for range sent {
-			res, err := redis.Int64s(redis.ReceiveContext(conn, ctx))
+		replies := do(cmds...)
+		st.Series += len(due)
+		for i, m := range due {
+			res, err := redis.Int64s(replies[i].Value, replies[i].Err)
 			if err != nil {
-				var rerr redis.Error
-				if errors.As(err, &rerr) {
+				if redisconn.Classify(err) == redisconn.KeyPermanent {
 					// One bad key (of another type, say) must not stop
 					// the pass.
-					c.onError(fmt.Errorf("cleaner: %w", err))
+					c.onError(fmt.Errorf("cleaner: %s: %w", c.schema.MemberKey(m), err))
 					continue
 				}
 				return err
 			}
 			st.FieldsDeleted += res[0]
-			st.SeriesRemoved += int(res[1])
+			if res[1] == 0 {
+				empty = append(empty, m)
+			}
 		}
 		if !more {
-			return nil
+			break
 		}
-		if page, err = redis.Strings(redis.ReceiveContext(conn, ctx)); err != nil {
+		if members, err = redis.Strings(replies[len(cmds)-1].Value, replies[len(cmds)-1].Err); err != nil {
 			return fmt.Errorf("read known set: %w", err)
 		}
 	}
+	if len(empty) == 0 {
+		return nil
+	}
+	removed, err := c.unlist(empty, do, func() bool { return ctx.Err() != nil })
+	st.SeriesRemoved += removed
+	return err
+}
+
+// passTimeout bounds each round trip of a pass run without a deadline.
+const passTimeout = 10 * time.Second
+
+// unlist removes series whose hash the trim left empty from the known
+// set, then looks at each hash again and lists the ones that have data
+// once more. A Recorder writes a hash before it lists it (on a cluster the
+// hash and known: may live on different nodes, so no script can do both
+// atomically): a write that came before the second look is seen by it,
+// and one that came after is followed by the recorder's own ZADD. Either
+// way a series with data ends up listed; it is unlisted at most for the
+// cleaner's two round trips. It returns how many stayed removed.
+func (c *Cleaner) unlist(members []string, do func(...redisconn.Cmd) []redisconn.Reply, stopping func() bool) (int, error) {
+	known := c.schema.KnownKey()
+	var zrem []redisconn.Cmd
+	for i := 0; i < len(members); i += 1000 {
+		args := []any{known}
+		for _, m := range members[i:min(i+1000, len(members))] {
+			args = append(args, m)
+		}
+		zrem = append(zrem, redisconn.Cmd{Key: known, Name: "ZREM", Args: args})
+	}
+	for _, rep := range do(zrem...) {
+		if rep.Err != nil {
+			return 0, fmt.Errorf("unlist: %w", rep.Err)
+		}
+	}
+	if c.afterUnlist != nil {
+		c.afterUnlist()
+	}
+	cmds := make([]redisconn.Cmd, len(members))
+	for i, m := range members {
+		key := c.schema.MemberKey(m)
+		cmds[i] = redisconn.Cmd{Key: key, Name: "EXISTS", Args: []any{key}}
+	}
+	relist := []any{known}
+	var firstErr error
+	for i, rep := range do(cmds...) {
+		n, err := redis.Int(rep.Value, rep.Err)
+		if err != nil || n > 0 {
+			// Unsure counts as written: listing an empty series costs a
+			// member until the next pass, unlisting one with data hides it.
+			relist = append(relist, 0, members[i])
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	removed := len(members) - (len(relist)-1)/2
+	if len(relist) > 1 {
+		// Sent even when the pass is being stopped, so the series found
+		// written are listed again; then only briefly, as for the lock.
+		t := passTimeout
+		if stopping() {
+			t = unlockTimeout
+		}
+		rep := c.router.Do([]redisconn.Cmd{{Key: known, Name: "ZADD", Args: relist}}, redisconn.Options{Timeout: t})[0]
+		if rep.Err != nil {
+			return removed, fmt.Errorf("relist: %w", rep.Err)
+		}
+	}
+	if firstErr != nil {
+		return removed, fmt.Errorf("look again: %w", firstErr)
+	}
+	return removed, nil
 }
 
 func newToken() (string, error) {
@@ -327,16 +410,14 @@ func newToken() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// cleanScript trims one series. Fields are compared as numbers; fields that
+// trimScript trims one series. Fields are compared as numbers; fields that
 // are not numbers were not written by Pulse and are left alone.
 //
-// KEYS: count hash, known set. ARGV: member, cutoff, samples.
-// Returns {fields deleted, 1 if the series was removed from the known set}.
-var cleanScript = redis.NewScript(2, cleanSource)
-
-const cleanSource = `
-local cutoff = tonumber(ARGV[2])
-local keep = tonumber(ARGV[3])
+// KEYS: count hash. ARGV: cutoff, samples.
+// Returns {fields deleted, fields left}.
+var trimScript = redisconn.NewScript(`
+local cutoff = tonumber(ARGV[1])
+local keep = tonumber(ARGV[2])
 local del, times, names = {}, {}, {}
 for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
   local t = tonumber(f)
@@ -358,14 +439,11 @@ end
 for i = 1, #del, 1000 do
   redis.call('HDEL', KEYS[1], unpack(del, i, math.min(i + 999, #del)))
 end
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  return {#del, redis.call('ZREM', KEYS[2], ARGV[1])}
-end
-return {#del, 0}
-`
+return {#del, redis.call('HLEN', KEYS[1])}
+`)
 
 // unlockScript deletes the lock only if it still holds our token.
-var unlockScript = redis.NewScript(1, `
+var unlockScript = redisconn.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `)

@@ -14,6 +14,9 @@ import (
 // "Redis in Action" counter design: 5 s, 1 min, 5 min, 1 h, 5 h, 1 day.
 var DefaultPrecisions = []int{5, 60, 300, 3600, 18000, 86400}
 
+// MaxPrecisions bounds the precisions of a schema.
+const MaxPrecisions = 16
+
 // MaxNameLen bounds a series name, in bytes.
 const MaxNameLen = 200
 
@@ -36,6 +39,9 @@ func (s Schema) withDefaults() (Schema, error) {
 	}
 	if len(s.Precisions) == 0 {
 		return s, errors.New("timeseries: no precisions")
+	}
+	if len(s.Precisions) > MaxPrecisions {
+		return s, fmt.Errorf("timeseries: %d precisions, at most %d", len(s.Precisions), MaxPrecisions)
 	}
 	ps := slices.Clone(s.Precisions)
 	slices.Sort(ps)

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
 // ErrUnknownPrecision is matched (errors.Is) by the error for a precision
@@ -60,14 +63,19 @@ type Range struct {
 
 // Store reads series written by a Recorder with the same Schema.
 type Store struct {
-	pool   *redis.Pool
+	router *redisconn.Router
 	schema Schema
 	clock  Clock
 }
 
-// NewStore returns a reader of the series in pool under schema. clock may
-// be nil (system clock); it decides the current bucket for zero-filling.
-func NewStore(pool *redis.Pool, schema Schema, clock Clock) (*Store, error) {
+// defaultReadTimeout bounds a read whose context has no deadline.
+const defaultReadTimeout = 5 * time.Second
+
+// NewStore returns a reader of the series in pool (a *redis.Pool or a
+// *redisc.Cluster) under schema. clock may be nil (system clock); it
+// decides the current bucket for zero-filling. Recorder.Store returns one
+// with the recorder's pool, schema and clock.
+func NewStore(pool Pool, schema Schema, clock Clock) (*Store, error) {
 	if pool == nil {
 		return nil, errors.New("timeseries: nil pool")
 	}
@@ -78,7 +86,20 @@ func NewStore(pool *redis.Pool, schema Schema, clock Clock) (*Store, error) {
 	if clock == nil {
 		clock = SystemClock
 	}
-	return &Store{pool: pool, schema: s, clock: clock}, nil
+	return &Store{router: redisconn.NewRouter(pool), schema: s, clock: clock}, nil
+}
+
+// Store returns a reader of what r writes: same pool, schema and clock.
+func (r *Recorder) Store() *Store {
+	return &Store{router: r.router, schema: r.schema, clock: r.clock}
+}
+
+// timeout is what is left of ctx's deadline, or defaultReadTimeout.
+func timeout(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return max(time.Until(dl), time.Millisecond)
+	}
+	return defaultReadTimeout
 }
 
 // Schema returns the store's schema with defaults filled in.
@@ -98,14 +119,14 @@ const knownPage = 1000
 // precisions in ascending order. It reads the known set in pages so a
 // large set does not block Redis.
 func (s *Store) Series(ctx context.Context) ([]SeriesInfo, error) {
-	conn, err := s.pool.GetContext(ctx)
+	conn, err := s.router.Get(s.schema.KnownKey())
 	if err != nil {
 		return nil, fmt.Errorf("timeseries: series: %w", err)
 	}
 	defer conn.Close()
 	byName := map[string][]int{}
 	for start := 0; ; start += knownPage {
-		members, err := redis.Strings(redis.DoContext(conn, ctx, "ZRANGE", s.schema.KnownKey(), start, start+knownPage-1))
+		members, err := redis.Strings(redis.DoWithTimeout(conn, timeout(ctx), "ZRANGE", s.schema.KnownKey(), start, start+knownPage-1))
 		if err != nil {
 			return nil, fmt.Errorf("timeseries: series: %w", err)
 		}
@@ -145,25 +166,20 @@ func (s *Store) Samples(ctx context.Context, name string, precision int, r Range
 	if r.From != 0 && r.To != 0 && r.From > r.To {
 		return nil, fmt.Errorf("timeseries: samples: from %d is after to %d", r.From, r.To)
 	}
-	conn, err := s.pool.GetContext(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("timeseries: samples: %w", err)
+	known, key := s.schema.KnownKey(), s.schema.CountKey(precision, name)
+	replies := s.router.Do([]redisconn.Cmd{
+		{Key: known, Name: "ZSCORE", Args: []any{known, Member(precision, name)}},
+		{Key: key, Name: "HGETALL", Args: []any{key}},
+	}, redisconn.Options{Timeout: timeout(ctx)})
+	for _, rep := range replies {
+		if rep.Err != nil {
+			return nil, fmt.Errorf("timeseries: samples: %w", rep.Err)
+		}
 	}
-	defer conn.Close()
-	if err := conn.Send("ZSCORE", s.schema.KnownKey(), Member(precision, name)); err != nil {
-		return nil, fmt.Errorf("timeseries: samples: %w", err)
-	}
-	if err := conn.Send("HGETALL", s.schema.CountKey(precision, name)); err != nil {
-		return nil, fmt.Errorf("timeseries: samples: %w", err)
-	}
-	replies, err := redis.Values(redis.DoContext(conn, ctx, ""))
-	if err != nil {
-		return nil, fmt.Errorf("timeseries: samples: %w", err)
-	}
-	if replies[0] == nil {
+	if replies[0].Value == nil {
 		return nil, fmt.Errorf("%w: %q at precision %d", ErrUnknownSeries, name, precision)
 	}
-	fields, err := redis.StringMap(replies[1], nil)
+	fields, err := redis.StringMap(replies[1].Value, nil)
 	if err != nil {
 		return nil, fmt.Errorf("timeseries: samples: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
 // maxFieldsPerRead bounds the bucket fields SamplesMany asks for by name
@@ -50,39 +52,32 @@ func (s *Store) SamplesMany(ctx context.Context, names []string, precision int, 
 	}
 	fields, empty := windowFields(precision, r)
 
-	conn, err := s.pool.GetContext(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("timeseries: samples many: %w", err)
-	}
-	defer conn.Close()
 	known := s.schema.KnownKey()
+	cmds := make([]redisconn.Cmd, 0, 2*len(unique))
 	for _, name := range unique {
-		if err := conn.Send("ZSCORE", known, Member(precision, name)); err != nil {
-			return nil, fmt.Errorf("timeseries: samples many: %w", err)
-		}
+		cmds = append(cmds, redisconn.Cmd{Key: known, Name: "ZSCORE", Args: []any{known, Member(precision, name)}})
 		if empty {
 			continue
 		}
 		key := s.schema.CountKey(precision, name)
 		if fields != nil {
-			err = conn.Send("HMGET", append([]any{key}, fields...)...)
+			cmds = append(cmds, redisconn.Cmd{Key: key, Name: "HMGET", Args: append([]any{key}, fields...)})
 		} else {
-			err = conn.Send("HGETALL", key)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("timeseries: samples many: %w", err)
+			cmds = append(cmds, redisconn.Cmd{Key: key, Name: "HGETALL", Args: []any{key}})
 		}
 	}
-	replies, err := redis.Values(redis.DoContext(conn, ctx, ""))
-	if err != nil {
-		return nil, fmt.Errorf("timeseries: samples many: %w", err)
+	var err error
+	results := s.router.Do(cmds, redisconn.Options{Timeout: timeout(ctx)})
+	replies := make([]any, len(results))
+	for i, rep := range results {
+		if rep.Err != nil {
+			return nil, fmt.Errorf("timeseries: samples many: %w", rep.Err)
+		}
+		replies[i] = rep.Value
 	}
 	perName := 2
 	if empty {
 		perName = 1
-	}
-	if len(replies) != perName*len(unique) {
-		return nil, fmt.Errorf("timeseries: samples many: %d replies for %d commands", len(replies), perName*len(unique))
 	}
 	current := BucketStart(s.clock.Now().Unix(), precision)
 	for i, name := range unique {

@@ -1,0 +1,123 @@
+package timeseries
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+)
+
+// A Counter keeps the hits of the last ringSize seconds in memory, in
+// each of numShards stripes. A slot reused for a newer second hands its
+// count to pending first, so a late flusher loses nothing; the ring only
+// needs to be long enough that this is rare.
+const (
+	ringSize  = 8
+	numShards = 8
+)
+
+// Counter is one series. Its Inc is an atomic add on the slot of the
+// current second in one of several stripes, so that cores recording at
+// once rarely write the same cache line: no lock, no allocation, no Redis.
+type Counter struct {
+	rec     *Recorder
+	id      int32
+	name    string
+	keys    []string // count key per precision
+	members []string // known-set member per precision
+	groups  []int    // flush group (cluster slot) of each count key
+	shards  [numShards]ring
+	// moved counts the hits that left the ring (to pending, or written at
+	// once in write-through mode): with the ring's contents, the total.
+	moved atomic.Int64
+}
+
+type ring struct {
+	slots [ringSize]slot // 128 bytes: two cache lines
+}
+
+type slot struct {
+	sec atomic.Int64
+	n   atomic.Int64
+}
+
+const emptySlot = math.MinInt64
+
+// Name is the series name.
+func (c *Counter) Name() string { return c.name }
+
+// Inc records one hit now.
+func (c *Counter) Inc() { c.rec.Record(c) }
+
+// stripe names one of the numShards stripes of every Counter.
+type stripe struct{ index uint32 }
+
+// stripes hands out stripes so that each P mostly keeps one of its own:
+// sync.Pool caches per P, so a goroutine usually gets back the stripe its
+// P used last, and two cores rarely add to the same cache line. A random
+// stripe per call would make them collide and bounce lines between
+// cores. New hands out pointers into a fixed array: it never allocates.
+var (
+	stripeSet  [numShards]stripe
+	nextStripe atomic.Uint32
+	stripes    = sync.Pool{New: func() any { return &stripeSet[nextStripe.Add(1)%numShards] }}
+)
+
+func init() {
+	for i := range stripeSet {
+		stripeSet[i].index = uint32(i)
+	}
+}
+
+func (c *Counter) add(shard uint32, sec, n int64) {
+	s := &c.shards[shard].slots[uint64(sec)%ringSize]
+	if s.sec.Load() == sec {
+		s.n.Add(n)
+		return
+	}
+	// A new second for this slot: move what the slot holds to pending
+	// under the lock so the flusher sees every hit with its own second.
+	r := c.rec
+	r.mu.Lock()
+	if s.sec.Load() != sec {
+		if old := s.n.Swap(0); old != 0 {
+			r.addPendingLocked(c, s.sec.Load(), old)
+		}
+		s.sec.Store(sec)
+	}
+	s.n.Add(n)
+	r.mu.Unlock()
+}
+
+// ringHits is what c's ring holds now.
+func (c *Counter) ringHits() int64 {
+	var n int64
+	for i := range c.shards {
+		for j := range c.shards[i].slots {
+			n += c.shards[i].slots[j].n.Load()
+		}
+	}
+	return n
+}
+
+// drainLocked moves every counter's ring into pending.
+func (r *Recorder) drainLocked() {
+	for _, c := range r.counters {
+		for i := range c.shards {
+			for j := range c.shards[i].slots {
+				s := &c.shards[i].slots[j]
+				if s.n.Load() == 0 {
+					continue
+				}
+				if n := s.n.Swap(0); n != 0 {
+					r.addPendingLocked(c, s.sec.Load(), n)
+				}
+			}
+		}
+	}
+}
+
+// addPendingLocked adds n hits of c at second sec, due at every precision.
+func (r *Recorder) addPendingLocked(c *Counter, sec, n int64) {
+	c.moved.Add(n)
+	r.pending[pendingKey{counter: c.id, sec: sec, due: r.allPrecisions}] += n
+}

@@ -1,0 +1,202 @@
+package timeseries
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A spill file holds batches, each with its marker and seq, so that the
+// Recorder that sends them later is refused by Redis for any batch that
+// did land before (a flush whose reply was lost): sent once, whatever
+// happens in between. The checksum tells a torn or edited file.
+type spillFile struct {
+	Version int             `json:"version"`
+	Written time.Time       `json:"written"`
+	Batches json.RawMessage `json:"batches"`
+	SHA256  string          `json:"sha256"`
+}
+
+const (
+	spillVersion = 1
+	spillSuffix  = ".spill"
+	badSuffix    = ".bad"
+)
+
+// spill writes everything not yet in Redis to a new file in SpillDir and
+// forgets it, so Close can return. Files it had loaded and not finished
+// are folded into the new one and removed.
+func (r *Recorder) spill() error {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	r.mu.Lock()
+	r.drainLocked()
+	var all []*batch
+	// Outstanding and queued first: they keep their marker and seq.
+	for m, b := range r.outstanding {
+		all = append(all, b)
+		all = append(all, r.queued[m]...)
+		delete(r.queued, m)
+	}
+	for _, q := range r.queued {
+		all = append(all, q...)
+	}
+	r.outstanding = map[string]*batch{}
+	r.queued = map[string][]*batch{}
+	// Then pending, in batches under this recorder's markers. Their seqs
+	// follow any outstanding batch of the same marker, and the sender
+	// keeps a marker's batches in seq order.
+	for len(r.pending) > 0 {
+		all = append(all, r.takeLocked()...)
+		r.outstanding = map[string]*batch{}
+	}
+	var hits int64
+	for _, b := range all {
+		hits += b.incr
+	}
+	files := make([]string, 0, len(r.spillLeft))
+	for f := range r.spillLeft {
+		files = append(files, f)
+	}
+	r.spillLeft = map[string]int{}
+	np := int64(len(r.schema.Precisions))
+	r.mu.Unlock()
+	if len(all) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(all, func(a, b *batch) int {
+		if c := strings.Compare(a.Marker, b.Marker); c != 0 {
+			return c
+		}
+		return cmpInt64(a.Seq, b.Seq)
+	})
+	name := filepath.Join(r.spillDir, fmt.Sprintf("pulse-%s-%d%s", r.id, time.Now().UnixNano(), spillSuffix))
+	if err := writeSpill(name, all); err != nil {
+		return fmt.Errorf("timeseries: close: %d hits not written or spilled: %w", ceilDiv(hits, np), err)
+	}
+	for _, f := range files {
+		_ = os.Remove(f)
+	}
+	r.onError(fmt.Errorf("timeseries: close: Redis unreachable: %d hits spilled to %s", ceilDiv(hits, np), name))
+	return nil
+}
+
+func writeSpill(name string, batches []*batch) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	body, err := json.Marshal(batches)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(body)
+	data, err := json.Marshal(spillFile{Version: spillVersion, Written: time.Now().UTC(), Batches: body, SHA256: hex.EncodeToString(sum[:])})
+	if err != nil {
+		return err
+	}
+	tmp := name + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	// Renamed only once complete, so a crash mid-write leaves a .tmp file
+	// that is never read, not a torn spill file.
+	return os.Rename(tmp, name)
+}
+
+// loadSpills queues the batches of every spill file in SpillDir, to be
+// sent before anything else. A file that cannot be read as a whole is
+// renamed to end in .bad and reported, never half sent.
+func (r *Recorder) loadSpills() error {
+	if err := os.MkdirAll(r.spillDir, 0o755); err != nil {
+		return fmt.Errorf("timeseries: spill dir: %w", err)
+	}
+	names, err := filepath.Glob(filepath.Join(r.spillDir, "*"+spillSuffix))
+	if err != nil {
+		return fmt.Errorf("timeseries: spill dir: %w", err)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		batches, err := readSpill(name)
+		if err != nil {
+			bad := name + badSuffix
+			_ = os.Rename(name, bad)
+			r.onError(fmt.Errorf("timeseries: spill file %s set aside as %s: %w", name, bad, err))
+			continue
+		}
+		r.mu.Lock()
+		for _, b := range batches {
+			b.file = name
+			r.queued[b.Marker] = append(r.queued[b.Marker], b)
+		}
+		if len(batches) > 0 {
+			r.spillLeft[name] = len(batches)
+		}
+		r.mu.Unlock()
+		if len(batches) == 0 {
+			_ = os.Remove(name)
+		}
+	}
+	r.mu.Lock()
+	for _, q := range r.queued {
+		slices.SortFunc(q, func(a, b *batch) int { return cmpInt64(a.Seq, b.Seq) })
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+func readSpill(name string) ([]*batch, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var f spillFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("not a spill file: %w", err)
+	}
+	if f.Version != spillVersion {
+		return nil, fmt.Errorf("spill file version %d, want %d", f.Version, spillVersion)
+	}
+	sum := sha256.Sum256(f.Batches)
+	if hex.EncodeToString(sum[:]) != f.SHA256 {
+		return nil, errors.New("checksum mismatch: the file is torn or was edited")
+	}
+	var batches []*batch
+	if err := json.Unmarshal(f.Batches, &batches); err != nil {
+		return nil, fmt.Errorf("batches: %w", err)
+	}
+	for i, b := range batches {
+		n := len(b.Keys)
+		if b.Marker == "" || b.Seq <= 0 || n == 0 || len(b.Fields) != n || len(b.Deltas) != n || len(b.Members) != n {
+			return nil, fmt.Errorf("batch %d is malformed", i)
+		}
+		for _, d := range b.Deltas {
+			b.incr += d
+		}
+	}
+	return batches, nil
+}
+
+// removeSpill deletes a spill file whose batches have all been written.
+func (r *Recorder) removeSpill(name string) {
+	if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		r.onError(fmt.Errorf("timeseries: remove sent spill file: %w", err))
+	}
+}

@@ -124,6 +124,9 @@ func (s *Server) args(extra []string) []string {
 		// Scripts longer than this make other clients get BUSY; short so
 		// that Busy can show it quickly.
 		"--busy-reply-threshold", "100",
+		// Replicas sync at once rather than after the default 5 s wait
+		// for more replicas to share the transfer.
+		"--repl-diskless-sync-delay", "0",
 	}
 	if s.opts.Cluster {
 		a = append(a,

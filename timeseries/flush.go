@@ -50,6 +50,11 @@ type batch struct {
 	// bit of one of this batch's precisions (none for a spilled batch), so
 	// a batch that surely did not land can go back to pending.
 	src map[pendingKey]int64
+	// uncertain is set once a send of the batch may have landed (a lost
+	// connection, a WAIT short of replicas): from then on only Redis can
+	// settle it, so it is resent as it is until Redis answers, even if a
+	// later send is refused outright.
+	uncertain bool
 }
 
 // flushScript applies one batch unless a batch of the same marker with the
@@ -163,6 +168,9 @@ func (r *Recorder) takeLocked() []*batch {
 	}
 	fresh := map[int]*building{}
 	blocked := map[int]bool{}
+	// Entries left with fewer bits are put back after the loop: a key
+	// added to a map while ranging over it may be visited again.
+	var partial map[pendingKey]int64
 	for k, n := range r.pending {
 		c := r.counters[k.counter]
 		left := k.due
@@ -215,9 +223,15 @@ func (r *Recorder) takeLocked() []*batch {
 		if left != k.due {
 			delete(r.pending, k)
 			if left != 0 {
-				r.pending[pendingKey{counter: k.counter, sec: k.sec, due: left}] += n
+				if partial == nil {
+					partial = map[pendingKey]int64{}
+				}
+				partial[pendingKey{counter: k.counter, sec: k.sec, due: left}] += n
 			}
 		}
+	}
+	for k, n := range partial {
+		r.pending[k] += n
 	}
 	return out
 }
@@ -311,6 +325,10 @@ func (r *Recorder) round(ctx context.Context) (more, wrote bool, err error) {
 				}
 				if notApplied(rep) {
 					r.unsend(batches[i])
+				} else {
+					r.mu.Lock()
+					batches[i].uncertain = true
+					r.mu.Unlock()
 				}
 				continue // otherwise it stays outstanding: resent as it is
 			}
@@ -344,11 +362,11 @@ func notApplied(rep redisconn.Reply) bool {
 
 // unsend returns a batch that surely did not land to pending.
 func (r *Recorder) unsend(b *batch) {
-	if len(b.src) == 0 {
-		return // spilled: kept as it is, with its own marker and seq
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(b.src) == 0 || b.uncertain {
+		return // spilled, or maybe applied before: kept as it is
+	}
 	if r.outstanding[b.Marker] == b {
 		delete(r.outstanding, b.Marker)
 	}

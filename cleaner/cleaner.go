@@ -74,9 +74,9 @@ type Stats struct {
 // Cleaner trims series in the background. Its methods are safe for
 // concurrent use.
 type Cleaner struct {
-	// afterUnlist, when set by a test, runs between unlisting emptied
-	// series and looking at their hashes again.
-	afterUnlist func()
+	// beforeUnlist, when set by a test, runs between the trims that left
+	// hashes empty and their unlisting.
+	beforeUnlist func()
 
 	router   *redisconn.Router
 	schema   timeseries.Schema
@@ -348,6 +348,9 @@ const passTimeout = 10 * time.Second
 // way a series with data ends up listed; it is unlisted at most for the
 // cleaner's two round trips. It returns how many stayed removed.
 func (c *Cleaner) unlist(members []string, do func(...redisconn.Cmd) []redisconn.Reply, stopping func() bool) (int, error) {
+	if c.beforeUnlist != nil {
+		c.beforeUnlist()
+	}
 	known := c.schema.KnownKey()
 	var zrem []redisconn.Cmd
 	for i := 0; i < len(members); i += 1000 {
@@ -361,9 +364,6 @@ func (c *Cleaner) unlist(members []string, do func(...redisconn.Cmd) []redisconn
 		if rep.Err != nil {
 			return 0, fmt.Errorf("unlist: %w", rep.Err)
 		}
-	}
-	if c.afterUnlist != nil {
-		c.afterUnlist()
 	}
 	cmds := make([]redisconn.Cmd, len(members))
 	for i, m := range members {

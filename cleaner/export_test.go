@@ -1,5 +1,5 @@
 package cleaner
 
-// SetAfterUnlist installs a hook run between unlisting emptied series and
-// looking at their hashes again, so a test can write exactly there.
-func SetAfterUnlist(c *Cleaner, f func()) { c.afterUnlist = f }
+// SetBeforeUnlist installs a hook run between the trims that left hashes
+// empty and their unlisting, so a test can write exactly there.
+func SetBeforeUnlist(c *Cleaner, f func()) { c.beforeUnlist = f }

@@ -156,9 +156,13 @@ func TestContentTypeMustBeJSON(t *testing.T) {
 			}
 		})
 	}
-	// A route that takes no body refuses a form-encoded one all the same.
+	// A route that takes no body refuses a form-encoded one all the same,
+	// and one that does refuses the wrong type even for an empty body.
 	if a := f.send("POST", "/api/users/1/follow/2", "text/plain", []byte("x"), nil); a.code != http.StatusUnsupportedMediaType {
 		t.Errorf("follow with a text/plain body = %d, want 415", a.code)
+	}
+	if a := f.send("POST", "/api/users", "text/plain", []byte{}, nil); a.code != http.StatusUnsupportedMediaType {
+		t.Errorf("empty text/plain body = %d, want 415", a.code)
 	}
 }
 
@@ -204,6 +208,10 @@ func TestStrictDecoding(t *testing.T) {
 				}
 			}
 		})
+	}
+	// The limit holds on routes that read no body too.
+	if a := f.send("POST", "/api/users/1/follow/2", "application/json", bytes.Repeat([]byte(" "), forum.DefaultBodyLimit+1), nil); a.code != http.StatusRequestEntityTooLarge {
+		t.Errorf("follow with a body over the limit = %d, want 413", a.code)
 	}
 	// A body with no declared length is cut off at the limit as well.
 	req, _ := http.NewRequest("POST", f.base+"/api/users", io.MultiReader(

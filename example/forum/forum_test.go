@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -25,7 +26,13 @@ import (
 	"github.com/pulse-dev/pulse/internal/redistest"
 )
 
-func TestMain(m *testing.M) { mariadbtest.Main(m) }
+func TestMain(m *testing.M) {
+	if path := os.Getenv(holdLockEnv); path != "" {
+		holdSQLiteLock(path)
+		return
+	}
+	mariadbtest.Main(m)
+}
 
 // databases are the stores every forum test runs against.
 var databases = []string{"sqlite", "mariadb"}

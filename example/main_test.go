@@ -248,12 +248,17 @@ func TestSIGTERM(t *testing.T) {
 	}()
 	// Pipelined requests whose answers are never read, until the server
 	// blocks writing to a full socket.
-	sink, err := net.Dial("tcp", addr)
+	// A small receive buffer set before connecting keeps the window small.
+	smallWindow := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) {
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
+		})
+	}}
+	sink, err := smallWindow.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sink.Close()
-	_ = sink.(*net.TCPConn).SetReadBuffer(4 << 10)
 	go func() {
 		req := []byte("GET /forum.css HTTP/1.1\r\nHost: x\r\n\r\n")
 		for range 50000 {

@@ -1,7 +1,6 @@
 package forum
 
 import (
-	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -187,10 +186,4 @@ func requireJSON(r *http.Request) error {
 		}
 	}
 	return nil
-}
-
-// errStatus reports whether err is an *echo.HTTPError with that code.
-func errStatus(err error, code int) bool {
-	var he *echo.HTTPError
-	return errors.As(err, &he) && he.Code == code
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/labstack/echo/v4"
 
 	"github.com/pulse-dev/pulse/entity"
 )
@@ -32,15 +33,39 @@ type Config struct {
 	Logger *slog.Logger
 	// WriteBehind makes the counters write Redis first and SQL in batches.
 	WriteBehind bool
+	// QueryTimeout bounds the database work of one request, or of one
+	// call of an App method, however many statements it takes; SQLite's
+	// busy timeout is set to it. Default DefaultQueryTimeout.
+	QueryTimeout time.Duration
+	// MaxOpenConns caps the MySQL connection pool, so a stalled server
+	// cannot pile up connections (SQLite always uses one). Default
+	// DefaultMaxOpenConns.
+	MaxOpenConns int
+	// AdminAuth authenticates requests to /api/admin/*; nil turns those
+	// routes off (403). See ProtectConfig.
+	AdminAuth echo.MiddlewareFunc
 }
+
+// Defaults of Config.
+const (
+	DefaultQueryTimeout = 2 * time.Second
+	DefaultMaxOpenConns = 16
+	// ReconcileTimeout bounds one Reconcile, which reads whole tables.
+	ReconcileTimeout = 10 * time.Second
+)
 
 // App is the forum.
 type App struct {
-	db       *sql.DB
-	dialect  entity.Dialect
-	counters *entity.Counters
-	logger   *slog.Logger
-	now      func() time.Time
+	db        *sql.DB
+	dialect   entity.Dialect
+	counters  *entity.Counters
+	logger    *slog.Logger
+	now       func() time.Time
+	timeout   time.Duration
+	adminAuth echo.MiddlewareFunc
+	// repair is signalled when a stored row's count could not be
+	// updated; RunReconciler then repairs the counts soon.
+	repair chan struct{}
 }
 
 // Open connects to the database, creates the forum's tables and the
@@ -49,7 +74,16 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	db, dialect, err := OpenDB(ctx, cfg.DatabaseURL)
+	if cfg.QueryTimeout < 0 || cfg.MaxOpenConns < 0 {
+		return nil, errors.New("forum: QueryTimeout and MaxOpenConns must not be negative")
+	}
+	if cfg.QueryTimeout == 0 {
+		cfg.QueryTimeout = DefaultQueryTimeout
+	}
+	if cfg.MaxOpenConns == 0 {
+		cfg.MaxOpenConns = DefaultMaxOpenConns
+	}
+	db, dialect, err := OpenDB(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +107,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.DatabaseURL == "" {
 		cfg.Logger.Warn("DATABASE_URL is not set: keeping the forum in an SQLite file", "path", DefaultSQLitePath)
 	}
-	return &App{db: db, dialect: dialect, counters: counters, logger: cfg.Logger, now: time.Now}, nil
+	return &App{
+		db: db, dialect: dialect, counters: counters, logger: cfg.Logger, now: time.Now,
+		timeout: cfg.QueryTimeout, adminAuth: cfg.AdminAuth, repair: make(chan struct{}, 1),
+	}, nil
 }
 
 // Counters are the forum's entity counters, for the dashboard.
@@ -102,8 +139,10 @@ var seedPosts = []struct {
 // Seed creates a few users and posts in an empty forum, through the same
 // code the API uses, so their counts are right.
 func (a *App) Seed(ctx context.Context) error {
+	qctx, cancel := a.bound(ctx)
+	defer cancel()
 	var n int
-	if err := a.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM forum_users").Scan(&n); err != nil {
+	if err := a.db.QueryRowContext(qctx, "SELECT COUNT(*) FROM forum_users").Scan(&n); err != nil {
 		return fmt.Errorf("forum: seed: %w", err)
 	}
 	if n > 0 {
@@ -125,9 +164,63 @@ func (a *App) Seed(ctx context.Context) error {
 // ErrNotFound is returned for a user or post that does not exist.
 var ErrNotFound = errors.New("forum: not found")
 
+// bound gives ctx the App's deadline unless it already has a nearer one.
+func (a *App) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= a.timeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, a.timeout)
+}
+
+// insert runs one INSERT in a transaction of its own. When the answer is
+// an error the row is not stored, now or later: a statement cut off by
+// the deadline is rolled back with the connection, whereas a lone INSERT
+// already sent to a stalled MySQL would still commit once it resumed.
+func (a *App) insert(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	tx, err := a.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		_ = tx.Rollback()
+		return nil, err
+	}
+	return res, tx.Commit()
+}
+
+// increment is one count a stored row implies.
+type increment struct {
+	kind  string
+	id    int64
+	field string
+}
+
+// count applies the counts of a row already committed. The row is the
+// truth and the request has succeeded, so a count that fails (the database
+// stalled in between) is not an error for the caller: it is logged and the
+// reconciler is asked to recompute the counts from the tables.
+func (a *App) count(ctx context.Context, incs ...increment) {
+	var errs []error
+	for _, in := range incs {
+		if err := a.counters.Incr(ctx, in.kind, in.id, in.field, 1); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		a.logger.Warn("counts of a stored row not updated; reconciling soon", "err", err)
+		select {
+		case a.repair <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // CreateUser adds a user and returns its id.
 func (a *App) CreateUser(ctx context.Context, name string) (int64, error) {
-	res, err := a.db.ExecContext(ctx, "INSERT INTO forum_users (name) VALUES (?)", name)
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	res, err := a.insert(ctx, "INSERT INTO forum_users (name) VALUES (?)", name)
 	if err != nil {
 		return 0, fmt.Errorf("forum: create user: %w", err)
 	}
@@ -136,10 +229,12 @@ func (a *App) CreateUser(ctx context.Context, name string) (int64, error) {
 
 // CreatePost adds a post by author and counts it.
 func (a *App) CreatePost(ctx context.Context, author int64, title string) (int64, error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	if err := a.userExists(ctx, author); err != nil {
 		return 0, err
 	}
-	res, err := a.db.ExecContext(ctx, "INSERT INTO forum_posts (author_id, title, created_at) VALUES (?, ?, ?)",
+	res, err := a.insert(ctx, "INSERT INTO forum_posts (author_id, title, created_at) VALUES (?, ?, ?)",
 		author, title, a.now().Unix())
 	if err != nil {
 		return 0, fmt.Errorf("forum: create post: %w", err)
@@ -148,7 +243,8 @@ func (a *App) CreatePost(ctx context.Context, author int64, title string) (int64
 	if err != nil {
 		return 0, fmt.Errorf("forum: create post: %w", err)
 	}
-	return id, a.counters.Incr(ctx, "user", author, "posts", 1)
+	a.count(ctx, increment{"user", author, "posts"})
+	return id, nil
 }
 
 // Post is a post as pages and the API show it.
@@ -174,6 +270,8 @@ type Reply struct {
 // ViewPost counts a view of a post and returns it with its counts and
 // replies.
 func (a *App) ViewPost(ctx context.Context, id int64) (Post, error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	p := Post{ID: id}
 	err := a.db.QueryRowContext(ctx, `SELECT p.author_id, u.name, p.title, p.created_at
 		FROM forum_posts p JOIN forum_users u ON u.id = p.author_id WHERE p.id = ?`, id).
@@ -203,11 +301,16 @@ func (a *App) ViewPost(ctx context.Context, id int64) (Post, error) {
 		}
 		p.Replies = append(p.Replies, r)
 	}
-	return p, rows.Err()
+	if err := rows.Err(); err != nil {
+		return p, fmt.Errorf("forum: replies of %d: %w", id, err)
+	}
+	return p, nil
 }
 
 // Posts lists the newest posts with their counts, read in one batch.
 func (a *App) Posts(ctx context.Context, limit int) ([]Post, error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	rows, err := a.db.QueryContext(ctx, `SELECT p.id, p.author_id, u.name, p.title, p.created_at
 		FROM forum_posts p JOIN forum_users u ON u.id = p.author_id ORDER BY p.id DESC LIMIT ?`, limit)
 	if err != nil {
@@ -247,6 +350,8 @@ type User struct {
 
 // GetUser returns a user with their counts.
 func (a *App) GetUser(ctx context.Context, id int64) (User, error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	u := User{ID: id}
 	err := a.db.QueryRowContext(ctx, "SELECT name FROM forum_users WHERE id = ?", id).Scan(&u.Name)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -290,47 +395,55 @@ func (a *App) exists(ctx context.Context, query string, args ...any) error {
 // Like records that user likes post; only the first like counts. It
 // reports whether this call was that first like.
 func (a *App) Like(ctx context.Context, post, user int64) (bool, error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	if _, err := a.postAuthor(ctx, post); err != nil {
 		return false, err
 	}
 	if err := a.userExists(ctx, user); err != nil {
 		return false, err
 	}
-	res, err := a.db.ExecContext(ctx, insertOnce(a.dialect, "forum_likes", "post_id", "user_id"), post, user)
+	res, err := a.insert(ctx, insertOnce(a.dialect, "forum_likes", "post_id", "user_id"), post, user)
 	if err != nil {
 		return false, fmt.Errorf("forum: like: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return false, nil
 	}
-	return true, a.counters.Incr(ctx, "post", post, "likes", 1)
+	a.count(ctx, increment{"post", post, "likes"})
+	return true, nil
 }
 
 // Follow records that user follows target; only the first follow counts.
 func (a *App) Follow(ctx context.Context, user, target int64) (bool, error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	if err := a.userExists(ctx, user); err != nil {
 		return false, err
 	}
 	if err := a.userExists(ctx, target); err != nil {
 		return false, err
 	}
-	res, err := a.db.ExecContext(ctx, insertOnce(a.dialect, "forum_follows", "user_id", "target_id"), user, target)
+	res, err := a.insert(ctx, insertOnce(a.dialect, "forum_follows", "user_id", "target_id"), user, target)
 	if err != nil {
 		return false, fmt.Errorf("forum: follow: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return false, nil
 	}
-	return true, errors.Join(
-		a.counters.Incr(ctx, "user", user, "following", 1),
-		a.counters.Incr(ctx, "user", target, "followers", 1),
-		a.counters.Incr(ctx, "message", target, "followers", 1),
+	a.count(ctx,
+		increment{"user", user, "following"},
+		increment{"user", target, "followers"},
+		increment{"message", target, "followers"},
 	)
+	return true, nil
 }
 
 // AddReply stores a reply and counts it for the post and the replier, and
 // as an unread reply for the post's author (unless they replied themself).
 func (a *App) AddReply(ctx context.Context, post, user int64, text string) (int64, error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	author, err := a.postAuthor(ctx, post)
 	if err != nil {
 		return 0, err
@@ -338,7 +451,7 @@ func (a *App) AddReply(ctx context.Context, post, user int64, text string) (int6
 	if err := a.userExists(ctx, user); err != nil {
 		return 0, err
 	}
-	res, err := a.db.ExecContext(ctx, "INSERT INTO forum_replies (post_id, user_id, body, created_at) VALUES (?, ?, ?, ?)",
+	res, err := a.insert(ctx, "INSERT INTO forum_replies (post_id, user_id, body, created_at) VALUES (?, ?, ?, ?)",
 		post, user, text, a.now().Unix())
 	if err != nil {
 		return 0, fmt.Errorf("forum: reply: %w", err)
@@ -347,18 +460,18 @@ func (a *App) AddReply(ctx context.Context, post, user int64, text string) (int6
 	if err != nil {
 		return 0, fmt.Errorf("forum: reply: %w", err)
 	}
-	errs := []error{
-		a.counters.Incr(ctx, "post", post, "replies", 1),
-		a.counters.Incr(ctx, "user", user, "replies", 1),
-	}
+	incs := []increment{{"post", post, "replies"}, {"user", user, "replies"}}
 	if author != user {
-		errs = append(errs, a.counters.Incr(ctx, "message", author, "replies", 1))
+		incs = append(incs, increment{"message", author, "replies"})
 	}
-	return id, errors.Join(errs...)
+	a.count(ctx, incs...)
+	return id, nil
 }
 
 // Unread returns a user's unread counts.
 func (a *App) Unread(ctx context.Context, user int64) (entity.Counts, error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	if err := a.userExists(ctx, user); err != nil {
 		return nil, err
 	}
@@ -367,6 +480,8 @@ func (a *App) Unread(ctx context.Context, user int64) (entity.Counts, error) {
 
 // MarkRead clears a user's unread counts.
 func (a *App) MarkRead(ctx context.Context, user int64) (entity.Counts, error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	if err := a.userExists(ctx, user); err != nil {
 		return nil, err
 	}

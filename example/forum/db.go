@@ -3,14 +3,18 @@ package forum
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/pulse-dev/pulse/entity"
 )
@@ -19,28 +23,39 @@ import (
 // configured.
 const DefaultSQLitePath = "pulse-forum.db"
 
-// OpenDB opens the database named by a URL: "sqlite:<path>" or
+// OpenDB opens the database cfg.DatabaseURL names: "sqlite:<path>" or
 // "mysql://user:pass@host:3306/db" (MariaDB too). Empty means an SQLite
 // file in the working directory. A MySQL database that does not exist yet
-// is created.
-func OpenDB(ctx context.Context, rawURL string) (*sql.DB, entity.Dialect, error) {
+// is created, in utf8mb4. cfg.QueryTimeout and cfg.MaxOpenConns bound the
+// handle (zero means the defaults).
+func OpenDB(ctx context.Context, cfg Config) (*sql.DB, entity.Dialect, error) {
+	if cfg.QueryTimeout <= 0 {
+		cfg.QueryTimeout = DefaultQueryTimeout
+	}
+	if cfg.MaxOpenConns <= 0 {
+		cfg.MaxOpenConns = DefaultMaxOpenConns
+	}
+	rawURL := cfg.DatabaseURL
 	switch {
 	case rawURL == "":
-		return openSQLite(ctx, DefaultSQLitePath)
+		return openSQLite(ctx, DefaultSQLitePath, cfg.QueryTimeout)
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "//")
 		if path == "" {
 			return nil, "", errors.New("forum: DATABASE_URL sqlite: names no file")
 		}
-		return openSQLite(ctx, path)
+		return openSQLite(ctx, path, cfg.QueryTimeout)
 	case strings.HasPrefix(rawURL, "mysql://"):
-		return openMySQL(ctx, rawURL)
+		return openMySQL(ctx, rawURL, cfg.MaxOpenConns)
 	}
 	return nil, "", fmt.Errorf("forum: DATABASE_URL must start with sqlite: or mysql://, got %q", redact(rawURL))
 }
 
-func openSQLite(ctx context.Context, path string) (*sql.DB, entity.Dialect, error) {
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+func openSQLite(ctx context.Context, path string, timeout time.Duration) (*sql.DB, entity.Dialect, error) {
+	// A lock held by another process makes a writer wait at most the
+	// query deadline; the deadline also interrupts it.
+	busy := strconv.FormatInt(timeout.Milliseconds(), 10)
+	dsn := "file:" + path + "?_pragma=busy_timeout(" + busy + ")&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, "", fmt.Errorf("forum: open sqlite: %w", err)
@@ -55,7 +70,7 @@ func openSQLite(ctx context.Context, path string) (*sql.DB, entity.Dialect, erro
 	return db, entity.SQLite, nil
 }
 
-func openMySQL(ctx context.Context, rawURL string) (*sql.DB, entity.Dialect, error) {
+func openMySQL(ctx context.Context, rawURL string, maxConns int) (*sql.DB, entity.Dialect, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, "", fmt.Errorf("forum: DATABASE_URL: %w", err)
@@ -73,14 +88,20 @@ func openMySQL(ctx context.Context, rawURL string) (*sql.DB, entity.Dialect, err
 	cfg.User = u.User.Username()
 	cfg.Passwd, _ = u.User.Password()
 	cfg.Timeout = 5 * time.Second
+	// Statements are bounded by their context; these only catch a
+	// connection that stops answering outside of one.
+	cfg.ReadTimeout = 30 * time.Second
+	cfg.WriteTimeout = 30 * time.Second
 	cfg.ParseTime = true
+	cfg.Params = map[string]string{"charset": "utf8mb4"}
+	cfg.Collation = "utf8mb4_unicode_ci"
 
 	// Create the database if it is missing, on a connection to none.
 	admin, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {
 		return nil, "", fmt.Errorf("forum: open mysql: %w", err)
 	}
-	_, err = admin.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+name+"`")
+	_, err = admin.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+name+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
 	admin.Close()
 	if err != nil {
 		return nil, "", fmt.Errorf("forum: create database %s: %w", name, err)
@@ -90,14 +111,48 @@ func openMySQL(ctx context.Context, rawURL string) (*sql.DB, entity.Dialect, err
 	if err != nil {
 		return nil, "", fmt.Errorf("forum: open mysql: %w", err)
 	}
-	db.SetMaxOpenConns(32)
-	db.SetMaxIdleConns(16)
+	// A bounded pool: while the server stalls, requests wait for a
+	// connection under their deadline instead of opening more.
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
 	db.SetConnMaxLifetime(time.Hour)
+	db.SetConnMaxIdleTime(5 * time.Minute)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, "", fmt.Errorf("forum: connect %s: %w", redact(rawURL), err)
 	}
 	return db, entity.MySQL, nil
+}
+
+// Unavailable reports whether err says the database could not answer in
+// time or at all: a deadline, a lock another process holds, a lost or
+// refused connection. Such errors are worth a retry and answer 503.
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, mysql.ErrInvalidConn) {
+		return true
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_INTERRUPT:
+			return true
+		}
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		// Lock wait timeout, deadlock, query interrupted, too many connections.
+		switch me.Number {
+		case 1205, 1213, 1317, 1040, 3024:
+			return true
+		}
+	}
+	var ne net.Error
+	var oe *net.OpError
+	return errors.As(err, &ne) && ne.Timeout() || errors.As(err, &oe)
 }
 
 // redact hides a password in a URL for messages.
@@ -113,20 +168,24 @@ func redact(raw string) string {
 func schema(d entity.Dialect) []string {
 	id := "INTEGER PRIMARY KEY AUTOINCREMENT"
 	text := "TEXT"
+	opts := ""
 	if d == entity.MySQL {
 		id = "BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY"
 		text = "VARCHAR(2000)"
+		// Whatever the server's default, names and texts keep every
+		// character.
+		opts = " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci"
 	}
 	return []string{
-		`CREATE TABLE IF NOT EXISTS forum_users (id ` + id + `, name VARCHAR(64) NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS forum_users (id ` + id + `, name VARCHAR(64) NOT NULL)` + opts,
 		`CREATE TABLE IF NOT EXISTS forum_posts (id ` + id + `, author_id BIGINT NOT NULL,
-			title VARCHAR(200) NOT NULL, created_at BIGINT NOT NULL)`,
+			title VARCHAR(200) NOT NULL, created_at BIGINT NOT NULL)` + opts,
 		`CREATE TABLE IF NOT EXISTS forum_likes (post_id BIGINT NOT NULL, user_id BIGINT NOT NULL,
-			PRIMARY KEY (post_id, user_id))`,
+			PRIMARY KEY (post_id, user_id))` + opts,
 		`CREATE TABLE IF NOT EXISTS forum_follows (user_id BIGINT NOT NULL, target_id BIGINT NOT NULL,
-			PRIMARY KEY (user_id, target_id))`,
+			PRIMARY KEY (user_id, target_id))` + opts,
 		`CREATE TABLE IF NOT EXISTS forum_replies (id ` + id + `, post_id BIGINT NOT NULL, user_id BIGINT NOT NULL,
-			body ` + text + ` NOT NULL, created_at BIGINT NOT NULL)`,
+			body ` + text + ` NOT NULL, created_at BIGINT NOT NULL)` + opts,
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,13 +19,20 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/labstack/echo/v4"
+	echomw "github.com/labstack/echo/v4/middleware"
 
 	"github.com/pulse-dev/pulse/example/forum"
 	"github.com/pulse-dev/pulse/internal/mariadbtest"
 	"github.com/pulse-dev/pulse/internal/redistest"
 )
 
-func TestMain(m *testing.M) { mariadbtest.Main(m) }
+func TestMain(m *testing.M) {
+	if path := os.Getenv(holdLockEnv); path != "" {
+		holdSQLiteLock(path)
+		return
+	}
+	mariadbtest.Main(m)
+}
 
 // databases are the stores every forum test runs against.
 var databases = []string{"sqlite", "mariadb"}
@@ -51,18 +59,35 @@ func databaseURL(t *testing.T, kind string) string {
 type forumServer struct {
 	t    *testing.T
 	app  *forum.App
+	e    *echo.Echo
 	base string
+	// header is added to every request call sends.
+	header http.Header
+}
+
+// Admin login of the test servers.
+const adminUser, adminPass = "ops", "s3cret"
+
+func adminAuth() echo.MiddlewareFunc {
+	return echomw.BasicAuth(func(u, p string, _ echo.Context) (bool, error) {
+		return u == adminUser && p == adminPass, nil
+	})
 }
 
 func startForum(t *testing.T, kind string) *forumServer {
 	t.Helper()
+	return startForumWith(t, forum.Config{DatabaseURL: databaseURL(t, kind), AdminAuth: adminAuth()})
+}
+
+// startForumWith serves the forum of cfg (with a private Redis) over real
+// HTTP, mounted the way the example mounts it.
+func startForumWith(t *testing.T, cfg forum.Config) *forumServer {
+	t.Helper()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	app, err := forum.Open(ctx, forum.Config{
-		DatabaseURL: databaseURL(t, kind),
-		Pool:        srv.Pool(),
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	cfg.Pool = srv.Pool()
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	app, err := forum.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,11 +102,12 @@ func startForum(t *testing.T, kind string) *forumServer {
 		t.Fatal(err)
 	}
 	e := echo.New()
+	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = forum.ErrorHandler
 	app.Register(e)
 	hs := httptest.NewServer(e)
 	t.Cleanup(hs.Close)
-	return &forumServer{t: t, app: app, base: hs.URL}
+	return &forumServer{t: t, app: app, e: e, base: hs.URL, header: http.Header{}}
 }
 
 // call sends a request and decodes a JSON answer into out (when not nil).
@@ -96,6 +122,9 @@ func (f *forumServer) call(method, path, body string, out any) int {
 		f.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	for k, v := range f.header {
+		req.Header[k] = v
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		f.t.Fatalf("%s %s: %v", method, path, err)
@@ -290,6 +319,7 @@ func TestReconcileRepairsDrift(t *testing.T) {
 					Now   int64  `json:"now"`
 				} `json:"fixes"`
 			}
+			f.header.Set("Authorization", basicLogin(adminUser, adminPass))
 			f.mustCall(http.MethodPost, "/api/admin/reconcile", "", http.StatusOK, &out)
 			got := map[string]bool{}
 			for _, fx := range out.Fixes {

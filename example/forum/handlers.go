@@ -1,12 +1,10 @@
 package forum
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,31 +16,57 @@ const (
 	maxTitle = 200
 	maxReply = 2000
 	maxName  = 64
-	maxBody  = 16 << 10
 )
 
-// Register mounts the forum's pages and JSON API on e.
+// Register mounts the forum's pages and JSON API on e, and puts Protect in
+// front of every route of e: security headers on every answer, no
+// cross-origin writes, JSON-only bodies within DefaultBodyLimit, and the
+// admin routes behind Config.AdminAuth (or off). Because the guards sit on
+// e, routes added later, by the forum or next to it, are covered too.
+// Call it after the middleware that must see every request, such as Hits.
 func (a *App) Register(e *echo.Echo) {
-	e.GET("/", a.homePage)
-	e.GET("/posts", a.postsPage)
-	e.GET("/posts/:id", a.postPage)
+	e.Use(ProtectWithConfig(ProtectConfig{AdminAuth: a.adminAuth}))
+
+	// a.bounded goes on each route rather than on a group: a group's
+	// middleware would turn the 405 of a known path into a 404.
+	e.GET("/", a.homePage, a.bounded)
+	e.GET("/posts", a.postsPage, a.bounded)
+	e.GET("/posts/:id", a.postPage, a.bounded)
+	e.GET("/forum.css", stylesheet)
 
 	api := e.Group("/api")
-	api.POST("/users", a.createUser)
-	api.GET("/users/:id", a.getUser)
-	api.POST("/users/:id/follow/:target", a.follow)
-	api.GET("/users/:id/unread", a.unread)
-	api.POST("/users/:id/unread/read", a.markRead)
-	api.GET("/posts", a.listPosts)
-	api.POST("/posts", a.createPost)
-	api.GET("/posts/:id", a.getPost)
-	api.POST("/posts/:id/like", a.like)
-	api.POST("/posts/:id/replies", a.reply)
-	api.POST("/admin/reconcile", a.reconcile)
+	api.POST("/users", a.createUser, a.bounded)
+	api.GET("/users/:id", a.getUser, a.bounded)
+	api.POST("/users/:id/follow/:target", a.follow, a.bounded)
+	api.GET("/users/:id/unread", a.unread, a.bounded)
+	api.POST("/users/:id/unread/read", a.markRead, a.bounded)
+	api.GET("/posts", a.listPosts, a.bounded)
+	api.POST("/posts", a.createPost, a.bounded)
+	api.GET("/posts/:id", a.getPost, a.bounded)
+	api.POST("/posts/:id/like", a.like, a.bounded)
+	api.POST("/posts/:id/replies", a.reply, a.bounded)
+
+	// Admin work has its own, longer deadline (see Reconcile).
+	admin := e.Group("/api/admin")
+	admin.POST("/reconcile", a.reconcile)
+}
+
+// bounded gives a request's database work one deadline, QueryTimeout from
+// now, however many statements it runs: a stalled database costs a request
+// that long and no more.
+func (a *App) bounded(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), a.timeout)
+		defer cancel()
+		c.SetRequest(c.Request().WithContext(ctx))
+		return next(c)
+	}
 }
 
 // ErrorHandler answers every error as JSON {"error": "..."}, with the
-// status of an *echo.HTTPError, and hides the text of unexpected errors.
+// status of an *echo.HTTPError. A database that does not answer in time,
+// is locked or lost the connection gives 503 with Retry-After; other
+// unexpected errors give 500 and their text is only logged.
 func ErrorHandler(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
@@ -59,6 +83,10 @@ func ErrorHandler(err error, c echo.Context) {
 		}
 	case errors.Is(err, ErrNotFound):
 		code, msg = http.StatusNotFound, err.Error()
+	case Unavailable(err):
+		code, msg = http.StatusServiceUnavailable, "the database is not answering; try again shortly"
+		c.Response().Header().Set("Retry-After", "2")
+		c.Logger().Warn(err)
 	default:
 		c.Logger().Error(err)
 	}
@@ -83,29 +111,6 @@ func idParam(c echo.Context, name string) (int64, error) {
 	return id, nil
 }
 
-// decode reads a small JSON body into v, refusing unknown fields.
-func decode(c echo.Context, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return badRequest("invalid JSON body: " + err.Error())
-	}
-	return nil
-}
-
-func text(field, s string, limit int) (string, error) {
-	s = strings.TrimSpace(s)
-	switch {
-	case s == "":
-		return "", badRequest(field + " is required")
-	case !utf8.ValidString(s):
-		return "", badRequest(field + " is not valid UTF-8")
-	case utf8.RuneCountInString(s) > limit:
-		return "", badRequest(field + " is longer than " + strconv.Itoa(limit) + " characters")
-	}
-	return s, nil
-}
-
 func notFound(err error, what string) error {
 	if errors.Is(err, ErrNotFound) {
 		return echo.NewHTTPError(http.StatusNotFound, "no such "+what)
@@ -120,7 +125,7 @@ func (a *App) createUser(c echo.Context) error {
 	if err := decode(c, &body); err != nil {
 		return err
 	}
-	name, err := text("name", body.Name, maxName)
+	name, err := text("name", body.Name, maxName, false)
 	if err != nil {
 		return err
 	}
@@ -154,7 +159,7 @@ func (a *App) createPost(c echo.Context) error {
 	if body.Author <= 0 {
 		return badRequest("author must be a positive user id")
 	}
-	title, err := text("title", body.Title, maxTitle)
+	title, err := text("title", body.Title, maxTitle, false)
 	if err != nil {
 		return err
 	}
@@ -188,31 +193,36 @@ func (a *App) getPost(c echo.Context) error {
 	return c.JSON(http.StatusOK, p)
 }
 
-// userBody is the {"user": id} body of likes and replies.
-type userBody struct {
-	User int64  `json:"user"`
-	Text string `json:"text"`
-}
+// likeBody is the body of a like; replyBody the body of a reply.
+type (
+	likeBody struct {
+		User int64 `json:"user"`
+	}
+	replyBody struct {
+		User int64  `json:"user"`
+		Text string `json:"text"`
+	}
+)
 
-// postAndUser reads the post id from the path and a {"user": id, ...}
-// body.
-func postAndUser(c echo.Context) (int64, userBody, error) {
-	var body userBody
+// postAndBody reads the post id from the path and the body, whose user
+// (a field of body) must be a positive id.
+func postAndBody(c echo.Context, body any, user *int64) (int64, error) {
 	id, err := idParam(c, "id")
 	if err != nil {
-		return 0, body, err
+		return 0, err
 	}
-	if err := decode(c, &body); err != nil {
-		return 0, body, err
+	if err := decode(c, body); err != nil {
+		return 0, err
 	}
-	if body.User <= 0 {
-		return 0, body, badRequest("user must be a positive user id")
+	if *user <= 0 {
+		return 0, badRequest("user must be a positive user id")
 	}
-	return id, body, nil
+	return id, nil
 }
 
 func (a *App) like(c echo.Context) error {
-	id, body, err := postAndUser(c)
+	var body likeBody
+	id, err := postAndBody(c, &body, &body.User)
 	if err != nil {
 		return err
 	}
@@ -248,11 +258,12 @@ func (a *App) follow(c echo.Context) error {
 }
 
 func (a *App) reply(c echo.Context) error {
-	id, body, err := postAndUser(c)
+	var body replyBody
+	id, err := postAndBody(c, &body, &body.User)
 	if err != nil {
 		return err
 	}
-	msg, err := text("text", body.Text, maxReply)
+	msg, err := text("text", body.Text, maxReply, true)
 	if err != nil {
 		return err
 	}

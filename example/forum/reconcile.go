@@ -2,7 +2,6 @@ package forum
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -24,8 +23,11 @@ var truth = []struct {
 
 // Reconcile recomputes every count the forum's tables can vouch for and
 // repairs those that drifted. Views and unread counts have no table to
-// check them against and are left as they are.
+// check them against and are left as they are. It runs under
+// ReconcileTimeout.
 func (a *App) Reconcile(ctx context.Context) ([]entity.Fix, error) {
+	ctx, cancel := context.WithTimeout(ctx, ReconcileTimeout)
+	defer cancel()
 	var fixes []entity.Fix
 	for _, t := range truth {
 		f, err := a.counters.Reconcile(ctx, t.kind, t.field, a.source(t.query))
@@ -57,14 +59,19 @@ func (a *App) source(query string) entity.Source {
 }
 
 // RunReconciler reconciles at start and then every interval until ctx is
-// done, logging each repair.
+// done, logging each repair. A stored row whose counts could not be
+// updated asks for a reconcile sooner: within a few seconds, retried until
+// the database answers.
 func (a *App) RunReconciler(ctx context.Context, every time.Duration) {
 	ticker := time.NewTicker(every)
 	defer ticker.Stop()
+	const retry = 2 * time.Second
+	var again <-chan time.Time
 	for {
 		fixes, err := a.Reconcile(ctx)
-		if err != nil && !errors.Is(err, context.Canceled) {
+		if err != nil && ctx.Err() == nil {
 			a.logger.Error("reconcile failed", "err", err)
+			again = time.After(retry)
 		}
 		for _, f := range fixes {
 			a.logger.Warn("count repaired", "kind", f.Kind, "id", f.ID, "field", f.Field, "was", f.Was, "now", f.Now)
@@ -73,6 +80,15 @@ func (a *App) RunReconciler(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
+		case <-again:
+		case <-a.repair:
+			// Give a stalled database a moment before reading whole tables.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(retry):
+			}
 		}
+		again = nil
 	}
 }

@@ -178,7 +178,9 @@ func binary() (string, error) {
 	return "", errors.New("mariadbtest: mariadbd not found: install it (apt-get install mariadb-server) or run `make test`, which does")
 }
 
-func startServer() (*server, error) {
+// startServer starts a mariadbd; extra server options follow the defaults
+// and so override them.
+func startServer(extra ...string) (*server, error) {
 	bin, err := binary()
 	if err != nil {
 		return nil, err
@@ -219,6 +221,7 @@ func startServer() (*server, error) {
 		"--character-set-server=utf8mb4",
 		"--log-error=" + filepath.Join(dir, "error.log"),
 	}
+	args = append(args, extra...)
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
 	}

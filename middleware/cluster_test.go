@@ -1,0 +1,64 @@
+package middleware_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+
+// The same load as TestHitsExactUnderConcurrency, on a Redis Cluster of
+// three masters: the series' keys spread over the nodes, and every
+// precision of every series is exact.
+func TestHitsExactOnCluster(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	cl.Reset(t)
+	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: cl.Client(t), OnError: func(err error) { t.Log(err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := forum(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
+	ts := httptest.NewServer(e)
+	defer ts.Close()
+
+	failed, _ := load(t, ts.URL, 50, 1000, nil)
+	if failed != 0 {
+		t.Fatalf("%d requests failed", failed)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rec.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nodes := map[string]bool{}
+	for _, name := range []string{"hits", "GET /posts/:id", "status:2xx"} {
+		for _, p := range timeseries.DefaultPrecisions {
+			key := fmt.Sprintf("count:%d:%s", p, name)
+			nodes[cl.MasterOf(key).Addr] = true
+			m, err := redis.Int64Map(cl.Do(t, key, "HGETALL", key), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got int64
+			for _, v := range m {
+				got += v
+			}
+			if got != 50000 {
+				t.Errorf("%s at precision %d: %d hits, want 50000", name, p, got)
+			}
+		}
+	}
+	if len(nodes) < 3 {
+		t.Errorf("the series' keys sit on %d nodes; the test wants them spread over 3", len(nodes))
+	}
+}

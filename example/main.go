@@ -23,6 +23,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -32,8 +33,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/gomodule/redigo/redis"
 	"github.com/labstack/echo/v4"
 	echomw "github.com/labstack/echo/v4/middleware"
 
@@ -46,8 +45,11 @@ import (
 
 // options is what the command line and the environment choose.
 type options struct {
-	Addr          string
-	RedisURL      string
+	Addr     string
+	RedisURL string
+	// SpillDir keeps the hits that could not be written at shutdown, for
+	// the next start to send.
+	SpillDir      string
 	DatabaseURL   string
 	DashboardUser string
 	DashboardPass string
@@ -56,6 +58,8 @@ type options struct {
 	// Ready, when set, receives the listening address once the server
 	// accepts connections.
 	Ready func(addr string)
+	// logTo, in tests, receives the log.
+	logTo io.Writer
 }
 
 // timeouts are the server's bounds on slow clients, shutdown and the
@@ -125,6 +129,7 @@ func main() {
 	}
 	opts := options{
 		RedisURL:      os.Getenv("REDIS_URL"),
+		SpillDir:      os.Getenv("SPILL_DIR"),
 		DatabaseURL:   os.Getenv("DATABASE_URL"),
 		DashboardUser: os.Getenv("DASHBOARD_USER"),
 		DashboardPass: os.Getenv("DASHBOARD_PASSWORD"),
@@ -162,13 +167,16 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 		return context.WithDeadline(context.Background(), stopBy)
 	}
 
+	if opts.SpillDir == "" {
+		opts.SpillDir = defaultSpillDir
+	}
 	pool, closeRedis, err := openRedis(opts.RedisURL, logger)
 	if err != nil {
 		return err
 	}
 	defer closeRedis()
 
-	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool})
+	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool, SpillDir: opts.SpillDir})
 	if err != nil {
 		return err
 	}
@@ -199,7 +207,7 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 	}
 	app, err := forum.Open(ctx, forum.Config{
 		DatabaseURL:  opts.DatabaseURL,
-		Pool:         pool,
+		Pool:         cachePool(pool, logger),
 		Logger:       logger,
 		QueryTimeout: t.DB,
 		AdminAuth:    auth,
@@ -350,54 +358,6 @@ func seriesTotal(rec *timeseries.Recorder, name string) int64 {
 		}
 	}
 	return 0
-}
-
-// openRedis connects to REDIS_URL, or with none set starts an in-process
-// Redis so the example runs on a machine with no servers.
-func openRedis(url string, logger *slog.Logger) (*redis.Pool, func(), error) {
-	var embedded *miniredis.Miniredis
-	if url == "" {
-		var err error
-		embedded, err = miniredis.Run()
-		if err != nil {
-			return nil, nil, fmt.Errorf("example: embedded redis: %w", err)
-		}
-		url = "redis://" + embedded.Addr()
-		logger.Warn("REDIS_URL is not set: using an embedded in-process Redis; counts vanish when the example stops", "addr", embedded.Addr())
-	} else {
-		logger.Info("using Redis", "url", url)
-	}
-	pool := &redis.Pool{
-		MaxIdle:     16,
-		IdleTimeout: 4 * time.Minute,
-		DialContext: func(ctx context.Context) (redis.Conn, error) {
-			return redis.DialURLContext(ctx, url,
-				redis.DialConnectTimeout(time.Second),
-				redis.DialReadTimeout(2*time.Second),
-				redis.DialWriteTimeout(2*time.Second))
-		},
-		TestOnBorrow: func(c redis.Conn, idle time.Time) error {
-			if time.Since(idle) < time.Minute {
-				return nil
-			}
-			_, err := c.Do("PING")
-			return err
-		},
-	}
-	conn := pool.Get()
-	_, err := conn.Do("PING")
-	conn.Close()
-	if err != nil {
-		// Not fatal: the recorder buffers and the counters fall back to
-		// SQL until Redis is back.
-		logger.Warn("redis is not reachable yet", "err", err)
-	}
-	return pool, func() {
-		pool.Close()
-		if embedded != nil {
-			embedded.Close()
-		}
-	}, nil
 }
 
 // basicAuth checks the dashboard login in constant time.

@@ -29,13 +29,24 @@ import (
 func startExample(t *testing.T, srv *redistest.Server, opts options) (string, func() error) {
 	t.Helper()
 	opts.Addr = "127.0.0.1:0"
-	opts.RedisURL = "redis://" + srv.Addr
-	opts.DatabaseURL = "sqlite:" + filepath.Join(t.TempDir(), "forum.db")
+	if opts.RedisURL == "" {
+		opts.RedisURL = "redis://" + srv.Addr
+	}
+	if opts.DatabaseURL == "" {
+		opts.DatabaseURL = "sqlite:" + filepath.Join(t.TempDir(), "forum.db")
+	}
+	if opts.SpillDir == "" {
+		opts.SpillDir = filepath.Join(t.TempDir(), "spill")
+	}
 	ready := make(chan string, 1)
 	opts.Ready = func(addr string) { ready <- addr }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var logOut io.Writer = io.Discard
+	if opts.logTo != nil {
+		logOut = opts.logTo
+	}
+	logger := slog.New(slog.NewTextHandler(logOut, nil))
 	go func() { done <- run(ctx, opts, logger) }()
 	var addr string
 	select {

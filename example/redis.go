@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/gomodule/redigo/redis"
+	"github.com/mna/redisc"
+
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// Timeouts of every Redis connection: an outage then costs a flush a
+// bounded wait.
+var redisDialOptions = []redis.DialOption{
+	redis.DialConnectTimeout(time.Second),
+	redis.DialReadTimeout(2 * time.Second),
+	redis.DialWriteTimeout(2 * time.Second),
+}
+
+// openRedis connects to REDIS_URL, or with none set starts an in-process
+// Redis so the example runs on a machine with no servers. When the server
+// named is a Redis Cluster node (INFO cluster says cluster_enabled:1) it
+// returns a cluster client seeded with that node and every addr=host:port
+// query parameter of the URL.
+func openRedis(rawURL string, logger *slog.Logger) (timeseries.Pool, func(), error) {
+	if rawURL == "" {
+		embedded, err := miniredis.Run()
+		if err != nil {
+			return nil, nil, fmt.Errorf("example: embedded redis: %w", err)
+		}
+		logger.Warn("REDIS_URL is not set: using an embedded in-process Redis; counts vanish when the example stops", "addr", embedded.Addr())
+		pool := newPool(func(ctx context.Context) (redis.Conn, error) {
+			return redis.DialContext(ctx, "tcp", embedded.Addr(), redisDialOptions...)
+		})
+		return pool, func() { pool.Close(); embedded.Close() }, nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+		return nil, nil, fmt.Errorf("example: REDIS_URL %q: want redis://[user:pass@]host:port[/db][?addr=host:port...]", rawURL)
+	}
+	seeds := append([]string{u.Host}, u.Query()["addr"]...)
+	u.RawQuery = "" // the addr parameters are ours, not the driver's
+	single := u.String()
+	pool := newPool(func(ctx context.Context) (redis.Conn, error) {
+		return redis.DialURLContext(ctx, single, redisDialOptions...)
+	})
+	conn := pool.Get()
+	info, err := redis.String(conn.Do("INFO", "cluster"))
+	conn.Close()
+	if err != nil {
+		// Not fatal: the recorder buffers and the counters fall back to
+		// SQL until Redis is back. Without an answer, one server is assumed.
+		logger.Warn("redis is not reachable yet; assuming a single server", "url", redacted(u), "err", err)
+		return pool, func() { pool.Close() }, nil
+	}
+	if !strings.Contains(info, "cluster_enabled:1") {
+		logger.Info("using Redis, single server", "url", redacted(u))
+		return pool, func() { pool.Close() }, nil
+	}
+	pool.Close()
+	opts := append([]redis.DialOption{}, redisDialOptions...)
+	if u.User != nil {
+		if name := u.User.Username(); name != "" {
+			opts = append(opts, redis.DialUsername(name))
+		}
+		if pass, ok := u.User.Password(); ok {
+			opts = append(opts, redis.DialPassword(pass))
+		}
+	}
+	if u.Scheme == "rediss" {
+		opts = append(opts, redis.DialUseTLS(true))
+	}
+	cluster := &redisc.Cluster{
+		StartupNodes: seeds,
+		DialOptions:  opts,
+		CreatePool: func(addr string, opts ...redis.DialOption) (*redis.Pool, error) {
+			return newPool(func(ctx context.Context) (redis.Conn, error) {
+				return redis.DialContext(ctx, "tcp", addr, opts...)
+			}), nil
+		},
+	}
+	if err := cluster.Refresh(); err != nil {
+		logger.Warn("redis cluster layout not read yet", "err", err)
+	}
+	logger.Info("using Redis Cluster", "seeds", strings.Join(seeds, ","))
+	return cluster, func() { cluster.Close() }, nil
+}
+
+func newPool(dial func(context.Context) (redis.Conn, error)) *redis.Pool {
+	return &redis.Pool{
+		MaxIdle:     16,
+		IdleTimeout: 4 * time.Minute,
+		DialContext: dial,
+		TestOnBorrow: func(c redis.Conn, idle time.Time) error {
+			if time.Since(idle) < time.Minute {
+				return nil
+			}
+			_, err := c.Do("PING")
+			return err
+		},
+	}
+}
+
+// redacted is u without its password, for the log.
+func redacted(u *url.URL) string { return u.Redacted() }
+
+// defaultSpillDir is where hits wait when Redis is unreachable at
+// shutdown, relative to the working directory.
+const defaultSpillDir = "pulse-spill"
+
+// cachePool is the entity counters' Redis: the same pool on one server.
+// On a cluster the counters run on SQL alone for now.
+func cachePool(p timeseries.Pool, logger *slog.Logger) *redis.Pool {
+	if rp, ok := p.(*redis.Pool); ok {
+		return rp
+	}
+	logger.Warn("entity counters do not use Redis Cluster yet: they run on SQL alone")
+	return nil
+}

@@ -8,7 +8,7 @@
 //	REDIS_URL=redis://127.0.0.1:6379/0 DATABASE_URL=mysql://root@127.0.0.1:3306/pulse go run ./example
 //
 // DASHBOARD_USER and DASHBOARD_PASSWORD put BasicAuth in front of the
-// dashboard. SIGINT or SIGTERM stops accepting requests, flushes the
+// dashboard and of the Prometheus metrics at /metrics. SIGINT or SIGTERM stops accepting requests, flushes the
 // recorder and the entity counters, stops the cleaner and exits 0.
 package main
 
@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,11 +31,14 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/labstack/echo/v4"
 	echomw "github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pulse-dev/pulse/cleaner"
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/example/forum"
-	"github.com/pulse-dev/pulse/middleware"
+	pulsemw "github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/promexport"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -134,7 +138,7 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 	e.HTTPErrorHandler = forum.ErrorHandler
 	// Hits goes first so that Recover sits inside it and a panic is
 	// counted as the 500 it becomes.
-	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{
+	e.Use(pulsemw.HitsWithConfig(pulsemw.HitsConfig{
 		Recorder:      rec,
 		Routes:        true,
 		StatusClasses: true,
@@ -142,25 +146,41 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 	e.Use(echomw.Recover())
 	app.Register(e)
 
-	dash := e.Group("/dashboard")
+	var login []echo.MiddlewareFunc
 	if opts.DashboardUser != "" || opts.DashboardPass != "" {
-		dash.Use(basicAuth(opts.DashboardUser, opts.DashboardPass))
-		logger.Info("dashboard requires BasicAuth", "user", opts.DashboardUser)
+		login = append(login, basicAuth(opts.DashboardUser, opts.DashboardPass))
+		logger.Info("dashboard and /metrics require BasicAuth", "user", opts.DashboardUser)
 	} else {
-		logger.Warn("dashboard is open to anyone who can reach it; set DASHBOARD_USER and DASHBOARD_PASSWORD to require a login")
+		logger.Warn("dashboard and /metrics are open to anyone who can reach them; set DASHBOARD_USER and DASHBOARD_PASSWORD to require a login")
 	}
-	if err := dashboard.Register(dash, dashboard.Config{
+	if err := dashboard.Mount(e, "/dashboard", dashboard.Config{
 		Store:    store,
 		Health:   rec,
 		Entities: app.Counters(),
 		Title:    "Pulse forum",
-	}); err != nil {
+		Logger:   logger,
+	}, login...); err != nil {
 		return err
 	}
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(promexport.NewCollector(rec)); err != nil {
+		return fmt.Errorf("example: metrics: %w", err)
+	}
+	metrics := echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// Scrapes are not traffic: marked before the login runs, like the
+	// dashboard's requests.
+	e.GET("/metrics", metrics, append([]echo.MiddlewareFunc{skip}, login...)...)
 
+	// Background work ends before the counters and the recorder close:
+	// stopBG cancels it and bgWork waits for it, deferred after their
+	// Close so that it runs first.
 	bg, stopBG := context.WithCancel(ctx)
-	defer stopBG()
-	go app.RunReconciler(bg, 24*time.Hour)
+	var bgWork sync.WaitGroup
+	defer func() {
+		stopBG()
+		bgWork.Wait()
+	}()
+	bgWork.Go(func() { app.RunReconciler(bg, 24*time.Hour) })
 
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
@@ -175,7 +195,7 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 		opts.Ready(ln.Addr().String())
 	}
 	if opts.DemoTraffic {
-		go forum.RunDemoTraffic(bg, base)
+		bgWork.Go(func() { forum.RunDemoTraffic(bg, base) })
 		logger.Info("demo traffic on")
 	}
 
@@ -186,6 +206,7 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 	}
 	logger.Info("shutting down")
 	stopBG()
+	bgWork.Wait()
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -240,6 +261,14 @@ func openRedis(url string, logger *slog.Logger) (*redis.Pool, func(), error) {
 			embedded.Close()
 		}
 	}, nil
+}
+
+// skip marks a request as not counted by the Hits middleware.
+func skip(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		pulsemw.Skip(c)
+		return next(c)
+	}
 }
 
 // basicAuth checks the dashboard login in constant time.

@@ -491,6 +491,7 @@ func TestBrowser(t *testing.T) {
 				t.Fatalf("bucket %d: %v per second, want %v", i, c.Complete[i][1], want)
 			}
 		}
+		writeScreenshotAs(t, tb, "dashboard-rate.png")
 		// A choice made on the page goes into the URL.
 		if err := chromedp.Do(tb.ctx, chromedp.Click(chromedp.CSS(`button[data-precision="300"]`))); err != nil {
 			t.Fatal(err)

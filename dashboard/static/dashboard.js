@@ -186,7 +186,10 @@
     const xAxis = Array.isArray(option.xAxis) ? option.xAxis[0] : option.xAxis;
     xAxis.axisLabel = Object.assign({}, xAxis.axisLabel, { formatter: (v) => axisTime(v, card.span) });
     const yAxis = Array.isArray(option.yAxis) ? option.yAxis[0] : option.yAxis;
-    yAxis.axisLabel = Object.assign({}, yAxis.axisLabel, { formatter: (v) => compactFormat.format(v) });
+    // Rates are often below one: keep their significant digits.
+    yAxis.axisLabel = Object.assign({}, yAxis.axisLabel, {
+      formatter: (v) => (card.mode === 'rate' && v < 1000 ? rateFormat.format(v) : compactFormat.format(v)),
+    });
     // Wheel or pinch zooms, drag pans; every chart follows (echarts.connect).
     option.dataZoom = [Object.assign({ type: 'inside', xAxisIndex: 0, filterMode: 'none', zoomOnMouseWheel: true, moveOnMouseMove: true }, zoomWindow())];
     return option;

@@ -1,12 +1,14 @@
 package dashboard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,8 +22,9 @@ type badRequest string
 func (e badRequest) Error() string { return string(e) }
 
 // answerError maps an error of a read to a status: client mistakes are 4xx
-// with their text, a backend failure is 503.
-func answerError(c echo.Context, err error) error {
+// with their text; a backend failure is 503 with a generic text, its
+// details going to the log only.
+func (s *server) answerError(c echo.Context, err error) error {
 	var bad badRequest
 	var perr *timeseries.PrecisionError
 	switch {
@@ -30,7 +33,9 @@ func answerError(c echo.Context, err error) error {
 	case errors.As(err, &perr):
 		return jsonError(c, http.StatusBadRequest, fmt.Sprintf("precision %d is not kept; use one of %v", perr.Precision, perr.Valid))
 	case errors.Is(err, timeseries.ErrRangeTooLarge):
-		return jsonError(c, http.StatusBadRequest, "range too large: ask for at most "+strconv.Itoa(timeseries.MaxSamples)+" buckets, or do not zero-fill")
+		return jsonError(c, http.StatusBadRequest, "range too large: ask for at most "+strconv.Itoa(s.cfg.MaxBuckets)+" buckets, or do not zero-fill")
+	case errors.Is(err, errBusy):
+		return jsonError(c, http.StatusServiceUnavailable, "too many reads at once; try again")
 	case errors.Is(err, timeseries.ErrUnknownSeries):
 		return jsonError(c, http.StatusNotFound, "no such series at this precision")
 	case errors.Is(err, entity.ErrUnknownKind):
@@ -38,7 +43,8 @@ func answerError(c echo.Context, err error) error {
 	case errors.Is(err, entity.ErrUnknownField):
 		return jsonError(c, http.StatusBadRequest, "no such field for this kind")
 	}
-	return jsonError(c, http.StatusServiceUnavailable, "backend unavailable: "+err.Error())
+	s.cfg.Logger.Warn("pulse dashboard: read failed", "path", c.Request().URL.Path, "err", err)
+	return jsonError(c, http.StatusServiceUnavailable, "backend unavailable")
 }
 
 // precisionParam reads the required precision query parameter.
@@ -88,7 +94,8 @@ func (s *server) window(c echo.Context, precision int, defLast int64) (r timeser
 	if r.From != 0 && r.To != 0 && r.From > r.To {
 		return r, current, badRequest(fmt.Sprintf("from %d is after to %d", r.From, r.To))
 	}
-	last, err := intParam(c, "last", defLast, 1, timeseries.MaxSamples)
+	maxBuckets := int64(s.cfg.MaxBuckets)
+	last, err := intParam(c, "last", min(defLast, maxBuckets), 1, maxBuckets)
 	if err != nil {
 		return r, current, err
 	}
@@ -104,6 +111,20 @@ func (s *server) window(c echo.Context, precision int, defLast int64) (r timeser
 		r.FillZero = true
 	default:
 		return r, current, badRequest(fmt.Sprintf("fill %q: the only fill is zero", fill))
+	}
+	if r.FillZero {
+		// Bound the filled range before reading: an open end is the
+		// current bucket, or MaxBuckets buckets before the other end.
+		p := int64(precision)
+		if r.To == 0 {
+			r.To = max(current, r.From)
+		}
+		if r.From == 0 {
+			r.From = max(1, r.To-(maxBuckets-1)*p)
+		}
+		if n := (timeseries.BucketStart(r.To, precision)-timeseries.BucketStart(r.From, precision))/p + 1; n > maxBuckets {
+			return r, current, badRequest(fmt.Sprintf("range of %d buckets: at most %d may be zero-filled", n, maxBuckets))
+		}
 	}
 	return r, current, nil
 }
@@ -130,7 +151,7 @@ func (s *server) handleCounters(c echo.Context) error {
 	defer cancel()
 	infos, err := s.cfg.Store.Series(ctx)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	return writeJSON(c, countersResponse{Counters: infos})
 }
@@ -148,21 +169,26 @@ type samplesResponse struct {
 func (s *server) handleSamples(c echo.Context) error {
 	name, err := seriesName(c)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	p, err := s.precisionParam(c)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	r, current, err := s.window(c, p, 0)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	ctx, cancel := s.requestContext(c)
 	defer cancel()
+	release, err := s.acquireRead(ctx)
+	if err != nil {
+		return s.answerError(c, err)
+	}
+	defer release()
 	samples, err := s.cfg.Store.Samples(ctx, name, p, r)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	return writeJSON(c, samplesResponse{Name: name, Precision: p, Samples: samples, Current: current})
 }
@@ -202,36 +228,41 @@ type overviewResponse struct {
 func (s *server) handleOverview(c echo.Context) error {
 	p, err := s.precisionParam(c)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	for _, k := range []string{"from", "to", "fill"} {
 		if c.QueryParam(k) != "" {
-			return answerError(c, badRequest("the overview takes last=N, not "+k))
+			return s.answerError(c, badRequest("the overview takes last=N, not "+k))
 		}
 	}
 	r, current, err := s.window(c, p, windowBuckets)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	n, err := intParam(c, "n", int64(s.cfg.Overview), 0, MaxOverview)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	pins := c.QueryParams()["series"]
 	if len(pins) > MaxPinned {
-		return answerError(c, badRequest(fmt.Sprintf("at most %d series may be named", MaxPinned)))
+		return s.answerError(c, badRequest(fmt.Sprintf("at most %d series may be named", MaxPinned)))
 	}
 	for _, name := range pins {
 		if err := timeseries.ValidateName(name); err != nil {
-			return answerError(c, badRequest("invalid series name: "+strings.TrimPrefix(err.Error(), "timeseries: ")))
+			return s.answerError(c, badRequest("invalid series name: "+strings.TrimPrefix(err.Error(), "timeseries: ")))
 		}
 	}
 
 	ctx, cancel := s.requestContext(c)
 	defer cancel()
+	release, err := s.acquireRead(ctx)
+	if err != nil {
+		return s.answerError(c, err)
+	}
+	defer release()
 	infos, err := s.cfg.Store.Series(ctx)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	names := make([]string, 0, len(infos))
 	for _, info := range infos {
@@ -241,7 +272,7 @@ func (s *server) handleOverview(c echo.Context) error {
 	}
 	windows, err := s.cfg.Store.SamplesMany(ctx, names, p, r)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	totals := make([]seriesTotal, 0, len(names))
 	for _, name := range names {
@@ -308,12 +339,62 @@ func zeroFill(samples []timeseries.Sample, precision int, from, to int64) []time
 	return out
 }
 
-// handleHealth answers the recorder's health: GET api/health.
+// healthResponse is the recorder's health and the verdict drawn from it.
+type healthResponse struct {
+	timeseries.Health
+	// OK is false when Redis is not answering, or no flush succeeded for
+	// DefaultStaleFlushes flush intervals while hits are pending; the
+	// answer is then 503.
+	OK bool `json:"ok"`
+	// Problem says what is wrong when OK is false.
+	Problem string `json:"problem,omitempty"`
+}
+
+// handleHealth answers the recorder's health, 200 when recording works
+// and 503 when it does not, so it serves as a probe: GET api/health.
 func (s *server) handleHealth(c echo.Context) error {
 	if s.cfg.Health == nil {
 		return jsonError(c, http.StatusNotFound, "no health reporter is configured")
 	}
-	return writeJSON(c, s.cfg.Health.Health())
+	h := s.cfg.Health.Health()
+	resp := healthResponse{Health: h, OK: true}
+	// The recorder learns of an outage only when it flushes, and an idle
+	// one does not: ask Redis too, with one cheap read.
+	ctx, cancel := s.requestContext(c)
+	defer cancel()
+	pingErr := s.pingRedis(ctx)
+	since := h.LastFlush
+	if since.IsZero() || since.Before(s.started) {
+		since = s.started
+	}
+	stale := time.Duration(DefaultStaleFlushes) * s.cfg.FlushInterval
+	switch {
+	case !h.RedisUp:
+		resp.OK, resp.Problem = false, "redis is down: the last flush failed"
+	case pingErr != nil:
+		s.cfg.Logger.Warn("pulse dashboard: health: redis does not answer", "err", pingErr)
+		resp.OK, resp.Problem = false, "redis does not answer"
+	case h.PendingHits > 0 && s.cfg.Store.Now().Sub(since) > stale:
+		resp.OK, resp.Problem = false, fmt.Sprintf("no flush for more than %v while hits are pending", stale)
+	}
+	// The last error's text stays in the log: it may name hosts.
+	resp.LastError = ""
+	c.Response().Header().Set("Cache-Control", "no-store")
+	if !resp.OK {
+		return c.JSON(http.StatusServiceUnavailable, resp)
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+// pingRedis reads one series that need not exist: a single round trip
+// that tells whether Redis answers.
+func (s *server) pingRedis(ctx context.Context) error {
+	p := s.cfg.Store.Schema().Precisions[0]
+	_, err := s.cfg.Store.Samples(ctx, "pulse:health", p, timeseries.Range{From: 1, To: 1})
+	if err != nil && !errors.Is(err, timeseries.ErrUnknownSeries) {
+		return err
+	}
+	return nil
 }
 
 // entities returns the configured Entities, or nil after answering 404.
@@ -414,21 +495,21 @@ func (s *server) handleEntity(c echo.Context) error {
 	}
 	kind, fields, err := entityKind(c, ents)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	raw, err := pathParam(c, "id")
 	if err != nil {
-		return answerError(c, badRequest(err.Error()))
+		return s.answerError(c, badRequest(err.Error()))
 	}
 	id, err := parseID(raw)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	ctx, cancel := s.requestContext(c)
 	defer cancel()
 	counts, err := ents.Get(ctx, kind, id)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	return writeJSON(c, entityResponse{Kind: kind, ID: strconv.FormatInt(id, 10), Counts: orderedCounts{fields, counts}})
 }
@@ -451,22 +532,22 @@ func (s *server) handleEntityBatch(c echo.Context) error {
 	}
 	kind, fields, err := entityKind(c, ents)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	raw := c.QueryParam("ids")
 	if strings.TrimSpace(raw) == "" {
-		return answerError(c, badRequest("ids is required: a comma-separated list of integers"))
+		return s.answerError(c, badRequest("ids is required: a comma-separated list of integers"))
 	}
 	// Count before parsing, so a huge list costs nothing.
 	if n := strings.Count(raw, ",") + 1; n > MaxIDs {
-		return answerError(c, badRequest(fmt.Sprintf("%d ids: at most %d per request", n, MaxIDs)))
+		return s.answerError(c, badRequest(fmt.Sprintf("%d ids: at most %d per request", n, MaxIDs)))
 	}
 	parts := strings.Split(raw, ",")
 	ids := make([]int64, 0, len(parts))
 	for _, part := range parts {
 		id, err := parseID(part)
 		if err != nil {
-			return answerError(c, err)
+			return s.answerError(c, err)
 		}
 		ids = append(ids, id)
 	}
@@ -474,10 +555,10 @@ func (s *server) handleEntityBatch(c echo.Context) error {
 	defer cancel()
 	counts, err := ents.BatchGet(ctx, kind, ids)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	if len(counts) != len(ids) {
-		return answerError(c, fmt.Errorf("dashboard: %d counts for %d ids", len(counts), len(ids)))
+		return s.answerError(c, fmt.Errorf("dashboard: %d counts for %d ids", len(counts), len(ids)))
 	}
 	resp := batchResponse{Kind: kind, Entities: make([]batchEntity, len(ids))}
 	for i, id := range ids {
@@ -501,24 +582,24 @@ func (s *server) handleEntityTop(c echo.Context) error {
 	}
 	kind, fields, err := entityKind(c, ents)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	field := c.QueryParam("field")
 	if field == "" {
-		return answerError(c, badRequest("field is required: one of "+strings.Join(fields, ", ")))
+		return s.answerError(c, badRequest("field is required: one of "+strings.Join(fields, ", ")))
 	}
 	if !slices.Contains(fields, field) {
-		return answerError(c, entity.ErrUnknownField)
+		return s.answerError(c, entity.ErrUnknownField)
 	}
 	n, err := intParam(c, "n", 10, 1, MaxTop)
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	ctx, cancel := s.requestContext(c)
 	defer cancel()
 	top, err := ents.Top(ctx, kind, field, int(n))
 	if err != nil {
-		return answerError(c, err)
+		return s.answerError(c, err)
 	}
 	if top == nil {
 		top = []entity.Ranked{}

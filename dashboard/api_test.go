@@ -1,12 +1,14 @@
 package dashboard_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -124,6 +126,8 @@ func TestSamplesBadInput(t *testing.T) {
 		{"unknown fill", "api/counters/hits?precision=5&fill=linear", 400},
 		{"last zero", "api/counters/hits?precision=5&last=0", 400},
 		{"last too large", "api/counters/hits?precision=5&last=20001", 400},
+		{"last above MaxBuckets", "api/counters/hits?precision=5&last=121", 400},
+		{"zero-fill range above MaxBuckets", "api/counters/hits?precision=5&from=1700000000&to=1700000600&fill=zero", 400},
 		{"last and from", "api/counters/hits?precision=5&last=3&from=1700000000", 400},
 		{"name too long", "api/counters/" + long + "?precision=5", 400},
 		{"name with a control character", "api/counters/a%01b?precision=5", 400},
@@ -271,6 +275,8 @@ func TestOverviewBadInput(t *testing.T) {
 		{"n not a number", "precision=5&n=all"},
 		{"last not a number", "precision=5&last=x"},
 		{"last too large", "precision=5&last=1000000"},
+		{"last above MaxBuckets", "precision=5&last=121"},
+		{"last of issue 11", "precision=5&last=20000&n=24"},
 		{"from given", "precision=5&from=1700000000"},
 		{"fill given", "precision=5&fill=zero"},
 		{"too many series", "precision=5" + many},
@@ -312,6 +318,79 @@ func TestHealth(t *testing.T) {
 
 	bare := newFixture(t, fixtureOptions{noHealth: true, noTraffic: true})
 	checkError(t, get(t, bare.root+"api/health"), http.StatusNotFound)
+}
+
+// TestHealthProbe: api/health answers 503 when recording does not work, so
+// it serves as a probe.
+func TestHealthProbe(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	status := func() (int, string) {
+		r := get(t, f.root+"api/health")
+		var h struct {
+			OK      bool   `json:"ok"`
+			Problem string `json:"problem"`
+		}
+		if err := json.Unmarshal([]byte(r.body), &h); err != nil {
+			t.Fatalf("%d %s: %v", r.status, r.body, err)
+		}
+		if h.OK != (r.status == http.StatusOK) {
+			t.Errorf("status %d with ok %v", r.status, h.OK)
+		}
+		return r.status, h.Problem
+	}
+	if s, p := status(); s != http.StatusOK {
+		t.Fatalf("healthy: %d %s", s, p)
+	}
+
+	// No flush for more than three intervals while hits are pending.
+	c, _ := f.rec.Counter("hits")
+	c.Inc()
+	f.clock.Advance(2 * time.Second)
+	if s, p := status(); s != http.StatusOK {
+		t.Errorf("2 s after the last flush: %d %s", s, p)
+	}
+	f.clock.Advance(2 * time.Second)
+	if s, p := status(); s != http.StatusServiceUnavailable || !strings.Contains(p, "no flush") {
+		t.Errorf("4 s after the last flush with a hit pending: %d %q", s, p)
+	}
+	f.flush(t)
+	if s, p := status(); s != http.StatusOK {
+		t.Errorf("after a flush: %d %s", s, p)
+	}
+
+	// Redis down: the recorder's failed flush, and an idle recorder too.
+	f.srv.Stop()
+	if s, p := status(); s != http.StatusServiceUnavailable || !strings.Contains(p, "redis") {
+		t.Errorf("Redis down, recorder idle: %d %q", s, p)
+	}
+	c.Inc()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := f.rec.Flush(ctx); err == nil {
+		t.Fatal("flush with Redis down succeeded")
+	}
+	if s, p := status(); s != http.StatusServiceUnavailable || !strings.Contains(p, "last flush failed") {
+		t.Errorf("Redis down, flush failed: %d %q", s, p)
+	}
+	f.srv.Restart()
+	f.flush(t)
+	if s, p := status(); s != http.StatusOK {
+		t.Errorf("Redis back: %d %s", s, p)
+	}
+}
+
+// TestPanicIsGeneric: a panic below a handler answers a generic 500; its
+// value stays in the log.
+func TestPanicIsGeneric(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	f.ents.mu.Lock()
+	f.ents.panics = true
+	f.ents.mu.Unlock()
+	r := get(t, f.root+"api/entities/post/top?field=views")
+	checkError(t, r, http.StatusInternalServerError)
+	if strings.Contains(r.body, "secret") || strings.Contains(r.body, "deadbeef") {
+		t.Errorf("panic value reaches the client: %s", r.body)
+	}
 }
 
 func TestEntities(t *testing.T) {
@@ -412,8 +491,17 @@ func TestEntitiesBadInput(t *testing.T) {
 func TestRedisDown(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	f.srv.Stop()
-	for _, path := range []string{"api/counters", "api/counters/hits?precision=5", "api/overview?precision=5"} {
-		checkError(t, get(t, f.root+path), http.StatusServiceUnavailable)
+	for _, path := range []string{"api/counters", "api/counters/hits?precision=5", "api/overview?precision=5", "api/health"} {
+		r := get(t, f.root+path)
+		if r.status != http.StatusServiceUnavailable {
+			t.Errorf("%s with Redis down: %d %s", path, r.status, r.body)
+		}
+		// The client learns that the backend failed, not where or how.
+		for _, leak := range []string{"dial", "127.0.0.1", "refused", "timeseries:"} {
+			if strings.Contains(r.body, leak) {
+				t.Errorf("%s: the answer %s leaks %q", path, r.body, leak)
+			}
+		}
 	}
 	f.srv.Restart()
 	r := get(t, f.root+"api/counters/hits?precision=86400")

@@ -27,6 +27,20 @@ var static embed.FS
 // echartsFile is the bundle fetched at build time (never committed).
 const echartsFile = "echarts.min.js"
 
+// The echarts release the page is written for: the version pinned in
+// dashboard/assets/package.json, the immutable URL it is loaded from when
+// no copy is embedded, and the SHA-384 of that file (dist/echarts.min.js
+// of the npm tarball) that the browser checks before running it.
+// TestEchartsPin checks them against package.json and the fetched file.
+const (
+	EchartsVersion   = "5.6.0"
+	EchartsCDN       = "https://cdn.jsdelivr.net/npm/echarts@" + EchartsVersion + "/dist/echarts.min.js"
+	EchartsIntegrity = "sha384-pPi0zxBAoDu6+JXW/C68UZLvBUUtU+7zonhif43rqj7pxsGyqyqzcian2Rj37Rss"
+)
+
+// echartsOrigin is the only origin the page's CSP names besides its own.
+const echartsOrigin = "https://cdn.jsdelivr.net"
+
 // asset is one embedded file, served with a content hash as its version.
 type asset struct {
 	name    string
@@ -55,11 +69,15 @@ func loadAssets() map[string]*asset {
 		if err != nil {
 			panic("dashboard: embedded assets: " + err.Error())
 		}
-		sum := sha256.Sum256(body)
-		v := hex.EncodeToString(sum[:6])
-		out[e.Name()] = &asset{name: e.Name(), body: body, ctype: contentType(e.Name()), version: v, etag: `"` + v + `"`}
+		out[e.Name()] = newAsset(e.Name(), body)
 	}
 	return out
+}
+
+func newAsset(name string, body []byte) *asset {
+	sum := sha256.Sum256(body)
+	v := hex.EncodeToString(sum[:6])
+	return &asset{name: name, body: body, ctype: contentType(name), version: v, etag: `"` + v + `"`}
 }
 
 func contentType(name string) string {
@@ -74,19 +92,23 @@ func contentType(name string) string {
 	return "application/octet-stream"
 }
 
-// EchartsEmbedded reports whether echarts.min.js was embedded at build
-// time. Without it (a plain `go install`) the page loads echarts from
-// go-echarts' assets host, which needs internet access, and says so.
+// EchartsEmbedded reports whether echarts.min.js was embedded in this
+// package at build time (`make assets` in a clone of Pulse). Without it,
+// and without Config.Echarts, the page loads echarts from EchartsCDN,
+// which needs internet access.
 func EchartsEmbedded() bool { return assets[echartsFile] != nil }
 
-// assetURL is the relative URL of an embedded file, versioned by content
-// so that browsers may cache it for good.
+// url is the relative URL of a served file, versioned by content so that
+// browsers may cache it for good.
+func (a *asset) url() string { return "static/" + a.name + "?v=" + a.version }
+
+// assetURL is the relative URL of an embedded file.
 func assetURL(name string) string {
 	a := assets[name]
 	if a == nil {
 		return "static/" + name
 	}
-	return "static/" + name + "?v=" + a.version
+	return a.url()
 }
 
 func (a *asset) gzipBody() []byte {
@@ -128,13 +150,16 @@ func acceptsGzip(r *http.Request) bool {
 func (s *server) handleAsset(c echo.Context) error {
 	name, err := pathParam(c, "file")
 	if err != nil {
-		return answerError(c, badRequest(err.Error()))
+		return s.answerError(c, badRequest(err.Error()))
 	}
 	a := assets[name]
+	if name == echartsFile {
+		a = s.echarts
+	}
 	if a == nil {
 		msg := "no such asset"
 		if name == echartsFile {
-			msg = "echarts.min.js was not embedded: run `make assets` before building"
+			msg = "echarts.min.js is not embedded: the page loads it from " + EchartsCDN
 		}
 		return jsonError(c, http.StatusNotFound, msg)
 	}

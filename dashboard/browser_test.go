@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
@@ -464,6 +466,87 @@ func TestBrowser(t *testing.T) {
 		tb.checkClean(rich.server.URL, false)
 	})
 
+	t.Run("the URL holds the view", func(t *testing.T) {
+		tb := newTab(t, browser, 1200, 900)
+		pin, _ := json.Marshal(imgName)
+		tb.navigate(rich.root + "?precision=60&mode=rate&series=" + url.QueryEscape(imgName))
+		tb.waitFor("1 min charts", `(() => { const c = document.querySelector('#chart-grid .card[data-series="hits"] .chart');
+			const d = c && echarts.getInstanceByDom(c).getOption().series[0].data;
+			return d && d.length > 1 && d[1][0] - d[0][0] === 60000; })()`)
+		var view struct {
+			Precision, Mode string
+			Pinned          bool
+		}
+		tb.eval(`({precision: document.querySelector('#precisions button[aria-pressed="true"]').dataset.precision,
+			mode: document.querySelector('#modes button[aria-pressed="true"]').dataset.mode,
+			pinned: !!Array.from(document.querySelectorAll('#chart-grid .card[data-pinned="true"]')).find(c => c.dataset.series === `+string(pin)+`)})`, &view)
+		if view.Precision != "60" || view.Mode != "rate" || !view.Pinned {
+			t.Errorf("view from the URL: %+v", view)
+		}
+		// Rate mode draws hits per second: a complete bucket's count over 60 s.
+		ov := getOverview(t, rich.root+"api/overview?precision=60")
+		c := tb.charts()["hits"]
+		for i, smp := range ov.Top[0].Samples[:len(c.Complete)] {
+			if want := float64(smp.Count) / 60; math.Abs(c.Complete[i][1]-want) > 1e-9 {
+				t.Fatalf("bucket %d: %v per second, want %v", i, c.Complete[i][1], want)
+			}
+		}
+		writeScreenshotAs(t, tb, "dashboard-rate.png")
+		// A choice made on the page goes into the URL.
+		if err := chromedp.Do(tb.ctx, chromedp.Click(chromedp.CSS(`button[data-precision="300"]`))); err != nil {
+			t.Fatal(err)
+		}
+		tb.waitFor("the URL to follow", `new URLSearchParams(location.search).get('precision') === '300'`)
+		tb.checkClean(rich.server.URL, false)
+	})
+
+	t.Run("zoom", func(t *testing.T) {
+		tb := newTab(t, browser, 1200, 900)
+		tb.navigate(rich.root + "?precision=5")
+		tb.waitFor("the charts", `document.querySelectorAll('#chart-grid .card').length === 6 && document.getElementById('live').dataset.state === 'ok'`)
+		const extents = `Array.from(document.querySelectorAll('#chart-grid .card .chart')).map((el) =>
+			echarts.getInstanceByDom(el).getModel().getComponent('xAxis', 0).axis.scale.getExtent())`
+		var before [][2]float64
+		tb.eval(extents, &before)
+		// Wheel over the first chart, as a user zooms in.
+		var box struct{ X, Y float64 }
+		tb.eval(`(() => { const r = document.querySelector('#chart-grid .card .chart').getBoundingClientRect();
+			return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()`, &box)
+		for range 4 {
+			if _, err := chromedp.Call(tb.ctx, input.DispatchMouseEvent, input.DispatchMouseEventParams{
+				Type: input.DispatchMouseEventTypeMouseWheel, X: box.X, Y: box.Y, DeltaY: -240,
+				DeltaX: 1e-9, // required, and a zero would be left out of the message
+
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tb.waitFor("the zoom in the URL", `new URLSearchParams(location.search).has('from')`)
+		var after [][2]float64
+		tb.eval(extents, &after)
+		for i := range after {
+			if after[i][1]-after[i][0] >= 0.9*(before[i][1]-before[i][0]) || after[i][0] < before[i][0] || after[i][1] > before[i][1] {
+				t.Errorf("chart %d: visible window %v, before the zoom %v", i, after[i], before[i])
+			}
+			if after[i] != after[0] {
+				t.Errorf("chart %d shows %v, the zoomed one %v: the charts are not connected", i, after[i], after[0])
+			}
+		}
+		writeScreenshotAs(t, tb, "dashboard-zoomed.png")
+		// The zoomed view is a link: opened again, it shows the same window.
+		var link string
+		tb.eval(`location.href`, &link)
+		again := newTab(t, browser, 1200, 900)
+		again.navigate(link)
+		again.waitFor("the charts", `document.querySelectorAll('#chart-grid .card').length === 6 && document.getElementById('live').dataset.state === 'ok'`)
+		var reopened [][2]float64
+		again.eval(extents, &reopened)
+		if math.Abs(reopened[0][0]-after[0][0]) > 1000 || math.Abs(reopened[0][1]-after[0][1]) > 1000 {
+			t.Errorf("reopened link shows %v, the zoomed page %v", reopened[0], after[0])
+		}
+		tb.checkClean(rich.server.URL, false)
+	})
+
 	t.Run("live updates and outages", func(t *testing.T) {
 		f := newFixture(t, fixtureOptions{poll: 300 * time.Millisecond})
 		tb := newTab(t, browser, 1200, 900)
@@ -525,10 +608,13 @@ func TestBrowser(t *testing.T) {
 		tb := newTab(t, browser, 900, 800)
 		tb.navigate(f.root)
 		tb.waitFor("the charts", `document.querySelector('#chart-grid .card') && document.getElementById('live').dataset.state === 'ok'`)
-		var text struct{ Entities, Health string }
-		tb.eval(`({entities: document.getElementById('entities').textContent, health: document.getElementById('health-note').textContent})`, &text)
-		if !strings.Contains(text.Entities, "No entity counters are configured") || !strings.Contains(text.Health, "No recorder health") {
-			t.Errorf("notes: %+v", text)
+		var text struct {
+			Panel  bool
+			Health string
+		}
+		tb.eval(`({panel: document.getElementById('entities') !== null, health: document.getElementById('health-note').textContent})`, &text)
+		if text.Panel || !strings.Contains(text.Health, "No recorder health") {
+			t.Errorf("an entity panel with no entities, or no health note: %+v", text)
 		}
 		tb.checkClean(f.server.URL, false)
 		for _, u := range tb.requests {
@@ -543,6 +629,11 @@ func TestBrowser(t *testing.T) {
 // module root, for people to look at.
 func writeScreenshot(t *testing.T, tb *tab) {
 	t.Helper()
+	writeScreenshotAs(t, tb, "dashboard.png")
+}
+
+func writeScreenshotAs(t *testing.T, tb *tab, name string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -553,7 +644,7 @@ func writeScreenshot(t *testing.T, tb *tab) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "dashboard.png")
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"path"
@@ -47,6 +48,16 @@ const (
 	MaxIDs = 1000
 	// MaxTop bounds n of an entity top list.
 	MaxTop = 100
+	// DefaultMaxBuckets is the widest window a read may zero-fill: the
+	// samples the cleaner keeps by default (cleaner.Config.Samples).
+	DefaultMaxBuckets = 120
+	// MaxMaxBuckets bounds Config.MaxBuckets.
+	MaxMaxBuckets = 2000
+	// DefaultConcurrentReads is how many series reads run at once.
+	DefaultConcurrentReads = 4
+	// DefaultStaleFlushes is how many flush intervals may pass without a
+	// flush, while hits are pending, before api/health answers 503.
+	DefaultStaleFlushes = 3
 )
 
 // Config configures the dashboard. Zero fields take the defaults.
@@ -70,6 +81,30 @@ type Config struct {
 	// Timeout bounds the Redis and entity reads of one request
 	// (default 5 s).
 	Timeout time.Duration
+	// Echarts is the app's own copy of echarts.min.js (for instance
+	// embedded with //go:embed from the app's npm step), served by the
+	// dashboard so the page needs no internet. Without it, and without
+	// the copy `make assets` embeds in a build of this repository, the
+	// page loads echarts EchartsVersion from EchartsCDN, checked against
+	// EchartsIntegrity.
+	Echarts []byte
+	// MaxBuckets bounds the buckets of one read: last=N of the API and
+	// the zero-filled range of from/to (default DefaultMaxBuckets, the
+	// samples the cleaner keeps; at most MaxMaxBuckets). Raise it with
+	// cleaner.Config.Samples.
+	MaxBuckets int
+	// ConcurrentReads bounds the series reads served at once; others
+	// wait for a turn within Timeout, then answer 503 (default 4). It
+	// keeps the memory of many heavy reads at once bounded.
+	ConcurrentReads int
+	// FlushInterval is the recorder's flush interval (default
+	// timeseries.DefaultFlushInterval): api/health answers 503 when no
+	// flush succeeded for DefaultStaleFlushes intervals while hits are
+	// pending.
+	FlushInterval time.Duration
+	// Logger receives the details of failures, which clients only see
+	// as a generic text (default slog.Default()).
+	Logger *slog.Logger
 }
 
 func (cfg Config) withDefaults() (Config, error) {
@@ -97,13 +132,37 @@ func (cfg Config) withDefaults() (Config, error) {
 	case cfg.Timeout < 0:
 		return cfg, fmt.Errorf("dashboard: negative Timeout %v", cfg.Timeout)
 	}
+	switch {
+	case cfg.MaxBuckets == 0:
+		cfg.MaxBuckets = DefaultMaxBuckets
+	case cfg.MaxBuckets < 0 || cfg.MaxBuckets > MaxMaxBuckets:
+		return cfg, fmt.Errorf("dashboard: MaxBuckets %d is outside 1..%d", cfg.MaxBuckets, MaxMaxBuckets)
+	}
+	switch {
+	case cfg.ConcurrentReads == 0:
+		cfg.ConcurrentReads = DefaultConcurrentReads
+	case cfg.ConcurrentReads < 0:
+		return cfg, fmt.Errorf("dashboard: negative ConcurrentReads %d", cfg.ConcurrentReads)
+	}
+	switch {
+	case cfg.FlushInterval == 0:
+		cfg.FlushInterval = timeseries.DefaultFlushInterval
+	case cfg.FlushInterval < 0:
+		return cfg, fmt.Errorf("dashboard: negative FlushInterval %v", cfg.FlushInterval)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
 	return cfg, nil
 }
 
 // server holds what every request needs.
 type server struct {
-	cfg  Config
-	page *pageData
+	cfg     Config
+	page    *pageData
+	echarts *asset // nil: loaded from EchartsCDN
+	reads   chan struct{}
+	started time.Time // stands in for the last flush until there is one
 }
 
 func newServer(cfg Config) (*server, error) {
@@ -111,27 +170,63 @@ func newServer(cfg Config) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg}
-	if s.page, err = newPageData(cfg); err != nil {
+	s := &server{cfg: cfg, reads: make(chan struct{}, cfg.ConcurrentReads), started: cfg.Store.Now()}
+	switch {
+	case len(cfg.Echarts) > 0:
+		s.echarts = newAsset(echartsFile, cfg.Echarts)
+	case assets[echartsFile] != nil:
+		s.echarts = assets[echartsFile]
+	}
+	if s.page, err = newPageData(cfg, s.echarts); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// Register mounts the page, its assets and the JSON API on the root of g.
-// Put authentication in front with the group's middleware:
+// logSource says once, at start, where the page takes echarts from.
+func (s *server) logSource() {
+	if s.echarts != nil {
+		return
+	}
+	s.cfg.Logger.Info("pulse dashboard: echarts is not embedded, so the page loads it from "+EchartsCDN+
+		" (integrity-checked) and needs internet access; for an offline dashboard, embed echarts.min.js and set dashboard.Config.Echarts",
+		"version", EchartsVersion)
+}
+
+// Mount mounts the dashboard under prefix on e, behind the middleware m
+// (a login, say):
 //
-//	dashboard.Register(e.Group("/dashboard", echomw.BasicAuth(check)), cfg)
+//	dashboard.Mount(e, "/dashboard", cfg, echomw.BasicAuth(check))
 //
-// Every route marks its request with middleware.Skip, so watching the
-// dashboard is not counted as traffic. Requests the group's own middleware
-// rejects (a failed login, say) never reach the dashboard and are counted.
+// The dashboard's own guard runs first, before m: every request under the
+// prefix is marked with middleware.Skip, so it is not counted as traffic
+// even when m refuses it, and every answer, a 401 of m included, carries
+// the dashboard's security headers.
+func Mount(e *echo.Echo, prefix string, cfg Config, m ...echo.MiddlewareFunc) error {
+	s, err := newServer(cfg)
+	if err != nil {
+		return err
+	}
+	g := e.Group(prefix)
+	g.Use(append([]echo.MiddlewareFunc{s.guard}, m...)...)
+	s.register(g)
+	s.logSource()
+	return nil
+}
+
+// Register mounts the page, its assets and the JSON API on the root of a
+// group the app built. Every route marks its request with
+// middleware.Skip, so watching the dashboard is not counted as traffic.
+// The group's own middleware runs before the dashboard's routes: a
+// request it refuses (a failed login) is counted and lacks the
+// dashboard's headers. Mount puts the dashboard's guard in front instead.
 func Register(g *echo.Group, cfg Config) error {
 	s, err := newServer(cfg)
 	if err != nil {
 		return err
 	}
 	s.register(g)
+	s.logSource()
 	return nil
 }
 
@@ -147,6 +242,7 @@ func Handler(cfg Config) (http.Handler, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	s.register(e.Group(""))
+	s.logSource()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "" {
 			// StripPrefix left nothing: the root without its slash.
@@ -175,28 +271,64 @@ func (s *server) register(g *echo.Group) {
 	}))
 }
 
+// guard is the first middleware of a mounted dashboard: it marks the
+// request as not counted and sets the security headers before any other
+// middleware of the group can answer.
+func (s *server) guard(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		middleware.Skip(c)
+		setSecurityHeaders(c.Response().Header())
+		return next(c)
+	}
+}
+
+// setSecurityHeaders sets what every dashboard answer carries: no content
+// sniffing, no framing, no referrer sent off the origin.
+func setSecurityHeaders(h http.Header) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+}
+
 // wrap applies what every dashboard route shares: the request is not
-// counted, only GET and HEAD are served, common security headers are set,
-// and a panic answers 500 instead of reaching the app's handlers.
+// counted, only GET and HEAD are served, security headers are set, and a
+// panic answers a generic 500 (its value goes to the log) instead of
+// reaching the app's handlers.
 func (s *server) wrap(h echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) (err error) {
 		middleware.Skip(c)
 		hdr := c.Response().Header()
-		hdr.Set("X-Content-Type-Options", "nosniff")
-		hdr.Set("Referrer-Policy", "same-origin")
-		hdr.Set("X-Frame-Options", "SAMEORIGIN")
+		setSecurityHeaders(hdr)
 		if m := c.Request().Method; m != http.MethodGet && m != http.MethodHead {
 			hdr.Set("Allow", "GET, HEAD")
 			return jsonError(c, http.StatusMethodNotAllowed, "the dashboard is read-only: only GET and HEAD are allowed")
 		}
 		defer func() {
 			if v := recover(); v != nil {
-				err = jsonError(c, http.StatusInternalServerError, fmt.Sprintf("internal error: %v", v))
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.cfg.Logger.Error("pulse dashboard: panic", "path", c.Request().URL.Path, "panic", fmt.Sprint(v))
+				err = jsonError(c, http.StatusInternalServerError, "internal error")
 			}
 		}()
 		return h(c)
 	}
 }
+
+// acquireRead waits for a turn among ConcurrentReads, within ctx. The
+// caller calls the returned release.
+func (s *server) acquireRead(ctx context.Context) (release func(), err error) {
+	select {
+	case s.reads <- struct{}{}:
+		return func() { <-s.reads }, nil
+	case <-ctx.Done():
+		return nil, errBusy
+	}
+}
+
+// errBusy is a read that found no turn within the request's timeout.
+var errBusy = errors.New("dashboard: too many reads at once")
 
 // requestContext bounds the reads of one request.
 func (s *server) requestContext(c echo.Context) (context.Context, context.CancelFunc) {

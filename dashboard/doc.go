@@ -3,23 +3,30 @@
 //
 // # Mounting
 //
-// Register mounts everything on the root of an Echo group; put
-// authentication in front with the group's middleware:
+// Mount serves the dashboard under a prefix of an Echo app, behind the
+// middleware given to it (a login, say):
 //
-//	store, _ := timeseries.NewStore(pool, timeseries.Schema{}, nil)
-//	err := dashboard.Register(e.Group("/dashboard", echomw.BasicAuth(check)), dashboard.Config{
+//	store, err := timeseries.NewStore(pool, timeseries.Schema{}, nil)
+//	if err != nil {
+//		return err
+//	}
+//	err = dashboard.Mount(e, "/dashboard", dashboard.Config{
 //		Store:    store,
-//		Health:   rec,      // *timeseries.Recorder: the status strip
+//		Health:   rec,      // *timeseries.Recorder: the status strip and api/health
 //		Entities: counters, // optional: the entity panel
 //		Title:    "My app",
-//	})
+//	}, echomw.BasicAuth(check))
 //
-// Handler returns the same as a net/http handler rooted at "/", for
+// The dashboard's guard runs first: it marks every request under the
+// prefix with middleware.Skip, so neither watching the page nor being
+// refused by its login counts as traffic, and it sets the security headers
+// on every answer, a 401 of the login included. Register mounts the same
+// on a group the app built (whose own middleware then runs first), and
+// Handler returns it as a net/http handler rooted at "/", for
 // http.StripPrefix. Every URL the page uses is relative to its root, so it
 // works behind a reverse proxy that adds a path prefix, and under HTTPS;
-// the root without its trailing slash redirects to the root with it.
-// Dashboard requests call middleware.Skip, so watching the page does not
-// count as traffic. Only GET and HEAD are served: nothing changes state.
+// the root without its trailing slash redirects to the root with it. Only
+// GET and HEAD are served: nothing changes state.
 //
 // # The page
 //
@@ -30,8 +37,12 @@
 // dot: its count is still growing. A searchable list of every series,
 // with its total over the window, pins any series above the busiest ones.
 // A status strip shows the recorder's health (Redis up or down, last
-// flush, pending and dropped hits), and an entity panel, when Entities is
-// set, lists the top entities of a kind by a field and looks one up by id.
+// flush, pending and dropped hits), and an entity panel, only when
+// Entities is set, lists the top entities of a kind by a field and looks
+// one up by id. The charts zoom with the mouse wheel, all together, share
+// one crosshair, and show either hits per bucket or hits per second. The
+// precision, pinned series, zoomed window and that choice live in the
+// page's URL, so a view can be bookmarked and shared.
 //
 // The page polls the API every Config.PollInterval and updates in place.
 // When the API fails (the server restarts, Redis is down) it keeps the last
@@ -39,14 +50,14 @@
 //
 // # Offline assets
 //
-// The page needs no internet. echarts is fetched at build time from npm
-// (the version is pinned in dashboard/assets/package.json) by `make
-// assets`, into dashboard/static/echarts.min.js, and embedded with
-// go:embed; the file is ignored by git. A binary built without it (a plain
-// `go install`) loads echarts from go-echarts' assets host instead and
-// says so on the page; EchartsEmbedded reports which one a binary has.
-// Embedded files are served with a content hash in their URL and cached
-// for good.
+// echarts (EchartsVersion, pinned in dashboard/assets/package.json) is
+// never committed. The page takes Config.Echarts when the app gives its
+// own copy; else the copy `make assets` fetched from npm into
+// dashboard/static/echarts.min.js before a build of this repository
+// (EchartsEmbedded reports it); else it loads EchartsCDN, an immutable
+// versioned URL, checked by the browser against EchartsIntegrity, and
+// Mount logs one line saying so and how to embed. Served files carry a
+// content hash in their URL and are cached for good.
 //
 // # Security
 //
@@ -56,8 +67,14 @@
 // escaped so that no value can close it, and the page's own script starts
 // the charts; no inline script runs, so the page is served with a
 // Content-Security-Policy that allows scripts from its own origin only
-// (plus go-echarts' assets host when echarts is not embedded). Every
-// answer carries X-Content-Type-Options: nosniff.
+// (plus the CDN's origin when echarts is not embedded). Every answer
+// carries X-Content-Type-Options: nosniff, X-Frame-Options: DENY and
+// Referrer-Policy: same-origin. Failures answer a generic text; their
+// details go to Config.Logger.
+//
+// Reads are bounded: last=N and a zero-filled from/to cover at most
+// Config.MaxBuckets buckets, and at most Config.ConcurrentReads series
+// reads run at once.
 //
 // # JSON API
 //
@@ -70,7 +87,9 @@
 //	GET api/overview?precision=5[&last=120][&n=6][&series=name…]
 //	                                  the n busiest series over the last N buckets and the named
 //	                                  ones, zero-filled, with the total of every series
-//	GET api/health                    the recorder's timeseries.Health
+//	GET api/health                    the recorder's timeseries.Health with "ok" and "problem":
+//	                                  503 when Redis does not answer or no flush succeeded for
+//	                                  3 flush intervals while hits are pending
 //	GET api/entities                  {"kinds":[{"name":"post","fields":[…]}]}
 //	GET api/entities/:kind/:id        {"kind":"post","id":"7","counts":{"views":12,…}}
 //	GET api/entities/:kind?ids=1,2,3  {"kind":"post","entities":[{"id":"1","counts":{…}},…]}
@@ -83,5 +102,6 @@
 // large to zero-fill is 400; a series not in the known set, an unknown
 // entity kind, or a feature not configured (health, entities) is 404; an
 // unknown field, a malformed id, or more than MaxIDs ids is 400; other
-// methods than GET and HEAD are 405. A failing backend answers 503.
+// methods than GET and HEAD are 405. A failing backend, or no turn among
+// ConcurrentReads within Timeout, answers 503.
 package dashboard

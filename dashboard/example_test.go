@@ -11,13 +11,14 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/gomodule/redigo/redis"
 	"github.com/labstack/echo/v4"
+	echomw "github.com/labstack/echo/v4/middleware"
 
 	"github.com/pulse-dev/pulse/dashboard"
-	"github.com/pulse-dev/pulse/middleware"
+	pulsemw "github.com/pulse-dev/pulse/middleware"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-func ExampleRegister() {
+func ExampleMount() {
 	mr, _ := miniredis.Run() // any Redis will do; this one lives in the process
 	defer mr.Close()
 	pool := &redis.Pool{Dial: func() (redis.Conn, error) { return redis.Dial("tcp", mr.Addr()) }}
@@ -27,20 +28,25 @@ func ExampleRegister() {
 	store, _ := timeseries.NewStore(pool, timeseries.Schema{}, clock)
 
 	e := echo.New()
-	e.Use(middleware.Hits(rec))
+	e.Use(pulsemw.Hits(rec))
 	e.GET("/", func(c echo.Context) error { return c.String(http.StatusOK, "home") })
-	// In a real app, put a login in front: e.Group("/dashboard", echomw.BasicAuth(check)).
-	_ = dashboard.Register(e.Group("/dashboard"), dashboard.Config{Store: store, Health: rec})
+	login := echomw.BasicAuth(func(user, pass string, _ echo.Context) (bool, error) { return user == "ops" && pass == "s3cret", nil })
+	if err := dashboard.Mount(e, "/dashboard", dashboard.Config{Store: store, Health: rec}, login); err != nil {
+		panic(err)
+	}
 
 	get := func(path string) string {
 		w := httptest.NewRecorder()
-		e.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		r := httptest.NewRequest(http.MethodGet, path, nil)
+		r.SetBasicAuth("ops", "s3cret")
+		e.ServeHTTP(w, r)
 		body, _ := io.ReadAll(w.Body)
 		return fmt.Sprintf("%d %s", w.Code, body)
 	}
 	get("/")
 	get("/")
 	get("/dashboard/") // not counted: the dashboard skips its own requests
+	e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/dashboard/", nil)) // refused by the login: not counted either
 	_ = rec.Flush(context.Background())
 
 	fmt.Print(get("/dashboard/api/counters/hits?precision=5"))

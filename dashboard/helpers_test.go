@@ -194,6 +194,7 @@ type memEntities struct {
 	kinds  []entity.KindInfo
 	counts map[string]map[int64]entity.Counts
 	broken bool // every read fails, as a database outage would
+	panics bool // Top panics, as a bug would
 }
 
 func newMemEntities() *memEntities {
@@ -266,6 +267,9 @@ func (m *memEntities) BatchGet(_ context.Context, kind string, ids []int64) ([]e
 func (m *memEntities) Top(_ context.Context, kind, field string, n int) ([]entity.Ranked, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.panics {
+		panic("secret internal state 0xdeadbeef")
+	}
 	if m.broken {
 		return nil, errors.New("entity: database is down")
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -46,6 +45,9 @@ type pageConfig struct {
 	Precisions []precisionView `json:"precisions"`
 	Entities   bool            `json:"entities"`
 	Health     bool            `json:"health"`
+	// Echarts is where the page loads echarts from, for the notice shown
+	// when it fails to load.
+	Echarts string `json:"echarts"`
 	// Chart is the option every chart starts from, built with go-echarts.
 	Chart map[string]any `json:"chart"`
 }
@@ -77,8 +79,7 @@ func humanSeconds(s int) string {
 // chartOption builds the line chart every series is drawn with: complete
 // buckets as a solid line over a light area, the still-open bucket as a
 // dashed segment ending in a hollow dot. The page fills in the data.
-// It also returns the echarts URL go-echarts would load from its host.
-func chartOption() (map[string]any, string) {
+func chartOption() map[string]any {
 	line := charts.NewLine()
 	line.SetGlobalOptions(
 		charts.WithInitializationOpts(opts.Initialization{Renderer: "canvas"}),
@@ -124,15 +125,20 @@ func chartOption() (map[string]any, string) {
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorPartial}),
 	)
 	line.Validate()
-	host := ""
-	if v := line.JSAssets.Values; len(v) > 0 {
-		host = v[0]
-	}
-	return line.JSON(), host
+	return line.JSON()
 }
 
-func newPageData(cfg Config) (*pageData, error) {
-	option, remoteEcharts := chartOption()
+// newPageData renders the page; echarts is the served copy of echarts, or
+// nil to load it from EchartsCDN.
+func newPageData(cfg Config, echarts *asset) (*pageData, error) {
+	option := chartOption()
+	scriptSrc := "'self'"
+	echartsURL, integrity := EchartsCDN, EchartsIntegrity
+	if echarts != nil {
+		echartsURL, integrity = echarts.url(), ""
+	} else {
+		scriptSrc += " " + echartsOrigin
+	}
 	pc := pageConfig{
 		Title:      cfg.Title,
 		PollMillis: cfg.PollInterval.Milliseconds(),
@@ -141,9 +147,11 @@ func newPageData(cfg Config) (*pageData, error) {
 		Entities:   cfg.Entities != nil,
 		Health:     cfg.Health != nil,
 		Chart:      option,
+		Echarts:    echartsURL,
 	}
+	last := min(windowBuckets, cfg.MaxBuckets)
 	for _, p := range cfg.Store.Schema().Precisions {
-		pc.Precisions = append(pc.Precisions, precisionView{Seconds: p, Label: humanSeconds(p), Last: windowBuckets, Window: humanSeconds(p * windowBuckets)})
+		pc.Precisions = append(pc.Precisions, precisionView{Seconds: p, Label: humanSeconds(p), Last: last, Window: humanSeconds(p * last)})
 	}
 	// encoding/json escapes <, > and & inside strings, so no value can
 	// close the script element that carries it.
@@ -151,27 +159,18 @@ func newPageData(cfg Config) (*pageData, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: page config: %w", err)
 	}
-
-	scriptSrc := "'self'"
-	echartsURL := assetURL(echartsFile)
-	embedded := EchartsEmbedded()
-	if !embedded {
-		echartsURL = remoteEcharts
-		if u, err := url.Parse(remoteEcharts); err == nil && u.Host != "" {
-			scriptSrc += " " + u.Scheme + "://" + u.Host
-		}
-	}
 	var buf bytes.Buffer
 	err = pageTmpl.Execute(&buf, map[string]any{
 		"Title":      cfg.Title,
 		"Config":     template.JS(cfgJSON),
 		"Precisions": pc.Precisions,
-		"Embedded":   embedded,
 		"EchartsURL": echartsURL,
-		"ScriptURL":  assetURL("dashboard.js"),
-		"StyleURL":   assetURL("dashboard.css"),
-		"IconURL":    assetURL("favicon.svg"),
-		"Entities":   cfg.Entities != nil,
+		// A constant: written as is, so the hash keeps its '+' and '/'.
+		"Integrity": integrityAttr(integrity),
+		"ScriptURL": assetURL("dashboard.js"),
+		"StyleURL":  assetURL("dashboard.css"),
+		"IconURL":   assetURL("favicon.svg"),
+		"Entities":  cfg.Entities != nil,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: page: %w", err)
@@ -184,9 +183,16 @@ func newPageData(cfg Config) (*pageData, error) {
 		"connect-src 'self'",
 		"base-uri 'none'",
 		"form-action 'none'",
-		"frame-ancestors 'self'",
+		"frame-ancestors 'none'",
 	}, "; ")
 	return &pageData{html: buf.Bytes(), csp: csp}, nil
+}
+
+func integrityAttr(hash string) template.HTMLAttr {
+	if hash == "" {
+		return ""
+	}
+	return template.HTMLAttr(`integrity="` + hash + `"`)
 }
 
 // handlePage serves the page at the root, and redirects the root without

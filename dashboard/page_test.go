@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,8 +14,10 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	echomw "github.com/labstack/echo/v4/middleware"
 
 	"github.com/pulse-dev/pulse/dashboard"
+	"github.com/pulse-dev/pulse/middleware"
 )
 
 var configRE = regexp.MustCompile(`(?s)<script type="application/json" id="pulse-config">(.*?)</script>`)
@@ -28,14 +31,15 @@ func TestPage(t *testing.T) {
 	for h, want := range map[string]string{
 		"X-Content-Type-Options": "nosniff",
 		"Cache-Control":          "no-cache",
-		"X-Frame-Options":        "SAMEORIGIN",
+		"X-Frame-Options":        "DENY",
+		"Referrer-Policy":        "same-origin",
 	} {
 		if got := r.header.Get(h); got != want {
 			t.Errorf("%s: %q, want %q", h, got, want)
 		}
 	}
 	csp := r.header.Get("Content-Security-Policy")
-	for _, part := range []string{"default-src 'none'", "script-src 'self'", "connect-src 'self'", "style-src 'self'"} {
+	for _, part := range []string{"default-src 'none'", "script-src 'self'", "connect-src 'self'", "style-src 'self'", "frame-ancestors 'none'"} {
 		if !strings.Contains(csp, part) {
 			t.Errorf("CSP %q lacks %q", csp, part)
 		}
@@ -58,8 +62,12 @@ func TestPage(t *testing.T) {
 			t.Errorf("inline script %s", tag)
 		}
 	}
-	// All URLs are relative to the root.
+	// All URLs are relative to the root, but for echarts' pinned CDN URL
+	// in a build that does not embed it.
 	for _, m := range regexp.MustCompile(`(?:src|href)="([^"]*)"`).FindAllStringSubmatch(r.body, -1) {
+		if m[1] == dashboard.EchartsCDN && !dashboard.EchartsEmbedded() {
+			continue
+		}
 		if strings.HasPrefix(m[1], "/") || strings.Contains(m[1], "://") {
 			t.Errorf("absolute URL %q", m[1])
 		}
@@ -111,8 +119,8 @@ func TestPage(t *testing.T) {
 
 	bare := newFixture(t, fixtureOptions{noEntities: true, noHealth: true, noTraffic: true})
 	body := get(t, bare.root).body
-	if !strings.Contains(body, "No entity counters are configured") || strings.Contains(body, `id="entity-kind"`) {
-		t.Error("without Entities the page must say none are configured")
+	if strings.Contains(body, `id="entities"`) || strings.Contains(body, `id="entity-kind"`) {
+		t.Error("without Entities the page must have no entity panel")
 	}
 	if !strings.Contains(body, "<title>Pulse</title>") {
 		t.Error("default title missing")
@@ -126,12 +134,13 @@ func TestPageEchartsSource(t *testing.T) {
 		if !regexp.MustCompile(`<script src="static/echarts\.min\.js\?v=[0-9a-f]{12}" defer>`).MatchString(body) {
 			t.Error("embedded echarts is not loaded from static/")
 		}
-		if strings.Contains(body, "assets-notice") || strings.Contains(body, "github.io") {
+		if strings.Contains(body, "cdn.jsdelivr.net") || strings.Contains(body, "://") {
 			t.Error("the page mentions a remote host although echarts is embedded")
 		}
 	} else {
-		if !strings.Contains(body, `id="assets-notice"`) || !strings.Contains(body, "make assets") {
-			t.Error("without embedded echarts the page must say so")
+		want := `<script src="` + dashboard.EchartsCDN + `" integrity="` + dashboard.EchartsIntegrity + `" crossorigin="anonymous" defer>`
+		if !strings.Contains(body, want) {
+			t.Error("without embedded echarts the page must load the pinned copy with its integrity")
 		}
 		t.Log("echarts is not embedded: run `make assets` to test the offline page")
 	}
@@ -300,5 +309,45 @@ func TestRegisterOnGroupWithMiddleware(t *testing.T) {
 	}
 	if r := do(t, http.MethodGet, srv.URL+"/admin/api/counters", http.Header{"X-Login": {"ok"}}); r.status != http.StatusOK {
 		t.Errorf("with login: %d", r.status)
+	}
+}
+
+// TestMountLoginRefusedNotCounted: behind a login, requests the login
+// refuses are not counted as traffic, and its 401s carry the dashboard's
+// security headers; the app's own requests still count.
+func TestMountLoginRefusedNotCounted(t *testing.T) {
+	f := newFixture(t, fixtureOptions{noTraffic: true})
+	e := echo.New()
+	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: f.rec, Routes: true, StatusClasses: true}))
+	e.GET("/app", func(c echo.Context) error { return c.String(http.StatusOK, "app") })
+	login := echomw.BasicAuth(func(u, p string, _ echo.Context) (bool, error) { return u == "admin" && p == "secret", nil })
+	if err := dashboard.Mount(e, "/dashboard", dashboard.Config{Store: f.store, Health: f.rec}, login); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	paths := []string{"/dashboard", "/dashboard/", "/dashboard/static/dashboard.js", "/dashboard/api/overview?precision=5", "/dashboard/nope"}
+	for _, p := range paths {
+		r := get(t, srv.URL+p)
+		if r.status != http.StatusUnauthorized {
+			t.Errorf("%s without login: %d", p, r.status)
+		}
+		for h, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin"} {
+			if got := r.header.Get(h); got != want {
+				t.Errorf("%s 401: %s = %q, want %q", p, h, got, want)
+			}
+		}
+	}
+	auth := http.Header{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte("admin:secret"))}}
+	if r := do(t, http.MethodGet, srv.URL+"/dashboard/api/counters", auth); r.status != http.StatusOK {
+		t.Errorf("with login: %d", r.status)
+	}
+	get(t, srv.URL+"/app")
+	f.flush(t)
+	if got := f.srv.HashSum("count:86400:hits"); got != 1 {
+		t.Errorf("hits = %d after one app request and %d refused dashboard requests, want 1", got, len(paths))
+	}
+	if got := f.srv.HashSum("count:86400:status:4xx"); got != 0 {
+		t.Errorf("status:4xx = %d: refused dashboard requests were counted", got)
 	}
 }

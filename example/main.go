@@ -8,13 +8,15 @@
 //	REDIS_URL=redis://127.0.0.1:6379/0 DATABASE_URL=mysql://root@127.0.0.1:3306/pulse go run ./example
 //
 // DASHBOARD_USER and DASHBOARD_PASSWORD put BasicAuth in front of the
-// dashboard and of the admin routes (/api/admin/*), which are off without
-// them. The server's timeouts (READ_TIMEOUT, WRITE_TIMEOUT, IDLE_TIMEOUT,
-// SHUTDOWN_TIMEOUT, DB_TIMEOUT, or the flags of the same names) cut off
-// slow clients and a stalled database. SIGINT or SIGTERM stops accepting
-// requests, gives those in flight a grace period, closes what is left,
-// flushes the recorder and the entity counters, stops the cleaner and
-// exits 0.
+// dashboard, of the Prometheus metrics at /metrics and of the admin
+// routes (/api/admin/*), which are off without them. The server's timeouts
+// (READ_TIMEOUT, WRITE_TIMEOUT, IDLE_TIMEOUT, SHUTDOWN_TIMEOUT, DB_TIMEOUT,
+// or the flags of the same names) cut off slow clients and a stalled
+// database. REDIS_URL may name any node of a Redis Cluster; SPILL_DIR
+// (default pulse-spill) keeps the hits Redis could not take at shutdown.
+// SIGINT or SIGTERM stops accepting requests, gives those in flight a
+// grace period, closes what is left, flushes the recorder and the entity
+// counters, stops the cleaner and exits 0.
 package main
 
 import (
@@ -29,17 +31,21 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	echomw "github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pulse-dev/pulse/cleaner"
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/example/forum"
-	"github.com/pulse-dev/pulse/middleware"
+	pulsemw "github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/promexport"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -200,9 +206,8 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 	}
 	defer clean.Close()
 
-	login := opts.DashboardUser != "" || opts.DashboardPass != ""
 	var auth echo.MiddlewareFunc
-	if login {
+	if opts.DashboardUser != "" || opts.DashboardPass != "" {
 		auth = basicAuth(opts.DashboardUser, opts.DashboardPass)
 	}
 	app, err := forum.Open(ctx, forum.Config{
@@ -237,7 +242,7 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 	// Hits goes first so that Recover sits inside it and a panic is
 	// counted as the 500 it becomes; the forum's guards come after both,
 	// so a refused request is counted too.
-	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{
+	e.Use(pulsemw.HitsWithConfig(pulsemw.HitsConfig{
 		Recorder:      rec,
 		Routes:        true,
 		StatusClasses: true,
@@ -245,25 +250,41 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 	e.Use(echomw.Recover())
 	app.Register(e)
 
-	dash := e.Group("/dashboard")
-	if login {
-		dash.Use(auth)
-		logger.Info("dashboard and admin routes require BasicAuth", "user", opts.DashboardUser)
+	var login []echo.MiddlewareFunc
+	if auth != nil {
+		login = append(login, auth)
+		logger.Info("dashboard, /metrics and admin routes require BasicAuth", "user", opts.DashboardUser)
 	} else {
-		logger.Warn("dashboard is open to anyone who can reach it and admin routes are off; set DASHBOARD_USER and DASHBOARD_PASSWORD to require a login and turn them on")
+		logger.Warn("dashboard and /metrics are open to anyone who can reach them and admin routes are off; set DASHBOARD_USER and DASHBOARD_PASSWORD to require a login and turn them on")
 	}
-	if err := dashboard.Register(dash, dashboard.Config{
+	if err := dashboard.Mount(e, "/dashboard", dashboard.Config{
 		Store:    store,
 		Health:   rec,
 		Entities: app.Counters(),
 		Title:    "Pulse forum",
-	}); err != nil {
+		Logger:   logger,
+	}, login...); err != nil {
 		return err
 	}
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(promexport.NewCollector(rec)); err != nil {
+		return fmt.Errorf("example: metrics: %w", err)
+	}
+	metrics := echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// Scrapes are not traffic: marked before the login runs, like the
+	// dashboard's requests.
+	e.GET("/metrics", metrics, append([]echo.MiddlewareFunc{skip}, login...)...)
 
+	// Background work ends before the counters and the recorder close:
+	// stopBG cancels it and bgWork waits for it, deferred after their
+	// Close so that it runs first.
 	bg, stopBG := context.WithCancel(ctx)
-	defer stopBG()
-	go app.RunReconciler(bg, 24*time.Hour)
+	var bgWork sync.WaitGroup
+	defer func() {
+		stopBG()
+		bgWork.Wait()
+	}()
+	bgWork.Go(func() { app.RunReconciler(bg, 24*time.Hour) })
 
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
@@ -285,7 +306,7 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 		opts.Ready(ln.Addr().String())
 	}
 	if opts.DemoTraffic {
-		go forum.RunDemoTraffic(bg, base)
+		bgWork.Go(func() { forum.RunDemoTraffic(bg, base) })
 		logger.Info("demo traffic on")
 	}
 
@@ -299,6 +320,7 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 	grace := max(t.Shutdown-shutdownReserve, t.Shutdown/2)
 	logger.Info("shutting down", "grace", grace)
 	stopBG()
+	bgWork.Wait()
 	gctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(gctx); err != nil {
@@ -358,6 +380,14 @@ func seriesTotal(rec *timeseries.Recorder, name string) int64 {
 		}
 	}
 	return 0
+}
+
+// skip marks a request as not counted by the Hits middleware.
+func skip(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		pulsemw.Skip(c)
+		return next(c)
+	}
 }
 
 // basicAuth checks the dashboard login in constant time.

@@ -150,7 +150,7 @@ func TestDashboardBasicAuth(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, path := range []string{"/dashboard/", "/dashboard/api/counters"} {
+			for _, path := range []string{"/dashboard/", "/dashboard/api/counters", "/metrics"} {
 				if got := get(t, base+path, tc.user, tc.pass); got != tc.want {
 					t.Errorf("GET %s = %d, want %d", path, got, tc.want)
 				}
@@ -159,6 +159,36 @@ func TestDashboardBasicAuth(t *testing.T) {
 	}
 	if got := get(t, base+"/", "", ""); got != http.StatusOK {
 		t.Errorf("forum home behind no login = %d, want 200", got)
+	}
+}
+
+// TestMetrics: GET /metrics serves the recorder's Prometheus metrics, and
+// scrapes are not counted as traffic.
+func TestMetrics(t *testing.T) {
+	srv := redistest.Start(t)
+	base, stop := startExample(t, srv, options{})
+	if got := get(t, base+"/posts", "", ""); got != http.StatusOK {
+		t.Fatalf("GET /posts = %d", got)
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics = %d", resp.StatusCode)
+	}
+	for _, want := range []string{`pulse_hits_total{series="GET /posts"} 1`, "pulse_redis_up 1", "pulse_pending_hits", "pulse_last_flush_timestamp_seconds", "pulse_dropped_hits_total 0"} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("/metrics lacks %q:\n%s", want, body)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.HashSum("count:86400:GET /metrics"); got != 0 {
+		t.Errorf("scrapes counted: %d", got)
 	}
 }
 

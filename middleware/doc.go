@@ -1,9 +1,15 @@
 // Package middleware counts the requests of an Echo v4 app in Pulse time
-// series.
+// series. Echo's own middleware package has the same name, so import this
+// one under a short alias:
 //
-//	rec, _ := timeseries.NewRecorder(timeseries.Config{Pool: pool})
+//	import pulsemw "github.com/pulse-dev/pulse/middleware"
+//
+//	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool})
+//	if err != nil {
+//		return err
+//	}
 //	defer rec.Close(ctx)
-//	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{
+//	e.Use(pulsemw.HitsWithConfig(pulsemw.HitsConfig{
 //		Recorder:      rec,
 //		Routes:        true, // "GET /posts/:id", never the raw URL
 //		StatusClasses: true, // "status:2xx" …
@@ -19,8 +25,11 @@
 // HandleError to run the app's error handler inside the middleware and
 // count exactly what it wrote.
 //
-// Mount Hits before middleware.Recover, so that Recover sits inside it and
+// Mount Hits before Echo's Recover, so that Recover sits inside it and
 // a panicking request is counted as the 500 it becomes.
 //
-// Requests marked with Skip are not counted; the dashboard marks its own.
+// Requests marked with Skip are not counted. dashboard.Mount marks every
+// request under its prefix before any other middleware of its group runs,
+// so neither the dashboard's traffic nor the requests its login refuses
+// are counted.
 package middleware

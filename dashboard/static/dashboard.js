@@ -12,6 +12,8 @@
   const storePrefix = 'pulse:' + location.pathname + ':';
   const numberFormat = new Intl.NumberFormat();
   const compactFormat = new Intl.NumberFormat(undefined, { notation: 'compact', maximumFractionDigits: 1 });
+  const rateFormat = new Intl.NumberFormat(undefined, { maximumSignificantDigits: 3 });
+  const chartGroup = 'pulse';
   const timeZone = (Intl.DateTimeFormat().resolvedOptions().timeZone) || 'local time';
   // 24-hour times, as the chart axes show them.
   const clockFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
@@ -44,13 +46,41 @@
   }
 
   // ---- State ----
+  //
+  // The view lives in the page's URL, so it can be bookmarked and shared:
+  // ?precision=60&series=GET%20%2Fposts&from=…&to=…&mode=rate, where from
+  // and to (unix seconds) are the zoomed window. With no precision or
+  // series in the URL, the last choice made in this browser is used.
 
   const precisions = cfg.precisions;
-  let precision = load('precision', precisions[0].seconds);
+  const query = new URLSearchParams(location.search);
+  let precision = query.has('precision') ? Number(query.get('precision')) : load('precision', precisions[0].seconds);
   if (!precisions.some((p) => p.seconds === precision)) precision = precisions[0].seconds;
-  let pinned = load('pinned', []);
+  let pinned = query.has('series') ? query.getAll('series') : load('pinned', []);
   if (!Array.isArray(pinned)) pinned = [];
   pinned = pinned.filter((n) => typeof n === 'string' && n !== '').slice(0, cfg.maxPinned);
+  let mode = query.get('mode') === 'rate' ? 'rate' : 'count';
+  // zoom is the visible window in unix seconds, or null for all of it.
+  let zoom = null;
+  {
+    const from = Number(query.get('from'));
+    const to = Number(query.get('to'));
+    if (query.has('from') && query.has('to') && Number.isFinite(from) && Number.isFinite(to) && from < to) zoom = { from: from, to: to };
+  }
+
+  // writeURL puts the view into the address bar without a reload.
+  function writeURL() {
+    const q = new URLSearchParams();
+    q.set('precision', String(precision));
+    for (const name of pinned) q.append('series', name);
+    if (zoom) {
+      q.set('from', String(Math.floor(zoom.from)));
+      q.set('to', String(Math.ceil(zoom.to)));
+    }
+    if (mode === 'rate') q.set('mode', 'rate');
+    const next = '?' + q.toString();
+    if (next !== location.search) history.replaceState(null, '', next + location.hash);
+  }
 
   const cards = new Map(); // series name -> card
   let totals = [];
@@ -63,7 +93,7 @@
 
   // getJSON fetches an API URL relative to the dashboard root and returns
   // its JSON, or throws an Error that says what went wrong.
-  async function getJSON(url) {
+  async function getJSON(url, okStatus) {
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(), Math.max(10000, 2 * cfg.pollMillis));
     let res;
@@ -85,7 +115,7 @@
     } catch (e) {
       // Not JSON: a proxy's error page, say.
     }
-    if (!res.ok) {
+    if (!res.ok && !(okStatus && okStatus.includes(res.status) && body !== null)) {
       const detail = body && typeof body.error === 'string' ? ': ' + body.error : '';
       const err = new Error('HTTP ' + res.status + detail);
       err.status = res.status;
@@ -139,11 +169,16 @@
         // Both series hold the last complete bucket: take the last entry.
         const point = list[list.length - 1];
         const t = point.value[0] / 1000;
-        const count = point.value[1];
+        const value = point.value[1];
         const width = card.precision;
-        let text = bucketLabel(t, width);
+        // The full name: a card's title may be cut short.
+        let text = card.name + '\n' + bucketLabel(t, width);
         if (width < 3600) text += ' – ' + bucketLabel(t + width, width);
-        text += '\n' + numberFormat.format(count) + (count === 1 ? ' hit' : ' hits');
+        if (card.mode === 'rate') {
+          text += '\n' + rateFormat.format(value) + ' hits/s';
+        } else {
+          text += '\n' + numberFormat.format(value) + (value === 1 ? ' hit' : ' hits');
+        }
         if (t === card.current) text += ' so far (still filling)';
         return text;
       },
@@ -151,15 +186,57 @@
     const xAxis = Array.isArray(option.xAxis) ? option.xAxis[0] : option.xAxis;
     xAxis.axisLabel = Object.assign({}, xAxis.axisLabel, { formatter: (v) => axisTime(v, card.span) });
     const yAxis = Array.isArray(option.yAxis) ? option.yAxis[0] : option.yAxis;
-    yAxis.axisLabel = Object.assign({}, yAxis.axisLabel, { formatter: (v) => compactFormat.format(v) });
+    // Rates are often below one: keep their significant digits.
+    yAxis.axisLabel = Object.assign({}, yAxis.axisLabel, {
+      formatter: (v) => (card.mode === 'rate' && v < 1000 ? rateFormat.format(v) : compactFormat.format(v)),
+    });
+    // Wheel or pinch zooms, drag pans; every chart follows (echarts.connect).
+    option.dataZoom = [Object.assign({ type: 'inside', xAxisIndex: 0, filterMode: 'none', zoomOnMouseWheel: true, moveOnMouseMove: true }, zoomWindow())];
     return option;
+  }
+
+  // zoomWindow is the dataZoom range of the current zoom.
+  function zoomWindow() {
+    if (!zoom) return { start: 0, end: 100 };
+    return { startValue: zoom.from * 1000, endValue: zoom.to * 1000 };
+  }
+
+  // onZoom follows a zoom or pan of any chart: the other charts follow
+  // through echarts.connect, the URL records the window.
+  function onZoom(card) {
+    const dz = card.chart.getOption().dataZoom;
+    if (!dz || !dz.length) return;
+    const z = dz[0];
+    if (z.start <= 0 && z.end >= 100) {
+      zoom = null;
+    } else if (typeof z.startValue === 'number' && typeof z.endValue === 'number') {
+      zoom = { from: z.startValue / 1000, to: z.endValue / 1000 };
+    }
+    byId('reset-zoom').hidden = !zoom;
+    writeURL();
+  }
+
+  function resetZoom() {
+    zoom = null;
+    for (const card of cards.values()) {
+      if (card.chart) card.chart.dispatchAction({ type: 'dataZoom', start: 0, end: 100 });
+    }
+    byId('reset-zoom').hidden = true;
+    writeURL();
   }
 
   // splitSeries turns zero-filled samples into the solid line of complete
   // buckets and the dashed segment into the still-open one, whose hollow
   // dot marks only the open bucket.
-  function splitSeries(samples, current) {
-    const points = samples.map((s) => [s.time * 1000, s.count]);
+  // In rate mode a count becomes hits per second: over the bucket's
+  // width, and for the still-open bucket over the seconds it has run.
+  function splitSeries(samples, current, width, now) {
+    const perSecond = (s) => {
+      if (mode !== 'rate') return s.count;
+      const seconds = s.time === current ? Math.min(width, Math.max(1, now - current)) : width;
+      return s.count / seconds;
+    };
+    const points = samples.map((s) => [s.time * 1000, perSecond(s)]);
     const n = points.length;
     if (n > 0 && samples[n - 1].time === current) {
       const partial = [points[n - 1]];
@@ -170,7 +247,7 @@
   }
 
   function makeCard(name) {
-    const card = { name: name, chart: null, precision: 0, current: 0, span: 0 };
+    const card = { name: name, chart: null, precision: 0, current: 0, span: 0, mode: mode };
     card.root = el('article', 'card');
     card.root.dataset.series = name;
     const head = el('div', 'card-head');
@@ -184,6 +261,7 @@
     card.chartEl = el('div', 'chart');
     card.chartEl.setAttribute('role', 'img');
     card.chartEl.setAttribute('aria-label', 'Hits of ' + name + ' over time');
+    card.chartEl.title = '';
     card.root.append(head, card.chartEl);
     return card;
   }
@@ -198,18 +276,24 @@
     card.pin.setAttribute('aria-pressed', String(isPinned));
     const strong = el('strong', '', numberFormat.format(series.total));
     card.total.replaceChildren(strong, document.createTextNode(' in ' + view.window));
+    card.mode = mode;
     if (!hasEcharts) return;
     if (!card.chart) {
       card.chart = window.echarts.init(card.chartEl, null, { renderer: 'canvas' });
       card.chart.setOption(chartOption(card));
+      card.chart.group = chartGroup;
+      window.echarts.connect(chartGroup);
+      card.chart.on('datazoom', () => onZoom(card));
       if (typeof ResizeObserver !== 'undefined') {
         card.resizer = new ResizeObserver(() => card.chart && card.chart.resize());
         card.resizer.observe(card.chartEl);
       }
     }
-    const parts = splitSeries(series.samples, overview.current);
+    const parts = splitSeries(series.samples, overview.current, overview.precision, overview.now);
     card.chart.setOption({
       xAxis: { min: overview.from * 1000, max: overview.to * 1000 },
+      yAxis: { minInterval: mode === 'rate' ? 0 : 1 },
+      dataZoom: [zoomWindow()],
       series: [
         { id: 'complete', data: parts.complete },
         { id: 'partial', data: parts.partial },
@@ -224,7 +308,8 @@
   }
 
   function renderCharts(overview, view) {
-    byId('window-label').textContent = 'last ' + view.window + ' in ' + view.label + ' buckets · times in ' + timeZone;
+    byId('window-label').textContent = 'last ' + view.window + ' in ' + view.label + ' buckets · ' +
+      (mode === 'rate' ? 'hits per second' : 'hits per bucket') + ' · times in ' + timeZone;
     const wanted = [];
     for (const s of overview.pinned) wanted.push({ series: s, pinned: true });
     for (const s of overview.top) {
@@ -251,6 +336,7 @@
     if (!hasEcharts) {
       empty.textContent = 'Charts cannot be drawn: echarts did not load. Totals are still live.';
       empty.hidden = false;
+      byId('assets-notice').hidden = false;
     } else {
       empty.textContent = 'No traffic in this window yet.';
       empty.hidden = wanted.length > 0;
@@ -301,6 +387,7 @@
       pinned.push(name);
     }
     save('pinned', pinned);
+    writeURL();
     renderFinder();
     poll();
   }
@@ -334,9 +421,10 @@
     byId('overflow-names').textContent = numberFormat.format(h.overflow_names);
     setStat('stat-overflow', h.overflow_names > 0 ? 'warn' : '');
     const note = byId('health-note');
-    if (!h.redis_up && h.last_error) {
+    if (h.ok === false) {
       const at = Date.parse(h.last_error_at);
-      note.textContent = 'Last flush error' + (isNaN(at) ? '' : ' at ' + clockFormat.format(new Date(at))) + ': ' + h.last_error;
+      note.textContent = 'Not recording: ' + h.problem +
+        (!h.redis_up && !isNaN(at) && at > 0 ? ' (last flush error at ' + clockFormat.format(new Date(at)) + '; the app\'s log has the details)' : '') + '.';
       note.hidden = false;
     } else {
       note.hidden = true;
@@ -467,7 +555,8 @@
     const view = precisions.find((x) => x.seconds === p);
     let url = 'api/overview?precision=' + p + '&last=' + view.last + '&n=' + cfg.overview;
     for (const name of pinned) url += '&series=' + encodeURIComponent(name);
-    const jobs = [getJSON(url), cfg.health ? getJSON('api/health') : Promise.resolve(null)];
+    // api/health answers 503 with the same body when recording fails.
+    const jobs = [getJSON(url), cfg.health ? getJSON('api/health', [503]) : Promise.resolve(null)];
     if (cfg.entities) jobs.push(refreshEntityTop());
     // Settle all: the health of the recorder matters most when the
     // series cannot be read.
@@ -520,15 +609,37 @@
     }
   }
 
+  function markMode() {
+    for (const b of byId('modes').querySelectorAll('button')) {
+      b.setAttribute('aria-pressed', String(b.dataset.mode === mode));
+    }
+  }
+
   for (const b of byId('precisions').querySelectorAll('button')) {
     b.addEventListener('click', () => {
-      precision = Number(b.dataset.precision);
+      const next = Number(b.dataset.precision);
+      if (next !== precision) zoom = null; // another window altogether
+      precision = next;
       save('precision', precision);
+      byId('reset-zoom').hidden = !zoom;
+      writeURL();
       markPrecision();
       poll();
     });
   }
+  for (const b of byId('modes').querySelectorAll('button')) {
+    b.addEventListener('click', () => {
+      mode = b.dataset.mode === 'rate' ? 'rate' : 'count';
+      writeURL();
+      markMode();
+      poll();
+    });
+  }
+  byId('reset-zoom').addEventListener('click', resetZoom);
+  byId('reset-zoom').hidden = !zoom;
   markPrecision();
+  markMode();
+  writeURL();
   byId('series-search').addEventListener('input', renderFinder);
   if (cfg.entities) {
     byId('entity-kind').addEventListener('change', (ev) => {

@@ -1,4 +1,4 @@
-package loadbench
+package bench
 
 import (
 	"bufio"
@@ -61,7 +61,7 @@ func (w Wrk) Load(ctx context.Context, url string, spec LoadSpec) (LoadResult, e
 	if spec.Pause > 0 {
 		script, err := os.CreateTemp("", "loadbench-*.lua")
 		if err != nil {
-			return LoadResult{}, fmt.Errorf("loadbench: wrk script: %w", err)
+			return LoadResult{}, fmt.Errorf("bench: wrk script: %w", err)
 		}
 		defer os.Remove(script.Name())
 		ms := max(spec.Pause.Round(time.Millisecond).Milliseconds(), 1)
@@ -70,7 +70,7 @@ func (w Wrk) Load(ctx context.Context, url string, spec LoadSpec) (LoadResult, e
 			err = cerr
 		}
 		if err != nil {
-			return LoadResult{}, fmt.Errorf("loadbench: wrk script: %w", err)
+			return LoadResult{}, fmt.Errorf("bench: wrk script: %w", err)
 		}
 		args = append(args, "-s", script.Name())
 	}
@@ -78,7 +78,7 @@ func (w Wrk) Load(ctx context.Context, url string, spec LoadSpec) (LoadResult, e
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		return LoadResult{}, fmt.Errorf("loadbench: wrk: %w: %s%s", err, out.String(), stderr.String())
+		return LoadResult{}, fmt.Errorf("bench: wrk: %w: %s%s", err, out.String(), stderr.String())
 	}
 	res, err := ParseWrk(out.String())
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
@@ -100,7 +100,7 @@ func ParseWrk(out string) (LoadResult, error) {
 	var r LoadResult
 	m := wrkTotal.FindStringSubmatch(out)
 	if m == nil {
-		return r, fmt.Errorf("loadbench: wrk output has no request total:\n%s", out)
+		return r, fmt.Errorf("bench: wrk output has no request total:\n%s", out)
 	}
 	r.Requests, _ = strconv.ParseInt(m[1], 10, 64)
 	d, err := parseWrkTime(m[2])
@@ -110,14 +110,14 @@ func ParseWrk(out string) (LoadResult, error) {
 	r.Duration = d
 	m = wrkRPS.FindStringSubmatch(out)
 	if m == nil {
-		return r, fmt.Errorf("loadbench: wrk output has no Requests/sec:\n%s", out)
+		return r, fmt.Errorf("bench: wrk output has no Requests/sec:\n%s", out)
 	}
 	if r.RPS, err = strconv.ParseFloat(m[1], 64); err != nil {
-		return r, fmt.Errorf("loadbench: wrk Requests/sec: %w", err)
+		return r, fmt.Errorf("bench: wrk Requests/sec: %w", err)
 	}
 	ps := wrkPercent.FindAllStringSubmatch(out, -1)
 	if len(ps) != 2 {
-		return r, fmt.Errorf("loadbench: wrk output has no 50%%/99%% latency (run it with --latency):\n%s", out)
+		return r, fmt.Errorf("bench: wrk output has no 50%%/99%% latency (run it with --latency):\n%s", out)
 	}
 	for _, p := range ps {
 		d, err := parseWrkTime(p[2])
@@ -147,16 +147,16 @@ func ParseWrk(out string) (LoadResult, error) {
 func parseWrkTime(s string) (time.Duration, error) {
 	i := strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' })
 	if i <= 0 {
-		return 0, fmt.Errorf("loadbench: wrk time %q", s)
+		return 0, fmt.Errorf("bench: wrk time %q", s)
 	}
 	v, err := strconv.ParseFloat(s[:i], 64)
 	if err != nil {
-		return 0, fmt.Errorf("loadbench: wrk time %q: %w", s, err)
+		return 0, fmt.Errorf("bench: wrk time %q: %w", s, err)
 	}
 	units := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second, "m": time.Minute, "h": time.Hour}
 	u, ok := units[s[i:]]
 	if !ok {
-		return 0, fmt.Errorf("loadbench: wrk time %q: unknown unit", s)
+		return 0, fmt.Errorf("bench: wrk time %q: unknown unit", s)
 	}
 	return time.Duration(v * float64(u)), nil
 }
@@ -215,7 +215,7 @@ func (GoClient) Load(ctx context.Context, url string, spec LoadSpec) (LoadResult
 	wg.Wait()
 	elapsed := time.Since(start)
 	if len(latencies) == 0 {
-		return LoadResult{}, fmt.Errorf("loadbench: no request answered: %w", errors.Join(firstErr, context.Cause(ctx)))
+		return LoadResult{}, fmt.Errorf("bench: no request answered: %w", errors.Join(firstErr, context.Cause(ctx)))
 	}
 	slices.Sort(latencies)
 	pct := func(p float64) time.Duration { return latencies[int(p*float64(len(latencies)-1))] }

@@ -1,6 +1,6 @@
 // Command loadbench compares the per-request cost of Pulse with a bare
 // Echo server and with echoprometheus under wrk, against a redis-server
-// it starts itself. `make bench` runs it; see package loadbench.
+// it starts itself. `make bench` runs it; see package bench.
 //
 //	loadbench [flags]                       run the comparison, print the tables
 //	loadbench -markdown BENCHMARKS.md ...   also write them into BENCHMARKS.md
@@ -23,12 +23,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/loadbench"
+	"github.com/pulse-dev/pulse/bench"
 )
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
-		if err := loadbench.Serve(context.Background(), os.Args[2:], os.Stdout); err != nil {
+		if err := bench.Serve(context.Background(), os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -63,14 +63,14 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("loadbench: %w", err)
 	}
-	cfg := loadbench.Config{
+	cfg := bench.Config{
 		Rounds:        *rounds,
 		Duration:      *duration,
 		Connections:   *connections,
 		GOMAXPROCS:    *procs,
 		ScalePause:    *scalePause,
 		ScaleDuration: *scaleTime,
-		Loader:        loadbench.Wrk{Threads: *threads},
+		Loader:        bench.Wrk{Threads: *threads},
 		Progress:      os.Stderr,
 		ServerCommand: func(args []string) *exec.Cmd {
 			return exec.Command(self, append([]string{"serve"}, args...)...)
@@ -81,7 +81,7 @@ func run() error {
 	}
 	if *variants != "" {
 		for v := range strings.SplitSeq(*variants, ",") {
-			cfg.Variants = append(cfg.Variants, loadbench.Variant(strings.TrimSpace(v)))
+			cfg.Variants = append(cfg.Variants, bench.Variant(strings.TrimSpace(v)))
 		}
 	}
 	var goOut []byte
@@ -92,7 +92,7 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	rep, err := loadbench.Run(ctx, cfg)
+	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func run() error {
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("loadbench: %w", err)
 		}
-		out := loadbench.Splice(string(doc), rep.Markdown(*command, string(goOut)))
+		out := bench.Splice(string(doc), rep.Markdown(*command, string(goOut)))
 		if err := os.WriteFile(*markdown, []byte(out), 0o644); err != nil {
 			return fmt.Errorf("loadbench: %w", err)
 		}

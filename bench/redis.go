@@ -1,4 +1,4 @@
-package loadbench
+package bench
 
 import (
 	"bufio"
@@ -33,11 +33,11 @@ type RedisServer struct {
 // answers PING before StartRedis returns.
 func StartRedis(ctx context.Context) (*RedisServer, error) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		return nil, errors.New("loadbench: redis-server not found in PATH: install it (apt-get install redis-server)")
+		return nil, errors.New("bench: redis-server not found in PATH: install it (apt-get install redis-server)")
 	}
 	dir, err := os.MkdirTemp("", "loadbench-redis-")
 	if err != nil {
-		return nil, fmt.Errorf("loadbench: redis dir: %w", err)
+		return nil, fmt.Errorf("bench: redis dir: %w", err)
 	}
 	port, err := freePort()
 	if err != nil {
@@ -66,7 +66,7 @@ func StartRedis(ctx context.Context) (*RedisServer, error) {
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("loadbench: start redis-server: %w", err)
+		return nil, fmt.Errorf("bench: start redis-server: %w", err)
 	}
 	go func() { _ = s.cmd.Wait(); close(s.done) }()
 	deadline := time.Now().Add(10 * time.Second)
@@ -82,15 +82,15 @@ func StartRedis(ctx context.Context) (*RedisServer, error) {
 		select {
 		case <-s.done:
 			os.RemoveAll(dir)
-			return nil, fmt.Errorf("loadbench: redis-server exited at start: %s", s.log.String())
+			return nil, fmt.Errorf("bench: redis-server exited at start: %s", s.log.String())
 		case <-ctx.Done():
 			s.Stop()
-			return nil, fmt.Errorf("loadbench: start redis-server: %w", ctx.Err())
+			return nil, fmt.Errorf("bench: start redis-server: %w", ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			s.Stop()
-			return nil, fmt.Errorf("loadbench: redis-server on %s did not answer PING: %v", s.Addr, err)
+			return nil, fmt.Errorf("bench: redis-server on %s did not answer PING: %v", s.Addr, err)
 		}
 	}
 }
@@ -124,7 +124,7 @@ func dialRedis(addr string) (redis.Conn, error) {
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, fmt.Errorf("loadbench: find a free port: %w", err)
+		return 0, fmt.Errorf("bench: find a free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
@@ -147,7 +147,7 @@ func readStats(conn redis.Conn) (CommandStats, error) {
 	st := CommandStats{}
 	text, err := redis.String(conn.Do("INFO", "all"))
 	if err != nil {
-		return st, fmt.Errorf("loadbench: INFO: %w", err)
+		return st, fmt.Errorf("bench: INFO: %w", err)
 	}
 	for line := range strings.Lines(text) {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
@@ -157,12 +157,12 @@ func readStats(conn redis.Conn) (CommandStats, error) {
 		switch k {
 		case "total_commands_processed":
 			if st.Processed, err = strconv.ParseInt(v, 10, 64); err != nil {
-				return st, fmt.Errorf("loadbench: INFO %s: %w", k, err)
+				return st, fmt.Errorf("bench: INFO %s: %w", k, err)
 			}
 		case "used_cpu_sys", "used_cpu_user":
 			secs, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				return st, fmt.Errorf("loadbench: INFO %s: %w", k, err)
+				return st, fmt.Errorf("bench: INFO %s: %w", k, err)
 			}
 			st.CPU += time.Duration(secs * float64(time.Second))
 		}
@@ -186,13 +186,13 @@ func parseCommandStats(text string) (map[string]int64, error) {
 		}
 		name, fields, ok := strings.Cut(rest, ":")
 		if !ok {
-			return nil, fmt.Errorf("loadbench: commandstats line %q", line)
+			return nil, fmt.Errorf("bench: commandstats line %q", line)
 		}
 		for f := range strings.SplitSeq(fields, ",") {
 			if v, ok := strings.CutPrefix(f, "calls="); ok {
 				n, err := strconv.ParseInt(v, 10, 64)
 				if err != nil {
-					return nil, fmt.Errorf("loadbench: commandstats line %q: %w", line, err)
+					return nil, fmt.Errorf("bench: commandstats line %q: %w", line, err)
 				}
 				calls[name] = n
 			}

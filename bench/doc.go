@@ -1,4 +1,4 @@
-// Package loadbench is the HTTP load comparison behind `make bench`: what
+// Package bench is the HTTP load comparison behind `make bench`: what
 // Pulse costs an Echo server per request, against the same server with
 // no monitoring and with echoprometheus, measured with wrk on loopback.
 //
@@ -29,7 +29,7 @@
 // of the Pulse variant at very different request rates show that its
 // Redis commands per second do not follow the rate.
 //
-// The command is internal/loadbench/cmd/loadbench; Run is its library
+// The command is bench/cmd/loadbench; Run is its library
 // form, also driven by this package's smoke test with a Go HTTP client in
 // place of wrk.
-package loadbench
+package bench

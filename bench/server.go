@@ -1,4 +1,4 @@
-package loadbench
+package bench
 
 import (
 	"bufio"
@@ -89,12 +89,12 @@ func newApp(v Variant, pool *redis.Pool, flushInterval time.Duration) (*app, err
 			Pool: pool, WriteThrough: v == PulseWriteThrough, FlushInterval: flushInterval,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("loadbench: %w", err)
+			return nil, fmt.Errorf("bench: %w", err)
 		}
 		mw, err := middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}.ToMiddleware()
 		if err != nil {
 			_ = rec.Close(context.Background())
-			return nil, fmt.Errorf("loadbench: %w", err)
+			return nil, fmt.Errorf("bench: %w", err)
 		}
 		e.Use(mw)
 		a.close = func(ctx context.Context) (timeseries.Health, error) {
@@ -104,11 +104,11 @@ func newApp(v Variant, pool *redis.Pool, flushInterval time.Duration) (*app, err
 	case EchoPrometheus:
 		mw, err := echoprometheus.MiddlewareConfig{Registerer: prometheus.NewRegistry()}.ToMiddleware()
 		if err != nil {
-			return nil, fmt.Errorf("loadbench: %w", err)
+			return nil, fmt.Errorf("bench: %w", err)
 		}
 		e.Use(mw)
 	default:
-		return nil, fmt.Errorf("loadbench: unknown variant %q", v)
+		return nil, fmt.Errorf("bench: unknown variant %q", v)
 	}
 	e.GET(Route, func(c echo.Context) error { return c.String(http.StatusOK, "post") })
 	return a, nil
@@ -155,19 +155,19 @@ func Serve(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	v := Variant(*variant)
 	if !v.valid() {
-		return fmt.Errorf("loadbench: serve: unknown variant %q", v)
+		return fmt.Errorf("bench: serve: unknown variant %q", v)
 	}
 	if v.records() && *redisAddr == "" {
-		return errors.New("loadbench: serve: -redis is required")
+		return errors.New("bench: serve: -redis is required")
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
-			return fmt.Errorf("loadbench: serve: %w", err)
+			return fmt.Errorf("bench: serve: %w", err)
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("loadbench: serve: %w", err)
+			return fmt.Errorf("bench: serve: %w", err)
 		}
 		defer pprof.StopCPUProfile()
 	}
@@ -180,7 +180,7 @@ func Serve(ctx context.Context, args []string, stdout io.Writer) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		_, _ = a.close(context.Background())
-		return fmt.Errorf("loadbench: serve: %w", err)
+		return fmt.Errorf("bench: serve: %w", err)
 	}
 	// Catch the signals before saying we listen: the SIGTERM that ends
 	// the run may follow at once.
@@ -194,12 +194,12 @@ func Serve(ctx context.Context, args []string, stdout io.Writer) error {
 	select {
 	case <-ctx.Done():
 	case err := <-served:
-		return fmt.Errorf("loadbench: serve: %w", err)
+		return fmt.Errorf("bench: serve: %w", err)
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("loadbench: serve: shutdown: %w", err)
+		return fmt.Errorf("bench: serve: shutdown: %w", err)
 	}
 	rep := ServerReport{Variant: v, Served: a.served.Load()}
 	h, err := a.close(shutdownCtx)
@@ -214,11 +214,11 @@ func Serve(ctx context.Context, args []string, stdout io.Writer) error {
 func readListening(r *bufio.Reader) (string, error) {
 	line, err := r.ReadString('\n')
 	if err != nil {
-		return "", fmt.Errorf("loadbench: server did not start: %w", err)
+		return "", fmt.Errorf("bench: server did not start: %w", err)
 	}
 	addr, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), listeningPrefix)
 	if !ok {
-		return "", fmt.Errorf("loadbench: server said %q, want %q", line, listeningPrefix+"ADDR")
+		return "", fmt.Errorf("bench: server said %q, want %q", line, listeningPrefix+"ADDR")
 	}
 	return addr, nil
 }

@@ -1,4 +1,4 @@
-package loadbench
+package bench
 
 import (
 	"bufio"
@@ -61,14 +61,14 @@ type Config struct {
 
 func (c Config) withDefaults() (Config, error) {
 	if c.ServerCommand == nil {
-		return c, errors.New("loadbench: Config.ServerCommand is nil")
+		return c, errors.New("bench: Config.ServerCommand is nil")
 	}
 	if len(c.Variants) == 0 {
 		c.Variants = Variants
 	}
 	for _, v := range c.Variants {
 		if !v.valid() {
-			return c, fmt.Errorf("loadbench: unknown variant %q", v)
+			return c, fmt.Errorf("bench: unknown variant %q", v)
 		}
 	}
 	if c.Rounds <= 0 {
@@ -185,7 +185,7 @@ func (r *Report) Failed() error {
 			if run.Round > 0 {
 				round = "round " + strconv.Itoa(run.Round)
 			}
-			errs = append(errs, fmt.Errorf("loadbench: %s, %s at %s: %s", round, run.Variant, loadLabel(run.Connections, run.Pause), run.Failure))
+			errs = append(errs, fmt.Errorf("bench: %s, %s at %s: %s", round, run.Variant, loadLabel(run.Connections, run.Pause), run.Failure))
 		}
 	}
 	return errors.Join(errs...)
@@ -210,7 +210,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	conn, err := dialRedis(cfg.RedisAddr)
 	if err != nil {
-		return nil, fmt.Errorf("loadbench: %w", err)
+		return nil, fmt.Errorf("bench: %w", err)
 	}
 	defer conn.Close()
 
@@ -252,7 +252,7 @@ func progressLine(r RunResult) string {
 	if r.Round > 0 {
 		round = "round " + strconv.Itoa(r.Round)
 	}
-	line := fmt.Sprintf("loadbench: %s %-19s %-16s %8.0f req/s  p50 %-9s p99 %-9s served %d  hits %d  redis cmds %d%s",
+	line := fmt.Sprintf("bench: %s %-19s %-16s %8.0f req/s  p50 %-9s p99 %-9s served %d  hits %d  redis cmds %d%s",
 		round, r.Variant, loadLabel(r.Connections, r.Pause), r.Load.RPS, fmtDur(r.Load.P50), fmtDur(r.Load.P99),
 		r.Server.Served, r.HitsInRedis, r.CallsTotal, failureSuffix(r))
 	if log := strings.TrimSpace(r.ServerLog); log != "" {
@@ -301,7 +301,7 @@ func runOne(ctx context.Context, cfg Config, conn redis.Conn, v Variant, spec Lo
 	res := RunResult{Variant: v, Connections: spec.Connections, Pause: spec.Pause}
 	// Only ever a server this run started or was handed as its own.
 	if _, err := conn.Do("FLUSHALL"); err != nil {
-		return res, fmt.Errorf("loadbench: FLUSHALL: %w", err)
+		return res, fmt.Errorf("bench: FLUSHALL: %w", err)
 	}
 	before, err := readStats(conn)
 	if err != nil {
@@ -315,13 +315,13 @@ func runOne(ctx context.Context, cfg Config, conn redis.Conn, v Variant, spec Lo
 	mid, midErr := readStats(conn)
 	report, stopErr := srv.stop()
 	if loadErr != nil {
-		return res, fmt.Errorf("loadbench: %s: %w", v, loadErr)
+		return res, fmt.Errorf("bench: %s: %w", v, loadErr)
 	}
 	if midErr != nil {
 		return res, midErr
 	}
 	if stopErr != nil {
-		return res, fmt.Errorf("loadbench: %s: %w", v, stopErr)
+		return res, fmt.Errorf("bench: %s: %w", v, stopErr)
 	}
 	res.Load, res.Server = load, report
 	res.ServerLog = srv.stderr.String()
@@ -383,7 +383,7 @@ func check(r RunResult) string {
 func hashSum(conn redis.Conn, key string) (int64, error) {
 	m, err := redis.Int64Map(conn.Do("HGETALL", key))
 	if err != nil {
-		return 0, fmt.Errorf("loadbench: HGETALL %s: %w", key, err)
+		return 0, fmt.Errorf("bench: HGETALL %s: %w", key, err)
 	}
 	var sum int64
 	for _, n := range m {
@@ -416,12 +416,12 @@ func startServer(ctx context.Context, cfg Config, v Variant) (*serverProcess, er
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("loadbench: server: %w", err)
+		return nil, fmt.Errorf("bench: server: %w", err)
 	}
 	p := &serverProcess{cmd: cmd, stdout: bufio.NewReader(pipe), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("loadbench: start server: %w", err)
+		return nil, fmt.Errorf("bench: start server: %w", err)
 	}
 	listening := make(chan error, 1)
 	go func() {
@@ -445,7 +445,7 @@ func startServer(ctx context.Context, cfg Config, v Variant) (*serverProcess, er
 	if err != nil {
 		_ = cmd.Process.Kill()
 		<-p.done
-		return nil, fmt.Errorf("loadbench: server %s: %w: %s", v, err, p.stderr.String())
+		return nil, fmt.Errorf("bench: server %s: %w: %s", v, err, p.stderr.String())
 	}
 	return p, nil
 }

@@ -48,9 +48,12 @@ type Config struct {
 	PageSize int
 	// Clock tells which buckets are the newest; nil means the system clock.
 	Clock timeseries.Clock
-	// OnError receives the errors of passes run by Run; nil logs them with
-	// log/slog, at most one line a minute.
+	// OnError receives the errors of passes run in the background; nil
+	// logs them with log/slog, at most one line a minute.
 	OnError func(error)
+	// Manual, when true, starts no background passes: call Pass yourself
+	// (a cron job, a test), or Start or Run later.
+	Manual bool
 }
 
 // Stats describes one pass.
@@ -74,9 +77,12 @@ type Stats struct {
 // Cleaner trims series in the background. Its methods are safe for
 // concurrent use.
 type Cleaner struct {
-	// beforeUnlist, when set by a test, runs between the trims that left
-	// hashes empty and their unlisting.
+	// Hooks for tests: beforeUnlist runs between the trims that left
+	// hashes empty and their unlisting; beforePass at the start of each
+	// pass; afterPass after each background pass.
 	beforeUnlist func()
+	beforePass   func()
+	afterPass    func(Stats, error)
 
 	router   *redisconn.Router
 	schema   timeseries.Schema
@@ -99,8 +105,10 @@ type Cleaner struct {
 	closeErr error
 }
 
-// New validates cfg and returns a Cleaner. Start or Run it to clean
-// periodically, or call Pass to clean once.
+// New validates cfg and returns a Cleaner that cleans in the background,
+// at once and then every Config.Interval, until Close: the same shape as
+// NewRecorder and entity.New. With Config.Manual it starts nothing: call
+// Pass to clean once, or Start or Run.
 func New(cfg Config) (*Cleaner, error) {
 	if r := cfg.Recorder; r != nil {
 		if cfg.Pool == nil {
@@ -139,7 +147,7 @@ func New(cfg Config) (*Cleaner, error) {
 		cfg.OnError = ratelog.New("pulse: cleaner", time.Minute)
 	}
 	stopped, stop := context.WithCancel(context.Background())
-	return &Cleaner{
+	c := &Cleaner{
 		router:   redisconn.NewRouter(cfg.Pool),
 		schema:   schema,
 		interval: cfg.Interval,
@@ -153,10 +161,17 @@ func New(cfg Config) (*Cleaner, error) {
 		lockTTL: max(cfg.Interval, 10*time.Second),
 		stop:    stop,
 		stopped: stopped,
-	}, nil
+	}
+	if !cfg.Manual {
+		if err := c.Start(context.Background()); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
-// Start runs Run on a new goroutine. Close stops it and waits for it.
+// Start runs Run on a new goroutine, for a Cleaner made with
+// Config.Manual. Close stops it and waits for it.
 func (c *Cleaner) Start(ctx context.Context) error {
 	if err := c.begin(); err != nil {
 		return err
@@ -198,8 +213,12 @@ func (c *Cleaner) run(ctx context.Context) {
 	ticker := time.NewTicker(c.interval)
 	defer ticker.Stop()
 	for {
-		if _, err := c.Pass(ctx); err != nil && ctx.Err() == nil {
+		st, err := c.Pass(ctx)
+		if err != nil && ctx.Err() == nil {
 			c.onError(err)
+		}
+		if c.afterPass != nil {
+			c.afterPass(st, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -209,17 +228,23 @@ func (c *Cleaner) run(ctx context.Context) {
 	}
 }
 
-// Close stops Run, interrupting a pass under way, and waits for it to
-// return. It is safe to call more than once.
-func (c *Cleaner) Close() error {
+// Close stops the background passes, interrupting one under way, and
+// waits for them to end, or for ctx: then it returns ctx's error. It is
+// safe to call more than once.
+func (c *Cleaner) Close(ctx context.Context) error {
 	c.stop()
 	c.mu.Lock()
 	started, done := c.started, c.done
 	c.mu.Unlock()
-	if started {
-		<-done
+	if !started {
+		return nil
 	}
-	return nil
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("cleaner: close: %w", ctx.Err())
+	}
 }
 
 // due reports whether precision p is cleaned in the pass numbered pass:
@@ -237,6 +262,9 @@ func (c *Cleaner) Pass(ctx context.Context) (Stats, error) {
 	defer c.passMu.Unlock()
 	st := Stats{Pass: c.passes}
 	c.passes++
+	if c.beforePass != nil {
+		c.beforePass()
+	}
 	err := c.pass(ctx, &st)
 	if err != nil {
 		err = fmt.Errorf("cleaner: pass %d: %w", st.Pass, err)

@@ -61,7 +61,7 @@ func BenchmarkPass(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		write(keep, fields)
-		c, err := cleaner.New(cleaner.Config{Pool: pool, Clock: clock, OnError: func(err error) { b.Error(err) }})
+		c, err := cleaner.New(cleaner.Config{Pool: pool, Clock: clock, Manual: true, OnError: func(err error) { b.Error(err) }})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func BenchmarkPass(b *testing.B) {
 		commands += commandCount(b, conn) - before - 1 // less the INFO itself
 		trips += int64(st.RoundTrips)
 		deleted += st.FieldsDeleted
-		c.Close()
+		c.Close(context.Background())
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(trips)/float64(b.N), "roundtrips/op")

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,11 +25,12 @@ func newCleaner(t *testing.T, cfg cleaner.Config) *cleaner.Cleaner {
 	if cfg.OnError == nil {
 		cfg.OnError = func(err error) { t.Errorf("cleaner error: %v", err) }
 	}
+	cfg.Manual = true
 	c, err := cleaner.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
 	return c
 }
 
@@ -388,26 +390,47 @@ func TestRunCleansAndCloseStopsPromptly(t *testing.T) {
 	srv := redistest.Start(t)
 	fill(srv, "", 5, "hits", []int64{1})
 	c := newCleaner(t, cleaner.Config{Pool: srv.Pool(), Interval: 20 * time.Millisecond, OnError: func(error) {}})
+	// After the first pass, the next one starts against a hung Redis: it
+	// blocks on its first reply, and Close must still return promptly.
+	passed := make(chan struct{})
+	var once sync.Once
+	var first cleaner.Stats
+	cleaner.SetAfterPass(c, func(st cleaner.Stats, _ error) {
+		once.Do(func() { first = st; close(passed) })
+	})
+	var hung atomic.Bool
+	blocked := make(chan struct{})
+	cleaner.SetBeforePass(c, func() {
+		select {
+		case <-passed:
+			if hung.CompareAndSwap(false, true) {
+				srv.Pause()
+				close(blocked)
+			}
+		default:
+		}
+	})
+	defer srv.Resume()
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Start(context.Background()); err == nil {
 		t.Error("a second Start was accepted")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(known(t, srv, "")) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("Run did not clean within 5 s")
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-blocked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no second pass within 10 s")
 	}
-	// A hung Redis: the pass under way blocks on a reply; Close must still
-	// return promptly.
-	srv.Pause()
-	defer srv.Resume()
-	time.Sleep(50 * time.Millisecond)
+	if first.SeriesRemoved != 1 {
+		t.Errorf("first background pass: %+v, want the stale series removed", first)
+	}
 	start := time.Now()
-	c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("Close took %v, want under a second", d)
 	}
@@ -416,10 +439,12 @@ func TestRunCleansAndCloseStopsPromptly(t *testing.T) {
 func TestRunStopsWithContext(t *testing.T) {
 	srv := redistest.Start(t)
 	c := newCleaner(t, cleaner.Config{Pool: srv.Pool(), Interval: time.Hour})
+	passed := make(chan struct{}, 1)
+	cleaner.SetAfterPass(c, func(cleaner.Stats, error) { passed <- struct{}{} })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
-	time.Sleep(20 * time.Millisecond)
+	<-passed // Run is in its wait for the next tick
 	cancel()
 	select {
 	case err := <-done:

@@ -3,8 +3,12 @@
 //
 //	clean, err := cleaner.New(cleaner.Config{Recorder: rec}) // its pool, schema and clock
 //	if err != nil { ... }
-//	clean.Start(ctx)
-//	defer clean.Close()
+//	defer clean.Close(ctx) // the cleaner runs in the background until then
+//
+// Recorder, cleaner and entity counters have one lifecycle: the
+// constructor starts the background work, Close(ctx) stops it and waits,
+// and returns an error when ctx ends first. Config.Manual makes a cleaner
+// that only cleans when Pass is called.
 //
 // # A pass
 //

@@ -27,7 +27,7 @@ func ExampleCleaner_Pass() {
 	conn.Do("HSET", "count:5:old", now.Unix()-86400, 1)
 	conn.Do("ZADD", "known:", 0, "5:hits", 0, "5:old")
 
-	c, _ := cleaner.New(cleaner.Config{Pool: pool, Clock: timeseries.NewManualClock(now)})
+	c, _ := cleaner.New(cleaner.Config{Pool: pool, Clock: timeseries.NewManualClock(now), Manual: true})
 	st, _ := c.Pass(context.Background())
 	fmt.Println("deleted", st.FieldsDeleted, "fields, removed", st.SeriesRemoved, "series")
 	n, _ := redis.Int(conn.Do("HLEN", "count:5:hits"))

@@ -6,12 +6,8 @@
 // Mount serves the dashboard under a prefix of an Echo app, behind the
 // middleware given to it (a login, say):
 //
-//	store, err := timeseries.NewStore(pool, timeseries.Schema{}, nil)
-//	if err != nil {
-//		return err
-//	}
-//	err = dashboard.Mount(e, "/dashboard", dashboard.Config{
-//		Store:    store,
+//	err := dashboard.Mount(e, "/dashboard", dashboard.Config{
+//		Store:    rec.Store(), // what the recorder writes; or timeseries.NewStore
 //		Health:   rec,      // *timeseries.Recorder: the status strip and api/health
 //		Entities: counters, // optional: the entity panel
 //		Title:    "My app",

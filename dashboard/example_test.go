@@ -45,7 +45,7 @@ func ExampleMount() {
 	}
 	get("/")
 	get("/")
-	get("/dashboard/") // not counted: the dashboard skips its own requests
+	get("/dashboard/")                                                                           // not counted: the dashboard skips its own requests
 	e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/dashboard/", nil)) // refused by the login: not counted either
 	_ = rec.Flush(context.Background())
 

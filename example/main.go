@@ -197,14 +197,17 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 		logger.Info("recorder closed", "hits", seriesTotal(rec, "hits"))
 	}()
 
-	clean, err := cleaner.New(cleaner.Config{Pool: pool})
+	clean, err := cleaner.New(cleaner.Config{Recorder: rec})
 	if err != nil {
 		return err
 	}
-	if err := clean.Start(ctx); err != nil {
-		return err
-	}
-	defer clean.Close()
+	defer func() {
+		cctx, cancel := stopCtx()
+		defer cancel()
+		if cerr := clean.Close(cctx); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
 
 	var auth echo.MiddlewareFunc
 	if opts.DashboardUser != "" || opts.DashboardPass != "" {
@@ -231,10 +234,7 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 		return err
 	}
 
-	store, err := timeseries.NewStore(pool, timeseries.Schema{}, nil)
-	if err != nil {
-		return err
-	}
+	store := rec.Store()
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

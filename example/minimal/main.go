@@ -47,23 +47,16 @@ func run(ctx context.Context, redisURL, addr string) (err error) {
 		defer cancel()
 		err = errors.Join(err, rec.Close(cctx))
 	}()
-	clean, err := cleaner.New(cleaner.Config{Pool: pool})
+	clean, err := cleaner.New(cleaner.Config{Recorder: rec}) // cleans in the background until Close
 	if err != nil {
 		return err
 	}
-	if err := clean.Start(ctx); err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, clean.Close()) }()
-	store, err := timeseries.NewStore(pool, timeseries.Schema{}, nil)
-	if err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, clean.Close(context.Background())) }()
 
 	e := echo.New()
 	e.Use(pulsemw.HitsWithConfig(pulsemw.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
 	e.GET("/", func(c echo.Context) error { return c.String(http.StatusOK, "Hello, counted.\n") })
-	if err := dashboard.Mount(e, "/dashboard", dashboard.Config{Store: store, Health: rec}); err != nil {
+	if err := dashboard.Mount(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}); err != nil {
 		return err
 	}
 

@@ -28,7 +28,9 @@ func TestConfigValidation(t *testing.T) {
 	}{
 		{"no db", Config{Dialect: SQLite, Kinds: ok}},
 		{"no dialect", Config{DB: db, Kinds: ok}},
-		{"unknown dialect", Config{DB: db, Dialect: "postgres", Kinds: ok}},
+		{"unknown dialect", Config{DB: db, Dialect: "oracle", Kinds: ok}},
+		{"buffered field not declared", Config{DB: db, Dialect: SQLite, Kinds: []Kind{{Name: "post", Fields: []string{"likes"}, Buffered: []string{"views"}}}}},
+		{"negative statement timeout", Config{DB: db, Dialect: SQLite, Kinds: ok, StatementTimeout: -1}},
 		{"no kinds", Config{DB: db, Dialect: SQLite}},
 		{"empty kind name", Config{DB: db, Dialect: SQLite, Kinds: []Kind{{Fields: []string{"a"}}}}},
 		{"kind name with colon", Config{DB: db, Dialect: SQLite, Kinds: []Kind{{Name: "po:st", Fields: []string{"a"}}}}},

@@ -229,6 +229,15 @@ func (c *countingConn) DoContext(ctx context.Context, cmd string, args ...any) (
 	return redis.DoContext(c.Conn, ctx, cmd, args...)
 }
 
+func (c *countingConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
+	c.exchange(cmd)
+	return redis.DoWithTimeout(c.Conn, timeout, cmd, args...)
+}
+
+func (c *countingConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
+	return redis.ReceiveWithTimeout(c.Conn, timeout)
+}
+
 func (c *countingConn) Flush() error {
 	c.exchange("")
 	return c.Conn.Flush()

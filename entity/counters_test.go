@@ -829,7 +829,7 @@ func TestHotFieldExactAcrossFolds(t *testing.T) {
 		}
 		for _, id := range []int64{1, 2} {
 			var slot0 int64
-			if err := db.QueryRow("SELECT value FROM "+c.q.table+" WHERE kind = 'post' AND entity_id = ? AND field = 'views' AND slot = 0", id).Scan(&slot0); err != nil {
+			if err := db.QueryRow(c.q.bind("SELECT value FROM "+c.q.table+" WHERE kind = 'post' AND entity_id = ? AND field = 'views' AND slot = 0"), id).Scan(&slot0); err != nil {
 				t.Fatal(err)
 			}
 			if slot0 != writers*each/2 {

@@ -387,7 +387,7 @@ var ErrUnavailable = errors.New("entity: database unavailable")
 // unavailable marks errors of a stalled or unreachable database.
 type unavailable struct{ err error }
 
-func (u unavailable) Error() string { return "entity: database unavailable: " + u.err.Error() }
+func (u unavailable) Error() string   { return "entity: database unavailable: " + u.err.Error() }
 func (u unavailable) Unwrap() []error { return []error{ErrUnavailable, u.err} }
 
 // stmt runs fn, retried on transient errors, under StatementTimeout. A

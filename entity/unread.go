@@ -303,4 +303,3 @@ func (c *Counters) PruneInactive(ctx context.Context, cutoff time.Time) (int64, 
 	n, _ := res.RowsAffected()
 	return n, nil
 }
-

@@ -55,8 +55,8 @@ func checkDelta(delta int64) error {
 type Tx struct {
 	// Tx is the SQL transaction, for the app's own statements.
 	*sql.Tx
-	ctx    context.Context
-	c      *Counters
+	ctx     context.Context
+	c       *Counters
 	writes  []*entityWrite
 	byKey   map[string]*entityWrite
 	globals map[string]int64 // global values raised, cached after commit

@@ -108,15 +108,18 @@ func (t *Tx) setGlobal(name string, v int64) {
 // transaction that stores the follow.
 func (t *Tx) Followed(user, followee int64, feed Feed) error {
 	c := t.c
-	got, err := c.Get(t.ctx, feed.Kind, followee)
-	if err != nil {
+	if _, _, err := c.field(feed.Kind, feed.Field); err != nil {
 		return err
 	}
-	n := got[feed.Field]
-	if n == 0 {
-		return nil
+	// Read in the transaction: a second connection could wait on this
+	// one's locks (SQLite has one writer).
+	var n sql.NullInt64
+	err := t.QueryRowContext(t.ctx, c.q.bind("SELECT "+c.q.sum+" FROM "+c.q.table+" WHERE kind = ? AND entity_id = ? AND field = ?"),
+		feed.Kind, followee, feed.Field).Scan(&n)
+	if err != nil || n.Int64 == 0 {
+		return err
 	}
-	_, err = t.ExecContext(t.ctx, c.q.bind("UPDATE "+c.q.marks+" SET value = value + ? WHERE user_id = ? AND name = ?"), n, user, markFeed)
+	_, err = t.ExecContext(t.ctx, c.q.bind("UPDATE "+c.q.marks+" SET value = value + ? WHERE user_id = ? AND name = ?"), n.Int64, user, markFeed)
 	return err
 }
 

@@ -476,3 +476,11 @@ func (c *Counters) createSchema(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Bind rewrites a query written with ? placeholders for d: PostgreSQL
+// numbers them ($1, $2...), the others keep ?. The query must hold no
+// other question marks.
+func (d Dialect) Bind(query string) string {
+	q := queries{dialect: d}
+	return q.bind(query)
+}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,20 +22,36 @@ import (
 
 	"github.com/pulse-dev/pulse/example/forum"
 	"github.com/pulse-dev/pulse/internal/mariadbtest"
+	"github.com/pulse-dev/pulse/internal/pgtest"
 	"github.com/pulse-dev/pulse/internal/redistest"
 )
 
-func TestMain(m *testing.M) { mariadbtest.Main(m) }
+func TestMain(m *testing.M) {
+	mariadbtest.UseShared()
+	pgtest.UseShared()
+	code := m.Run()
+	mariadbtest.Stop()
+	pgtest.Stop()
+	os.Exit(code)
+}
 
 // databases are the stores every forum test runs against.
-var databases = []string{"sqlite", "mariadb"}
+var databases = []string{"sqlite", "mariadb", "postgres"}
 
 // databaseURL returns a fresh database of the kind, as DATABASE_URL
 // spells it.
 func databaseURL(t *testing.T, kind string) string {
 	t.Helper()
-	if kind == "sqlite" {
+	switch kind {
+	case "sqlite":
 		return "sqlite:" + filepath.Join(t.TempDir(), "forum.db")
+	case "postgres":
+		d, err := pgtest.StartDatabase(t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.DB.Close() // the forum opens its own
+		return d.URL
 	}
 	d, err := mariadbtest.StartDatabase(t)
 	if err != nil {

@@ -33,12 +33,14 @@ func (a *App) Register(e *echo.Echo) {
 	api.POST("/users/:id/follow/:target", a.follow)
 	api.GET("/users/:id/unread", a.unread)
 	api.POST("/users/:id/unread/read", a.markRead)
+	api.GET("/users/:id/feed", a.feedHandler)
 	api.GET("/posts", a.listPosts)
 	api.POST("/posts", a.createPost)
 	api.GET("/posts/:id", a.getPost)
 	api.POST("/posts/:id/like", a.like)
 	api.POST("/posts/:id/replies", a.reply)
 	api.POST("/admin/reconcile", a.reconcile)
+	api.POST("/admin/notices", a.createNotice)
 }
 
 // ErrorHandler answers every error as JSON {"error": "..."}, with the
@@ -59,6 +61,8 @@ func ErrorHandler(err error, c echo.Context) {
 		}
 	case errors.Is(err, ErrNotFound):
 		code, msg = http.StatusNotFound, err.Error()
+	case Unavailable(err):
+		code, msg = http.StatusServiceUnavailable, "the database is not answering; try again shortly"
 	default:
 		c.Logger().Error(err)
 	}
@@ -261,30 +265,6 @@ func (a *App) reply(c echo.Context) error {
 		return notFound(err, "post or user")
 	}
 	return c.JSON(http.StatusCreated, map[string]int64{"id": rid})
-}
-
-func (a *App) unread(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	counts, err := a.Unread(c.Request().Context(), id)
-	if err != nil {
-		return notFound(err, "user")
-	}
-	return c.JSON(http.StatusOK, map[string]any{"user": id, "unread": counts})
-}
-
-func (a *App) markRead(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	counts, err := a.MarkRead(c.Request().Context(), id)
-	if err != nil {
-		return notFound(err, "user")
-	}
-	return c.JSON(http.StatusOK, map[string]any{"user": id, "unread": counts})
 }
 
 func (a *App) reconcile(c echo.Context) error {

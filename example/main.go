@@ -6,6 +6,7 @@
 //	go run ./example                  # embedded Redis and SQLite, no servers
 //	go run ./example -demo-traffic    # plus light background traffic
 //	REDIS_URL=redis://127.0.0.1:6379/0 DATABASE_URL=mysql://root@127.0.0.1:3306/pulse go run ./example
+//	DATABASE_URL=postgres://postgres:secret@127.0.0.1:5432/pulse go run ./example
 //
 // DASHBOARD_USER and DASHBOARD_PASSWORD put BasicAuth in front of the
 // dashboard. SIGINT or SIGTERM stops accepting requests, flushes the
@@ -153,6 +154,7 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 		Store:    store,
 		Health:   rec,
 		Entities: app.Counters(),
+		Labels:   app.Labels,
 		Title:    "Pulse forum",
 	}); err != nil {
 		return err

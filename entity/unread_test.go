@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-		"strings"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"

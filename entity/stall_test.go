@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -113,17 +112,17 @@ func TestMariaDBStopped(t *testing.T) {
 	mustIncr(t, c, "post", 1, "likes", 1)
 	mustGet(t, c, "post", 1)
 
-	if err := server.Signal(syscall.SIGSTOP); err != nil {
+	if err := server.Pause(); err != nil {
 		t.Fatal(err)
 	}
 	stopped := true
 	defer func() {
 		if stopped {
-			_ = server.Signal(syscall.SIGCONT)
+			_ = server.Resume()
 		}
 	}()
 	stallChecks(t, c, true)
-	if err := server.Signal(syscall.SIGCONT); err != nil {
+	if err := server.Resume(); err != nil {
 		t.Fatal(err)
 	}
 	stopped = false

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -293,13 +292,13 @@ func TestStalledDatabaseAnswers503(t *testing.T) {
 		app := openForum(t, mysqlURL(t, d.DSN), redistest.Start(t))
 		t.Cleanup(func() { app.Close(context.Background()) })
 		f := serve(t, app)
-		if err := server.Signal(syscall.SIGSTOP); err != nil {
+		if err := server.Pause(); err != nil {
 			t.Fatal(err)
 		}
 		f.within(http.MethodGet, "/api/posts/1", "", http.StatusServiceUnavailable)
 		f.within(http.MethodPost, "/api/posts/1/like", `{"user":3}`, http.StatusServiceUnavailable)
 		f.within(http.MethodGet, "/api/users/1/unread", "", http.StatusServiceUnavailable)
-		if err := server.Signal(syscall.SIGCONT); err != nil {
+		if err := server.Resume(); err != nil {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(15 * time.Second)

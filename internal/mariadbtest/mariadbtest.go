@@ -86,6 +86,31 @@ func (s *Server) Signal(sig syscall.Signal) error {
 	return s.s.cmd.Process.Signal(sig)
 }
 
+// Pause stops the server with SIGSTOP and returns once the kernel reports
+// it stopped (the signal is asynchronous), as a hung database would be.
+func (s *Server) Pause() error {
+	if err := s.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	stat := filepath.Join("/proc", strconv.Itoa(s.s.cmd.Process.Pid), "stat")
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			return nil // no /proc: trust the signal
+		}
+		// The state follows the parenthesised command name.
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'T' {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return errors.New("mariadbtest: mariadbd did not stop within 10 s of SIGSTOP")
+}
+
+// Resume continues a paused server.
+func (s *Server) Resume() error { return s.Signal(syscall.SIGCONT) }
+
 // StartPrivate starts a server of tb's own with opts, stopped when tb
 // ends, and returns a database on it created with the server's default
 // character set (so what a test sees is what an app's own tables say).

@@ -59,6 +59,10 @@ type buffer struct {
 
 	mu       sync.Mutex // one flush at a time
 	inflight atomic.Pointer[bufBatch]
+	// gen is odd while a flush moves deltas between the cells, the batch
+	// in flight and SQL and the cache; a read that saw it odd, or saw it
+	// change, may have counted a delta twice or not at all.
+	gen atomic.Uint64
 }
 
 func newBuffer() *buffer { return &buffer{} }
@@ -140,26 +144,45 @@ func (c *Counters) flushBuffered(ctx context.Context) error {
 	b := c.buf
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for {
-		batch := b.inflight.Load()
-		if batch == nil {
-			rows := b.take()
-			if len(rows) == 0 {
-				return nil
-			}
-			batch = &bufBatch{id: c.newBatchID(), rows: rows}
-			b.inflight.Store(batch)
-		}
-		if err := c.applyBuffered(ctx, batch); err != nil {
-			// Kept in flight: the next flush retries it under the same id.
-			return fmt.Errorf("entity: flush buffered: %w", err)
-		}
-		b.inflight.Store(nil)
-		if len(batch.rows) == 0 {
+	b.gen.Add(1)
+	defer b.gen.Add(1)
+	batch := b.inflight.Load()
+	if batch == nil {
+		rows := b.take()
+		if len(rows) == 0 {
 			return nil
 		}
-		// New deltas may have come in meanwhile; the next tick takes them.
-		return nil
+		batch = &bufBatch{id: c.newBatchID(), rows: rows}
+		b.inflight.Store(batch)
+	}
+	if err := c.applyBuffered(ctx, batch); err != nil {
+		// Kept in flight: the next flush retries it under the same id.
+		return fmt.Errorf("entity: flush buffered: %w", err)
+	}
+	b.inflight.Store(nil)
+	return nil
+}
+
+// readRetries bounds how often a read of buffered fields starts over
+// because a flush was moving deltas: about 50 ms, after which it answers
+// with what it has rather than wait on a slow database.
+const readRetries = 25
+
+// stableRead runs read (which must read the cache or SQL and add the
+// pending deltas) when no flush moves deltas under it.
+func (b *buffer) stableRead(read func() error) error {
+	for attempt := 0; ; attempt++ {
+		g := b.gen.Load()
+		if g%2 == 1 && attempt < readRetries {
+			time.Sleep(2 * time.Millisecond)
+			continue
+		}
+		if err := read(); err != nil {
+			return err
+		}
+		if b.gen.Load() == g || attempt >= readRetries {
+			return nil
+		}
 	}
 }
 

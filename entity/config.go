@@ -274,3 +274,12 @@ func (cfg *Config) validate() (map[string]*kindSpec, []string, error) {
 	}
 	return kinds, order, nil
 }
+
+func (k *kindSpec) anyBuffered() bool {
+	for _, b := range k.buffer {
+		if b {
+			return true
+		}
+	}
+	return false
+}

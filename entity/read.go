@@ -43,11 +43,22 @@ func (c *Counters) BatchGet(ctx context.Context, kind string, ids []int64) ([]Co
 			uniq = append(uniq, id)
 		}
 	}
-	vals, err := c.read(ctx, k, uniq)
+	var vals []int64
+	read := func() error {
+		var err error
+		if vals, err = c.read(ctx, k, uniq); err == nil {
+			c.buf.addPending(k, uniq, vals)
+		}
+		return err
+	}
+	if k.anyBuffered() {
+		err = c.buf.stableRead(read)
+	} else {
+		err = read()
+	}
 	if err != nil {
 		return nil, err
 	}
-	c.buf.addPending(k, uniq, vals)
 	nf := len(k.fields)
 	out := make([]Counts, len(ids))
 	for i, id := range ids {

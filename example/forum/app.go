@@ -43,6 +43,9 @@ type Config struct {
 	Logger *slog.Logger
 	// WriteBehind makes the counters write Redis first and SQL in batches.
 	WriteBehind bool
+	// StatementTimeout bounds each SQL statement, the forum's and the
+	// counters' (default 2 s); past it a request answers 503.
+	StatementTimeout time.Duration
 }
 
 // App is the forum.
@@ -72,11 +75,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 	}
 	counters, err := entity.New(ctx, entity.Config{
-		DB:          db,
-		Dialect:     dialect,
-		Pool:        cfg.Pool,
-		Kinds:       Kinds,
-		WriteBehind: cfg.WriteBehind,
+		DB:               db,
+		Dialect:          dialect,
+		Pool:             cfg.Pool,
+		Kinds:            Kinds,
+		WriteBehind:      cfg.WriteBehind,
+		StatementTimeout: cfg.StatementTimeout,
 	})
 	if err != nil {
 		db.Close()
@@ -85,7 +89,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.DatabaseURL == "" {
 		cfg.Logger.Warn("DATABASE_URL is not set: keeping the forum in an SQLite file", "path", DefaultSQLitePath)
 	}
-	return &App{db: db, dialect: dialect, counters: counters, logger: cfg.Logger, now: time.Now, timeout: DefaultStatementTimeout}, nil
+	timeout := cfg.StatementTimeout
+	if timeout <= 0 {
+		timeout = DefaultStatementTimeout
+	}
+	return &App{db: db, dialect: dialect, counters: counters, logger: cfg.Logger, now: time.Now, timeout: timeout}, nil
 }
 
 // Counters are the forum's entity counters, for the dashboard.

@@ -568,9 +568,16 @@ func (s *server) handleEntityBatch(c echo.Context) error {
 }
 
 type topResponse struct {
-	Kind  string          `json:"kind"`
-	Field string          `json:"field"`
-	Top   []entity.Ranked `json:"top"`
+	Kind  string       `json:"kind"`
+	Field string       `json:"field"`
+	Top   []rankedItem `json:"top"`
+}
+
+// rankedItem is one entity of a top list, with its label when
+// Config.Labels gives one.
+type rankedItem struct {
+	entity.Ranked
+	Label string `json:"label,omitempty"`
 }
 
 // handleEntityTop answers the entities with the highest count of a field:
@@ -601,8 +608,19 @@ func (s *server) handleEntityTop(c echo.Context) error {
 	if err != nil {
 		return s.answerError(c, err)
 	}
-	if top == nil {
-		top = []entity.Ranked{}
+	items := make([]rankedItem, len(top))
+	ids := make([]int64, len(top))
+	for i, r := range top {
+		items[i].Ranked = r
+		ids[i] = r.ID
 	}
-	return writeJSON(c, topResponse{Kind: kind, Field: field, Top: top})
+	if s.cfg.Labels != nil && len(ids) > 0 {
+		// Labels are a nicety: without them the list still answers.
+		if labels, err := s.cfg.Labels(ctx, kind, ids); err == nil {
+			for i := range items {
+				items[i].Label = labels[items[i].ID]
+			}
+		}
+	}
+	return writeJSON(c, topResponse{Kind: kind, Field: field, Top: items})
 }

@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -531,5 +532,26 @@ func TestConfigErrors(t *testing.T) {
 				t.Error("Register: no error")
 			}
 		})
+	}
+}
+
+func TestEntityTopLabels(t *testing.T) {
+	f := newFixture(t, fixtureOptions{labels: func(_ context.Context, kind string, ids []int64) (map[int64]string, error) {
+		if kind != "post" {
+			return nil, errors.New("no labels for " + kind)
+		}
+		return map[int64]string{3: "hello world", 7: `<b>"seven"</b>`}, nil // 9 left out
+	}})
+	tests := []struct{ path, want string }{
+		{"api/entities/post/top?field=views&n=10",
+			`{"kind":"post","field":"views","top":[{"id":"3","count":40,"label":"hello world"},{"id":"7","count":12,"label":"\u003cb\u003e\"seven\"\u003c/b\u003e"},{"id":"9","count":12}]}`},
+		// A failing hook leaves the list as it was.
+		{"api/entities/user/top?field=followers", `{"kind":"user","field":"followers","top":[{"id":"1","count":5}]}`},
+	}
+	for _, tt := range tests {
+		r := get(t, f.root+tt.path)
+		if r.status != http.StatusOK || strings.TrimSpace(r.body) != tt.want {
+			t.Errorf("%s = %d %s\nwant %s", tt.path, r.status, r.body, tt.want)
+		}
 	}
 }

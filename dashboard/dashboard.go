@@ -70,6 +70,10 @@ type Config struct {
 	// Entities, when set, adds the entity panel and the api/entities
 	// endpoints.
 	Entities Entities
+	// Labels, when set, names entities for people: the top list shows
+	// "hello world" (#3) rather than #3. It gets the ids of one kind in one
+	// call and may leave ids out; an error leaves the list unlabelled.
+	Labels func(ctx context.Context, kind string, ids []int64) (map[int64]string, error)
 	// Title heads the page (default "Pulse").
 	Title string
 	// PollInterval is how often an open page refreshes (default 5 s, at

@@ -78,6 +78,7 @@ type fixtureOptions struct {
 	title      string
 	poll       time.Duration
 	overview   int
+	labels     func(ctx context.Context, kind string, ids []int64) (map[int64]string, error)
 }
 
 func newFixture(t testing.TB, o fixtureOptions) *fixture {
@@ -102,7 +103,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	if f.store, err = timeseries.NewStore(f.srv.Pool(), timeseries.Schema{}, f.clock); err != nil {
 		t.Fatal(err)
 	}
-	cfg := dashboard.Config{Store: f.store, Title: o.title, PollInterval: o.poll, Overview: o.overview}
+	cfg := dashboard.Config{Store: f.store, Title: o.title, PollInterval: o.poll, Overview: o.overview, Labels: o.labels}
 	if !o.noHealth {
 		cfg.Health = f.rec
 	}

@@ -7,10 +7,13 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
-
 	"github.com/pulse-dev/pulse/internal/ratelog"
+	"github.com/pulse-dev/pulse/internal/redisconn"
 )
+
+// Pool hands out Redis connections: a *redis.Pool (one server) or a
+// *redisc.Cluster (Redis Cluster) both satisfy it.
+type Pool = redisconn.Pool
 
 // Dialect names the SQL flavour of Config.DB.
 type Dialect string
@@ -20,6 +23,9 @@ const (
 	MySQL Dialect = "mysql"
 	// SQLite is SQLite through modernc.org/sqlite (driver name "sqlite").
 	SQLite Dialect = "sqlite"
+	// Postgres is PostgreSQL through github.com/jackc/pgx/v5/stdlib
+	// (driver name "pgx").
+	Postgres Dialect = "postgres"
 )
 
 // Defaults for Config's zero fields, and limits.
@@ -29,6 +35,12 @@ const (
 	DefaultFlushInterval = time.Second
 	DefaultFoldInterval  = time.Minute
 	DefaultCacheTimeout  = time.Second
+	// DefaultStatementTimeout bounds one SQL statement (with its retries).
+	DefaultStatementTimeout = 2 * time.Second
+	// DefaultBufferInterval is how often buffered fields are flushed.
+	DefaultBufferInterval = time.Second
+	// DefaultMaxFollowees bounds the followees one feed read sums.
+	DefaultMaxFollowees = 2000
 	// MaxBatchIDs is the most ids one BatchGet accepts.
 	MaxBatchIDs = 1000
 	// MaxTop is the largest n Top accepts.
@@ -53,6 +65,12 @@ type Kind struct {
 	// value is spread over, so that concurrent writers to one entity do not
 	// queue on one row lock. Optional.
 	Hot map[string]int
+	// Buffered fields are aggregated in the process (an atomic add per
+	// increment, no Redis and no SQL on the request path) and written
+	// through the durable path about once per Config.BufferInterval. A
+	// crash loses at most one interval of them; Close flushes. Reads in the
+	// same process include the deltas not yet written.
+	Buffered []string
 }
 
 // Config configures Counters. Zero fields take the defaults.
@@ -64,7 +82,7 @@ type Config struct {
 	// Pool is the Redis cache; nil means SQL only. Give it short dial, read
 	// and write timeouts: a Redis outage then costs a bounded wait before
 	// the counters fall back to SQL.
-	Pool *redis.Pool
+	Pool Pool
 	// Kinds declares every kind and its fields; required.
 	Kinds []Kind
 	// Prefix goes before every Redis key. Counters sharing a Redis must
@@ -90,6 +108,21 @@ type Config struct {
 	// CacheTimeout bounds one Redis call (default 1 s); past it the call
 	// counts as failed and SQL answers.
 	CacheTimeout time.Duration
+	// StatementTimeout bounds every SQL statement, retries included
+	// (default 2 s). Past it the call fails with ErrUnavailable. With SQLite
+	// give the driver a busy timeout no longer than this.
+	StatementTimeout time.Duration
+	// BufferInterval is how often buffered fields are flushed (default 1 s):
+	// the most a crash can lose of them.
+	BufferInterval time.Duration
+	// InactiveAfter is how long a user's read marks (notices, feed, red
+	// dot) are kept after their last visit (default 0: forever).
+	// PruneInactive drops older ones; such users then read as having read
+	// everything.
+	InactiveAfter time.Duration
+	// MaxFollowees bounds how many followees one feed read sums (default
+	// 2000): one batch read of their post counts.
+	MaxFollowees int
 	// OnError receives errors of background work and of cache calls that
 	// SQL covered for; nil logs them with log/slog, at most one line every
 	// 10 s.
@@ -110,6 +143,11 @@ type hooks struct {
 	// flushStep runs after each step of a flush; an error stops the flush
 	// right there, as if the process had died.
 	flushStep func(step flushStep) error
+	// bufferedApply runs before a buffered batch is written, and
+	// bufferedCommitted after it committed; an error makes the flush fail
+	// there, as a lost reply would.
+	bufferedApply     func(batch string) error
+	bufferedCommitted func(batch string) error
 }
 
 var (
@@ -124,14 +162,15 @@ type kindSpec struct {
 	index  map[string]int // field -> position in fields
 	slots  []int          // per field: SQL slot rows, 1 for ordinary fields
 	hot    []string       // hot fields, in declaration order
+	buffer []bool         // per field: increments aggregated in process
 }
 
 func (cfg *Config) validate() (map[string]*kindSpec, []string, error) {
 	if cfg.DB == nil {
 		return nil, nil, errors.New("entity: Config.DB is nil")
 	}
-	if cfg.Dialect != MySQL && cfg.Dialect != SQLite {
-		return nil, nil, fmt.Errorf("entity: Config.Dialect %q is neither %q nor %q", cfg.Dialect, MySQL, SQLite)
+	if cfg.Dialect != MySQL && cfg.Dialect != SQLite && cfg.Dialect != Postgres {
+		return nil, nil, fmt.Errorf("entity: Config.Dialect %q is not %q, %q or %q", cfg.Dialect, MySQL, SQLite, Postgres)
 	}
 	if cfg.Table == "" {
 		cfg.Table = DefaultTable
@@ -139,14 +178,19 @@ func (cfg *Config) validate() (map[string]*kindSpec, []string, error) {
 	if !tablePattern.MatchString(cfg.Table) {
 		return nil, nil, fmt.Errorf("entity: Config.Table %q is not a plain identifier of at most 55 bytes", cfg.Table)
 	}
-	if cfg.TTL < 0 || cfg.FlushInterval < 0 || cfg.FoldInterval < 0 || cfg.CacheTimeout < 0 {
-		return nil, nil, errors.New("entity: negative TTL, FlushInterval, FoldInterval or CacheTimeout")
+	if cfg.TTL < 0 || cfg.FlushInterval < 0 || cfg.FoldInterval < 0 || cfg.CacheTimeout < 0 ||
+		cfg.StatementTimeout < 0 || cfg.BufferInterval < 0 || cfg.InactiveAfter < 0 || cfg.MaxFollowees < 0 {
+		return nil, nil, errors.New("entity: negative TTL, FlushInterval, FoldInterval, CacheTimeout, StatementTimeout, BufferInterval, InactiveAfter or MaxFollowees")
 	}
 	if cfg.TTL != 0 && cfg.TTL < time.Second {
 		return nil, nil, errors.New("entity: Config.TTL below 1 s")
 	}
 	if cfg.WriteBehind && cfg.Pool == nil {
 		return nil, nil, errors.New("entity: Config.WriteBehind needs Config.Pool")
+	}
+	if _, cluster := redisconn.Cluster(cfg.Pool); cluster && cfg.WriteBehind {
+		// Its pending and flushing hashes span every entity: one slot.
+		return nil, nil, errors.New("entity: Config.WriteBehind is not supported on Redis Cluster; use Kind.Buffered for hot fields")
 	}
 	if len(cfg.Kinds) == 0 {
 		return nil, nil, errors.New("entity: Config.Kinds is empty")
@@ -174,6 +218,17 @@ func (cfg *Config) validate() (map[string]*kindSpec, []string, error) {
 			spec.index[f] = len(spec.fields)
 			spec.fields = append(spec.fields, f)
 			spec.slots = append(spec.slots, 1)
+			spec.buffer = append(spec.buffer, false)
+		}
+		for _, f := range k.Buffered {
+			i, ok := spec.index[f]
+			if !ok {
+				return nil, nil, fmt.Errorf("entity: kind %q: buffered field %q is not declared", k.Name, f)
+			}
+			if spec.buffer[i] {
+				return nil, nil, fmt.Errorf("entity: kind %q: buffered field %q listed twice", k.Name, f)
+			}
+			spec.buffer[i] = true
 		}
 		for f, n := range k.Hot {
 			i, ok := spec.index[f]
@@ -205,8 +260,26 @@ func (cfg *Config) validate() (map[string]*kindSpec, []string, error) {
 	if cfg.CacheTimeout == 0 {
 		cfg.CacheTimeout = DefaultCacheTimeout
 	}
+	if cfg.StatementTimeout == 0 {
+		cfg.StatementTimeout = DefaultStatementTimeout
+	}
+	if cfg.BufferInterval == 0 {
+		cfg.BufferInterval = DefaultBufferInterval
+	}
+	if cfg.MaxFollowees == 0 {
+		cfg.MaxFollowees = DefaultMaxFollowees
+	}
 	if cfg.OnError == nil {
 		cfg.OnError = ratelog.New("pulse: entity counters", 10*time.Second)
 	}
 	return kinds, order, nil
+}
+
+func (k *kindSpec) anyBuffered() bool {
+	for _, b := range k.buffer {
+		if b {
+			return true
+		}
+	}
+	return false
 }

@@ -28,7 +28,9 @@ func TestConfigValidation(t *testing.T) {
 	}{
 		{"no db", Config{Dialect: SQLite, Kinds: ok}},
 		{"no dialect", Config{DB: db, Kinds: ok}},
-		{"unknown dialect", Config{DB: db, Dialect: "postgres", Kinds: ok}},
+		{"unknown dialect", Config{DB: db, Dialect: "oracle", Kinds: ok}},
+		{"buffered field not declared", Config{DB: db, Dialect: SQLite, Kinds: []Kind{{Name: "post", Fields: []string{"likes"}, Buffered: []string{"views"}}}}},
+		{"negative statement timeout", Config{DB: db, Dialect: SQLite, Kinds: ok, StatementTimeout: -1}},
 		{"no kinds", Config{DB: db, Dialect: SQLite}},
 		{"empty kind name", Config{DB: db, Dialect: SQLite, Kinds: []Kind{{Fields: []string{"a"}}}}},
 		{"kind name with colon", Config{DB: db, Dialect: SQLite, Kinds: []Kind{{Name: "po:st", Fields: []string{"a"}}}}},
@@ -236,8 +238,11 @@ func TestConcurrentLikesColdCache(t *testing.T) {
 		for i, m := range modes[1:] {
 			t.Run(m.name, func(t *testing.T) {
 				srv := redistest.Start(t)
+				// 1000 writers at once on one row queue longer than the
+				// default statement timeout on a loaded 2-core machine; this
+				// test is about exactness, the stall tests about deadlines.
 				c := newCounters(t, Config{DB: db, Dialect: d, Pool: boundedPool(t, srv), Table: fmt.Sprintf("likes_%d", i),
-					WriteBehind: m.writeBehind, FlushInterval: 20 * time.Millisecond})
+					WriteBehind: m.writeBehind, FlushInterval: 20 * time.Millisecond, StatementTimeout: time.Minute})
 				ctx := context.Background()
 				const likes = 1000
 				var wg sync.WaitGroup
@@ -827,7 +832,7 @@ func TestHotFieldExactAcrossFolds(t *testing.T) {
 		}
 		for _, id := range []int64{1, 2} {
 			var slot0 int64
-			if err := db.QueryRow("SELECT value FROM "+c.q.table+" WHERE kind = 'post' AND entity_id = ? AND field = 'views' AND slot = 0", id).Scan(&slot0); err != nil {
+			if err := db.QueryRow(c.q.bind("SELECT value FROM "+c.q.table+" WHERE kind = 'post' AND entity_id = ? AND field = 'views' AND slot = 0"), id).Scan(&slot0); err != nil {
 				t.Fatal(err)
 			}
 			if slot0 != writers*each/2 {

@@ -9,7 +9,10 @@
 // # SQL
 //
 // One table (default pulse_counters) holds (kind, entity_id, field, slot)
-// → value, created by New if missing, for MySQL/MariaDB and SQLite.
+// → value, created by New if missing, for MySQL/MariaDB (utf8mb4 tables),
+// SQLite and PostgreSQL (through pgx's database/sql driver). Drivers are
+// recognised by their errors' methods and type names, not imported, so a
+// program links only the driver it uses.
 // Increments are atomic upserts adding a delta (value = value + ?), never
 // a read and a write back; Reset is one UPDATE to 0. Two small tables sit
 // next to it: <table>_batches (write-behind batches applied) and
@@ -27,7 +30,25 @@
 // pool works too: busy errors (like MySQL deadlocks) are retried, and
 // other processes on the same file are covered by the busy timeout.
 //
+// # Deadlines
+//
+// Every statement runs under Config.StatementTimeout (2 s), retries
+// included; past it the call fails with ErrUnavailable, which an app
+// answers as 503. Reads of cached entities need no SQL and go on while the
+// database is stalled. Writes run in a transaction whose COMMIT is not
+// sent once the deadline has passed, so a write answered with an error is
+// not applied later by a server that was only stalled; the one window left
+// is a COMMIT sent and its reply lost. InTx lets an app commit its own
+// rows and the counts that count them together. Bound the pool
+// (SetMaxOpenConns) so a stall cannot pile up connections, and give SQLite
+// a busy timeout no longer than the statement timeout.
+//
 // # Cache
+//
+// Pool is a *redis.Pool or a *redisc.Cluster. An entity's keys share the
+// hash tag {kind:id} (pulse:ent:{post:7}, its :lease and :writes), so every
+// script touches one slot; no script spans entities. Write-behind, whose
+// pending hashes span entities, is refused on a cluster.
 //
 // Each cached entity is one Redis hash, a field per counter, with a TTL
 // (default 12 h) set when a read warms it. Cached values carry an offset of
@@ -36,9 +57,9 @@
 // key at once; the next read warms it. Readers treat a field below half
 // the offset as cold, so counts that drifted negative still cache.
 //
-// Get and BatchGet read every cached entity in one Redis round trip (one
-// script), load the misses from SQL in one query and warm them in one more
-// round trip.
+// Get and BatchGet read every cached entity in one Redis round trip (a
+// pipeline of one script per entity, by EVALSHA), load the misses from SQL
+// in one query and warm them in one more round trip.
 //
 // # Warm-up races
 //
@@ -111,6 +132,30 @@
 // slot is chosen in Go (MySQL would evaluate RAND() once per row scanned);
 // reads sum the slots; every FoldInterval a transaction moves the slots
 // into slot 0 under their row locks, so sums never change while it runs.
+//
+// # Buffered fields
+//
+// A field in Kind.Buffered is counted in the process: an increment is a
+// compare-and-swap on a cell, no Redis and no SQL. Every BufferInterval
+// (1 s) the cells are swapped out into a batch written through InTx with
+// its batch id recorded in the same transaction, so a batch whose commit
+// reply was lost is resent under the same id and applied once. Get and
+// BatchGet add the deltas not yet written, so a user sees their own view at
+// once (while a batch's outcome is in doubt a read may count it twice).
+// Close flushes; a crash loses at most one BufferInterval of increments.
+//
+// # Unread without fan-out
+//
+// Notices are one global sequence (Tx.PublishNotice): a user's unread
+// notices are the ids above their last-read mark. The feed is the sum of
+// the followees' counts (e.g. user.posts) now, minus the sum when the user
+// last read it; Tx.Followed moves the mark so earlier posts of a new
+// followee are not news; at most MaxFollowees (2000) followees are summed,
+// one batch read per thousand. The red dot is a global last-update time
+// (Tx.Touch) newer than the user's last read. Publishing or posting writes
+// nothing per user; reading writes the user's marks, one SQL row each.
+// PruneInactive (run every FoldInterval with InactiveAfter set) drops the
+// marks of users who have not read for that long: they read as all read.
 //
 // # Unread counts and Reset
 //

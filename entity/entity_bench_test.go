@@ -84,3 +84,42 @@ func BenchmarkHotRow(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBufferedVsWriteThrough has 32 goroutines increment one post's
+// views, buffered (an in-process add, flushed every second) against
+// write-through (SQL then Redis per increment), on SQLite with Redis.
+func BenchmarkBufferedVsWriteThrough(b *testing.B) {
+	if !redistest.Installed() {
+		b.Skip("redis-server not installed (apt-get install redis-server)")
+	}
+	const writers = 32
+	for _, mode := range []string{"write-through", "buffered"} {
+		b.Run(mode, func(b *testing.B) {
+			srv := redistest.Start(b)
+			kind := Kind{Name: "post", Fields: []string{"views"}}
+			if mode == "buffered" {
+				kind.Buffered = []string{"views"}
+			}
+			c := newCounters(b, Config{DB: sqliteDB(b), Dialect: SQLite, Pool: boundedPool(b, srv), Kinds: []Kind{kind}})
+			ctx := context.Background()
+			b.SetParallelism((writers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := c.Incr(ctx, "post", 1, "views", 1); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			if err := c.FlushBuffered(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if got := sqlValue(b, c, "post", 1, "views"); got != int64(b.N) {
+				b.Fatalf("views = %d, want %d", got, b.N)
+			}
+		})
+	}
+}

@@ -80,7 +80,7 @@ func (c *Counters) flush(ctx context.Context) error {
 // A crash before 3 commits leaves flushing for the next flush to apply; a
 // crash after leaves it for the next flush to find applied and delete.
 func (c *Counters) flushOnce(ctx context.Context) (batch string, fresh bool, err error) {
-	reply, err := redis.Values(c.runScript(ctx, moveScript, c.pendingKey, c.flushingKey, c.epochKey, c.newBatchID()))
+	reply, err := redis.Values(c.runScript(ctx, moveScript, scriptCall([]string{c.pendingKey, c.flushingKey, c.epochKey}, c.newBatchID())))
 	if err != nil {
 		return "", false, err
 	}
@@ -113,7 +113,7 @@ func (c *Counters) flushOnce(ctx context.Context) (batch string, fresh bool, err
 	if err := c.step(stepCommitted); err != nil {
 		return batch, fresh, err
 	}
-	if _, err := c.runScript(ctx, doneScript, c.flushingKey, c.epochKey, batch); err != nil {
+	if _, err := c.runScript(ctx, doneScript, scriptCall([]string{c.flushingKey, c.epochKey}, batch)); err != nil {
 		return batch, fresh, err
 	}
 	return batch, fresh, c.step(stepDone)
@@ -159,7 +159,7 @@ func (c *Counters) parseDeltas(deltas map[string]string) []row {
 // a second process applying the same batch waits on its row lock and then
 // finds it.
 func (c *Counters) applyBatch(ctx context.Context, batch string, rows []row) error {
-	return inTx(ctx, c.db, func(tx *sql.Tx) error {
+	return c.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, c.q.markApplied, batch, time.Now().Unix())
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -15,10 +16,18 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/pulse-dev/pulse/internal/mariadbtest"
+	"github.com/pulse-dev/pulse/internal/pgtest"
 	"github.com/pulse-dev/pulse/internal/redistest"
 )
 
-func TestMain(m *testing.M) { mariadbtest.Main(m) }
+func TestMain(m *testing.M) {
+	mariadbtest.UseShared()
+	pgtest.UseShared()
+	code := m.Run()
+	mariadbtest.Stop()
+	pgtest.Stop()
+	os.Exit(code)
+}
 
 // forumKinds are the kinds the example forum declares.
 var forumKinds = []Kind{
@@ -50,11 +59,20 @@ func mariaDB(tb testing.TB) *sql.DB {
 	return db
 }
 
-// eachDialect runs fn against SQLite and MariaDB, each with a database of
-// its own.
+func postgresDB(tb testing.TB) *sql.DB {
+	tb.Helper()
+	db := pgtest.Start(tb)
+	db.SetMaxOpenConns(64)
+	db.SetMaxIdleConns(64)
+	return db
+}
+
+// eachDialect runs fn against SQLite, MariaDB and PostgreSQL, each with a
+// database of its own.
 func eachDialect(t *testing.T, fn func(t *testing.T, d Dialect, db *sql.DB)) {
 	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite, sqliteDB(t)) })
 	t.Run("mariadb", func(t *testing.T) { fn(t, MySQL, mariaDB(t)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, Postgres, postgresDB(t)) })
 }
 
 // errLog collects background errors for a test to look at.
@@ -102,13 +120,13 @@ func newCounters(t testing.TB, cfg Config) *Counters {
 // sqlValue reads one counter straight from SQL.
 func sqlValue(t testing.TB, c *Counters, kind string, id int64, field string) int64 {
 	t.Helper()
-	var v int64
-	err := c.db.QueryRow("SELECT COALESCE(SUM(value), 0) FROM "+c.q.table+" WHERE kind = ? AND entity_id = ? AND field = ?",
+	var v sql.NullInt64
+	err := c.db.QueryRow(c.q.bind("SELECT "+c.q.sum+" FROM "+c.q.table+" WHERE kind = ? AND entity_id = ? AND field = ?"),
 		kind, id, field).Scan(&v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return v
+	return v.Int64
 }
 
 // cached reads one entity's cache entry straight from Redis, offset
@@ -227,6 +245,15 @@ func (c *countingConn) Do(cmd string, args ...any) (any, error) {
 func (c *countingConn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
 	c.exchange(cmd)
 	return redis.DoContext(c.Conn, ctx, cmd, args...)
+}
+
+func (c *countingConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
+	c.exchange(cmd)
+	return redis.DoWithTimeout(c.Conn, timeout, cmd, args...)
+}
+
+func (c *countingConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
+	return redis.ReceiveWithTimeout(c.Conn, timeout)
 }
 
 func (c *countingConn) Flush() error {

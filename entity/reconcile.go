@@ -61,7 +61,7 @@ func (c *Counters) Reconcile(ctx context.Context, kind, field string, truth Sour
 		chunk := drifted[:n]
 		drifted = drifted[n:]
 		var made []Fix
-		err := inTx(ctx, c.db, func(tx *sql.Tx) error {
+		err := c.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			made = made[:0]
 			was, err := c.lockedSums(ctx, tx, kind, field, chunk)
 			if err != nil {
@@ -98,22 +98,14 @@ func (c *Counters) Reconcile(ctx context.Context, kind, field string, truth Sour
 // storedSums is every entity's stored value of one counter.
 func (c *Counters) storedSums(ctx context.Context, kind, field string) (map[int64]int64, error) {
 	var out map[int64]int64
-	err := retry(ctx, func() error {
-		out = map[int64]int64{}
-		rows, err := c.db.QueryContext(ctx, c.q.sums, kind, field)
-		if err != nil {
+	err := c.queryRows(ctx, c.db, func() { out = map[int64]int64{} }, func(rows *sql.Rows) error {
+		var id, v int64
+		if err := rows.Scan(&id, &v); err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id, v int64
-			if err := rows.Scan(&id, &v); err != nil {
-				return err
-			}
-			out[id] = v
-		}
-		return rows.Err()
-	})
+		out[id] = v
+		return nil
+	}, c.q.sums, kind, field)
 	if err != nil {
 		return nil, fmt.Errorf("entity: reconcile: stored values: %w", err)
 	}
@@ -127,20 +119,16 @@ func (c *Counters) lockedSums(ctx context.Context, tx *sql.Tx, kind, field strin
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	rows, err := tx.QueryContext(ctx, c.q.lockRows(len(ids)), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	out := make(map[int64]int64, len(ids))
-	for rows.Next() {
+	err := scanRows(ctx, tx, nil, func(rows *sql.Rows) error {
 		var id, v int64
 		if err := rows.Scan(&id, &v); err != nil {
-			return nil, err
+			return err
 		}
 		out[id] += v
-	}
-	return out, rows.Err()
+		return nil
+	}, c.q.lockRows(len(ids)), args...)
+	return out, err
 }
 
 // foldChunk is how many slot rows one fold transaction moves.
@@ -169,27 +157,22 @@ func (c *Counters) fold(ctx context.Context) error {
 
 func (c *Counters) foldOnce(ctx context.Context, kind, field string) (int, error) {
 	var n int
-	err := inTx(ctx, c.db, func(tx *sql.Tx) error {
+	err := c.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		type slotRow struct {
 			id    int64
 			slot  int
 			value int64
 		}
 		var list []slotRow
-		rows, err := tx.QueryContext(ctx, c.q.foldRows(), kind, field, foldChunk)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
+		err := scanRows(ctx, tx, nil, func(rows *sql.Rows) error {
 			var r slotRow
 			if err := rows.Scan(&r.id, &r.slot, &r.value); err != nil {
-				rows.Close()
 				return err
 			}
 			list = append(list, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		}, c.q.foldRows(), kind, field, foldChunk)
+		if err != nil {
 			return err
 		}
 		n = len(list)

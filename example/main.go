@@ -6,6 +6,7 @@
 //	go run ./example                  # embedded Redis and SQLite, no servers
 //	go run ./example -demo-traffic    # plus light background traffic
 //	REDIS_URL=redis://127.0.0.1:6379/0 DATABASE_URL=mysql://root@127.0.0.1:3306/pulse go run ./example
+//	DATABASE_URL=postgres://postgres:secret@127.0.0.1:5432/pulse go run ./example
 //
 // DASHBOARD_USER and DASHBOARD_PASSWORD put BasicAuth in front of the
 // dashboard, of the Prometheus metrics at /metrics and of the admin
@@ -215,7 +216,7 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 	}
 	app, err := forum.Open(ctx, forum.Config{
 		DatabaseURL:  opts.DatabaseURL,
-		Pool:         cachePool(pool, logger),
+		Pool:         pool,
 		Logger:       logger,
 		QueryTimeout: t.DB,
 		AdminAuth:    auth,
@@ -261,6 +262,7 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 		Store:    store,
 		Health:   rec,
 		Entities: app.Counters(),
+		Labels:   app.Labels,
 		Title:    "Pulse forum",
 		Logger:   logger,
 	}, login...); err != nil {

@@ -113,13 +113,3 @@ func redacted(u *url.URL) string { return u.Redacted() }
 // defaultSpillDir is where hits wait when Redis is unreachable at
 // shutdown, relative to the working directory.
 const defaultSpillDir = "pulse-spill"
-
-// cachePool is the entity counters' Redis: the same pool on one server.
-// On a cluster the counters run on SQL alone for now.
-func cachePool(p timeseries.Pool, logger *slog.Logger) *redis.Pool {
-	if rp, ok := p.(*redis.Pool); ok {
-		return rp
-	}
-	logger.Warn("entity counters do not use Redis Cluster yet: they run on SQL alone")
-	return nil
-}

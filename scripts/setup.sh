@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh Debian machine: redis-server,
-# MariaDB (mariadbd) and Chromium, then fetches the dashboard's echarts
+# MariaDB (mariadbd), PostgreSQL (initdb, postgres) and Chromium, then fetches the dashboard's echarts
 # bundle. Anything it cannot install is named in the error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,8 @@ command -v go >/dev/null || { echo "setup: Go is not installed (https://go.dev/d
 command -v redis-server >/dev/null || missing+=(redis-server)
 [ -x /usr/sbin/mariadbd ] || command -v mariadbd >/dev/null || command -v mysqld >/dev/null || missing+=(mariadb-server)
 command -v chromium >/dev/null || missing+=(chromium)
+# Debian keeps initdb and postgres off PATH, under /usr/lib/postgresql/<v>/bin.
+{ command -v initdb >/dev/null || compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; } || missing+=(postgresql)
 command -v npm >/dev/null || missing+=(npm)
 
 . scripts/install.sh

@@ -491,7 +491,8 @@
       const fill = el('span');
       fill.style.width = (highest > 0 ? (100 * r.count) / highest : 0).toFixed(1) + '%';
       bar.append(fill);
-      li.append(el('span', 'id', '#' + r.id), bar, el('span', 'value', numberFormat.format(r.count)));
+      const name = r.label ? '"' + r.label + '" (#' + r.id + ')' : '#' + r.id;
+      li.append(el('span', 'id', name), bar, el('span', 'value', numberFormat.format(r.count)));
       frag.append(li);
     }
     list.replaceChildren(frag);

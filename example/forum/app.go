@@ -8,28 +8,40 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/labstack/echo/v4"
 
 	"github.com/pulse-dev/pulse/entity"
 )
 
-// Entity kinds and fields the forum counts.
+// Entity kinds and fields the forum counts; each is moved by some action.
 var Kinds = []entity.Kind{
-	{Name: "user", Fields: []string{"following", "followers", "posts", "replies", "coins", "groups"}},
-	// Views are the hottest count: every page view adds one.
-	{Name: "post", Fields: []string{"views", "replies", "likes", "favorites"}, Hot: map[string]int{"views": 8}},
-	{Name: "group", Fields: []string{"subscribers", "posts", "featured"}},
-	{Name: "message", Fields: []string{"replies", "mentions", "likes", "followers", "direct"}},
+	// following, followers: a follow; posts: a new post (and the feed's
+	// source); replies: a reply written.
+	{Name: "user", Fields: []string{"following", "followers", "posts", "replies"}},
+	// Views are the hottest count, one per page view: buffered in the
+	// process and written about once a second. replies and likes: a reply
+	// or a first like.
+	{Name: "post", Fields: []string{"views", "replies", "likes"}, Buffered: []string{"views"}},
+	// A user's unread replies to their posts and new followers, cleared by
+	// unread/read.
+	{Name: "message", Fields: []string{"replies", "followers"}},
 }
+
+// feed is what a user's feed counts: their followees' posts.
+var feed = entity.Feed{Kind: "user", Field: "posts"}
+
+// DefaultStatementTimeout bounds each of the forum's SQL statements, as
+// the counters' own.
+const DefaultStatementTimeout = entity.DefaultStatementTimeout
 
 // Config configures the forum.
 type Config struct {
 	// DatabaseURL is "sqlite:<path>" or "mysql://user:pass@host:3306/db";
 	// empty means an SQLite file in the working directory.
 	DatabaseURL string
-	// Pool is the Redis that caches the counts; nil means SQL only.
-	Pool   *redis.Pool
+	// Pool is the Redis that caches the counts (a *redis.Pool or a
+	// *redisc.Cluster); nil means SQL only.
+	Pool   entity.Pool
 	Logger *slog.Logger
 	// WriteBehind makes the counters write Redis first and SQL in batches.
 	WriteBehind bool
@@ -44,6 +56,10 @@ type Config struct {
 	// AdminAuth authenticates requests to /api/admin/*; nil turns those
 	// routes off (403). See ProtectConfig.
 	AdminAuth echo.MiddlewareFunc
+	// StatementTimeout bounds each SQL statement of the entity counters
+	// (default entity.DefaultStatementTimeout); the request's QueryTimeout
+	// bounds them all together.
+	StatementTimeout time.Duration
 }
 
 // Defaults of Config.
@@ -64,11 +80,8 @@ type App struct {
 	counters  *entity.Counters
 	logger    *slog.Logger
 	now       func() time.Time
-	timeout   time.Duration
+	timeout   time.Duration // the database work of one request
 	adminAuth echo.MiddlewareFunc
-	// repair is signalled when a stored row's count could not be
-	// updated; RunReconciler then repairs the counts soon.
-	repair chan struct{}
 }
 
 // Open connects to the database, creates the forum's tables and the
@@ -97,11 +110,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 	}
 	counters, err := entity.New(ctx, entity.Config{
-		DB:          db,
-		Dialect:     dialect,
-		Pool:        cfg.Pool,
-		Kinds:       Kinds,
-		WriteBehind: cfg.WriteBehind,
+		DB:               db,
+		Dialect:          dialect,
+		Pool:             cfg.Pool,
+		Kinds:            Kinds,
+		WriteBehind:      cfg.WriteBehind,
+		StatementTimeout: cfg.StatementTimeout,
 	})
 	if err != nil {
 		db.Close()
@@ -112,7 +126,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	return &App{
 		db: db, dialect: dialect, counters: counters, logger: cfg.Logger, now: time.Now,
-		timeout: cfg.QueryTimeout, adminAuth: cfg.AdminAuth, repair: make(chan struct{}, 1),
+		timeout: cfg.QueryTimeout, adminAuth: cfg.AdminAuth,
 	}, nil
 }
 
@@ -138,6 +152,14 @@ var seedPosts = []struct {
 	{3, "Redis as a cache, SQL as the truth"},
 	{1, "Show us your dashboard"},
 }
+
+// deadline bounds the forum's own SQL, as the counters bound theirs.
+func (a *App) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, a.timeout)
+}
+
+// bind adapts a query written with ? placeholders to the dialect.
+func (a *App) bind(query string) string { return a.dialect.Bind(query) }
 
 // Seed creates a few users and posts in an empty forum, through the same
 // code the API uses, so their counts are right.
@@ -175,78 +197,70 @@ func (a *App) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, a.timeout)
 }
 
-// insert runs one INSERT in a transaction of its own. When the answer is
-// an error the row is not stored, now or later: a statement cut off by
-// the deadline is rolled back with the connection, whereas a lone INSERT
-// already sent to a stalled MySQL would still commit once it resumed.
-func (a *App) insert(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	tx, err := a.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	res, err := tx.ExecContext(ctx, query, args...)
-	if err != nil {
-		_ = tx.Rollback()
-		return nil, err
-	}
-	return res, tx.Commit()
-}
-
-// increment is one count a stored row implies.
-type increment struct {
-	kind  string
-	id    int64
-	field string
-}
-
-// count applies the counts of a row already committed. The row is the
-// truth and the request has succeeded, so a count that fails (the database
-// stalled in between) is not an error for the caller: it is logged and the
-// reconciler is asked to recompute the counts from the tables.
-func (a *App) count(ctx context.Context, incs ...increment) {
-	var errs []error
-	for _, in := range incs {
-		if err := a.counters.Incr(ctx, in.kind, in.id, in.field, 1); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		a.logger.Warn("counts of a stored row not updated; reconciling soon", "err", err)
-		select {
-		case a.repair <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// CreateUser adds a user and returns its id.
+// CreateUser adds a user and returns its id. A new user has read
+// everything there is so far.
 func (a *App) CreateUser(ctx context.Context, name string) (int64, error) {
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
-	res, err := a.insert(ctx, "INSERT INTO forum_users (name) VALUES (?)", name)
+	var id int64
+	err := a.counters.InTx(ctx, func(ctx context.Context, tx *entity.Tx) error {
+		var err error
+		id, err = insertID(ctx, tx.Tx, a.dialect, "INSERT INTO forum_users (name) VALUES (?)", name)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("forum: create user: %w", err)
 	}
-	return res.LastInsertId()
+	if err := a.counters.MarkRead(ctx, id, feed, nil); err != nil {
+		return 0, fmt.Errorf("forum: create user: %w", err)
+	}
+	return id, nil
 }
 
-// CreatePost adds a post by author and counts it.
+// CreatePost adds a post by author and counts it, in one transaction; it
+// also lights every user's red dot, with one global write.
 func (a *App) CreatePost(ctx context.Context, author int64, title string) (int64, error) {
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	if err := a.userExists(ctx, author); err != nil {
 		return 0, err
 	}
-	res, err := a.insert(ctx, "INSERT INTO forum_posts (author_id, title, created_at) VALUES (?, ?, ?)",
-		author, title, a.now().Unix())
+	var id int64
+	err := a.counters.InTx(ctx, func(ctx context.Context, tx *entity.Tx) error {
+		var err error
+		id, err = insertID(ctx, tx.Tx, a.dialect, "INSERT INTO forum_posts (author_id, title, created_at) VALUES (?, ?, ?)",
+			author, title, a.now().Unix())
+		if err != nil {
+			return err
+		}
+		if err := tx.Incr("user", author, "posts", 1); err != nil {
+			return err
+		}
+		return tx.Touch()
+	})
 	if err != nil {
 		return 0, fmt.Errorf("forum: create post: %w", err)
 	}
-	id, err := res.LastInsertId()
+	return id, nil
+}
+
+// PublishNotice stores a system notice for every user: one row and one
+// counter write, whatever the number of users.
+func (a *App) PublishNotice(ctx context.Context, text string) (int64, error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	var id int64
+	err := a.counters.InTx(ctx, func(ctx context.Context, tx *entity.Tx) error {
+		var err error
+		if id, err = tx.PublishNotice(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, a.bind("INSERT INTO forum_notices (id, body, created_at) VALUES (?, ?, ?)"), id, text, a.now().Unix())
+		return err
+	})
 	if err != nil {
-		return 0, fmt.Errorf("forum: create post: %w", err)
+		return 0, fmt.Errorf("forum: publish notice: %w", err)
 	}
-	a.count(ctx, increment{"user", author, "posts"})
 	return id, nil
 }
 
@@ -271,13 +285,16 @@ type Reply struct {
 }
 
 // ViewPost counts a view of a post and returns it with its counts and
-// replies.
+// replies. The view is buffered: no SQL or Redis write on this request,
+// yet the counts returned include it.
 func (a *App) ViewPost(ctx context.Context, id int64) (Post, error) {
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	p := Post{ID: id}
-	err := a.db.QueryRowContext(ctx, `SELECT p.author_id, u.name, p.title, p.created_at
-		FROM forum_posts p JOIN forum_users u ON u.id = p.author_id WHERE p.id = ?`, id).
+	qctx, cancel := a.deadline(ctx)
+	defer cancel()
+	err := a.db.QueryRowContext(qctx, a.bind(`SELECT p.author_id, u.name, p.title, p.created_at
+		FROM forum_posts p JOIN forum_users u ON u.id = p.author_id WHERE p.id = ?`), id).
 		Scan(&p.Author, &p.Name, &p.Title, &p.Created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, ErrNotFound
@@ -291,8 +308,8 @@ func (a *App) ViewPost(ctx context.Context, id int64) (Post, error) {
 	if p.Counts, err = a.counters.Get(ctx, "post", id); err != nil {
 		return p, err
 	}
-	rows, err := a.db.QueryContext(ctx, `SELECT r.id, r.user_id, u.name, r.body, r.created_at
-		FROM forum_replies r JOIN forum_users u ON u.id = r.user_id WHERE r.post_id = ? ORDER BY r.id`, id)
+	rows, err := a.db.QueryContext(qctx, a.bind(`SELECT r.id, r.user_id, u.name, r.body, r.created_at
+		FROM forum_replies r JOIN forum_users u ON u.id = r.user_id WHERE r.post_id = ? ORDER BY r.id`), id)
 	if err != nil {
 		return p, fmt.Errorf("forum: replies of %d: %w", id, err)
 	}
@@ -312,10 +329,23 @@ func (a *App) ViewPost(ctx context.Context, id int64) (Post, error) {
 
 // Posts lists the newest posts with their counts, read in one batch.
 func (a *App) Posts(ctx context.Context, limit int) ([]Post, error) {
+	return a.postsWhere(ctx, "", nil, limit)
+}
+
+// postsWhere lists the newest posts matching where (a condition on p with
+// ? placeholders), with their counts read in one batch.
+func (a *App) postsWhere(ctx context.Context, where string, args []any, limit int) ([]Post, error) {
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
-	rows, err := a.db.QueryContext(ctx, `SELECT p.id, p.author_id, u.name, p.title, p.created_at
-		FROM forum_posts p JOIN forum_users u ON u.id = p.author_id ORDER BY p.id DESC LIMIT ?`, limit)
+	qctx, cancel := a.deadline(ctx)
+	defer cancel()
+	query := `SELECT p.id, p.author_id, u.name, p.title, p.created_at
+		FROM forum_posts p JOIN forum_users u ON u.id = p.author_id`
+	if where != "" {
+		query += " WHERE " + where
+	}
+	query += " ORDER BY p.id DESC LIMIT ?"
+	rows, err := a.db.QueryContext(qctx, a.bind(query), append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("forum: posts: %w", err)
 	}
@@ -356,7 +386,9 @@ func (a *App) GetUser(ctx context.Context, id int64) (User, error) {
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	u := User{ID: id}
-	err := a.db.QueryRowContext(ctx, "SELECT name FROM forum_users WHERE id = ?", id).Scan(&u.Name)
+	qctx, cancel := a.deadline(ctx)
+	defer cancel()
+	err := a.db.QueryRowContext(qctx, a.bind("SELECT name FROM forum_users WHERE id = ?"), id).Scan(&u.Name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return u, ErrNotFound
 	}
@@ -372,8 +404,10 @@ func (a *App) userExists(ctx context.Context, id int64) error {
 }
 
 func (a *App) postAuthor(ctx context.Context, id int64) (int64, error) {
+	qctx, cancel := a.deadline(ctx)
+	defer cancel()
 	var author int64
-	err := a.db.QueryRowContext(ctx, "SELECT author_id FROM forum_posts WHERE id = ?", id).Scan(&author)
+	err := a.db.QueryRowContext(qctx, a.bind("SELECT author_id FROM forum_posts WHERE id = ?"), id).Scan(&author)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, ErrNotFound
 	}
@@ -384,8 +418,10 @@ func (a *App) postAuthor(ctx context.Context, id int64) (int64, error) {
 }
 
 func (a *App) exists(ctx context.Context, query string, args ...any) error {
+	qctx, cancel := a.deadline(ctx)
+	defer cancel()
 	var one int
-	err := a.db.QueryRowContext(ctx, query, args...).Scan(&one)
+	err := a.db.QueryRowContext(qctx, a.bind(query), args...).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
 	}
@@ -395,8 +431,9 @@ func (a *App) exists(ctx context.Context, query string, args ...any) error {
 	return nil
 }
 
-// Like records that user likes post; only the first like counts. It
-// reports whether this call was that first like.
+// Like records that user likes post; only the first like counts, and it
+// commits with its count or not at all. It reports whether this call was
+// that first like.
 func (a *App) Like(ctx context.Context, post, user int64) (bool, error) {
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
@@ -406,18 +443,26 @@ func (a *App) Like(ctx context.Context, post, user int64) (bool, error) {
 	if err := a.userExists(ctx, user); err != nil {
 		return false, err
 	}
-	res, err := a.insert(ctx, insertOnce(a.dialect, "forum_likes", "post_id", "user_id"), post, user)
+	var first bool
+	err := a.counters.InTx(ctx, func(ctx context.Context, tx *entity.Tx) error {
+		res, err := tx.ExecContext(ctx, insertOnce(a.dialect, "forum_likes", "post_id", "user_id"), post, user)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		if first = n > 0; !first {
+			return nil
+		}
+		return tx.Incr("post", post, "likes", 1)
+	})
 	if err != nil {
 		return false, fmt.Errorf("forum: like: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return false, nil
-	}
-	a.count(ctx, increment{"post", post, "likes"})
-	return true, nil
+	return first, nil
 }
 
 // Follow records that user follows target; only the first follow counts.
+// Target's earlier posts are not news in user's feed.
 func (a *App) Follow(ctx context.Context, user, target int64) (bool, error) {
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
@@ -427,23 +472,32 @@ func (a *App) Follow(ctx context.Context, user, target int64) (bool, error) {
 	if err := a.userExists(ctx, target); err != nil {
 		return false, err
 	}
-	res, err := a.insert(ctx, insertOnce(a.dialect, "forum_follows", "user_id", "target_id"), user, target)
+	var first bool
+	err := a.counters.InTx(ctx, func(ctx context.Context, tx *entity.Tx) error {
+		res, err := tx.ExecContext(ctx, insertOnce(a.dialect, "forum_follows", "user_id", "target_id"), user, target)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		if first = n > 0; !first {
+			return nil
+		}
+		return errors.Join(
+			tx.Incr("user", user, "following", 1),
+			tx.Incr("user", target, "followers", 1),
+			tx.Incr("message", target, "followers", 1),
+			tx.Followed(user, target, feed),
+		)
+	})
 	if err != nil {
 		return false, fmt.Errorf("forum: follow: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return false, nil
-	}
-	a.count(ctx,
-		increment{"user", user, "following"},
-		increment{"user", target, "followers"},
-		increment{"message", target, "followers"},
-	)
-	return true, nil
+	return first, nil
 }
 
 // AddReply stores a reply and counts it for the post and the replier, and
-// as an unread reply for the post's author (unless they replied themself).
+// as an unread reply for the post's author (unless they replied themself),
+// all in one transaction.
 func (a *App) AddReply(ctx context.Context, post, user int64, text string) (int64, error) {
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
@@ -454,44 +508,25 @@ func (a *App) AddReply(ctx context.Context, post, user int64, text string) (int6
 	if err := a.userExists(ctx, user); err != nil {
 		return 0, err
 	}
-	res, err := a.insert(ctx, "INSERT INTO forum_replies (post_id, user_id, body, created_at) VALUES (?, ?, ?, ?)",
-		post, user, text, a.now().Unix())
-	if err != nil {
-		return 0, fmt.Errorf("forum: reply: %w", err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return 0, fmt.Errorf("forum: reply: %w", err)
-	}
-	incs := []increment{{"post", post, "replies"}, {"user", user, "replies"}}
-	if author != user {
-		incs = append(incs, increment{"message", author, "replies"})
-	}
-	a.count(ctx, incs...)
-	return id, nil
-}
-
-// Unread returns a user's unread counts.
-func (a *App) Unread(ctx context.Context, user int64) (entity.Counts, error) {
-	ctx, cancel := a.bound(ctx)
-	defer cancel()
-	if err := a.userExists(ctx, user); err != nil {
-		return nil, err
-	}
-	return a.counters.Get(ctx, "message", user)
-}
-
-// MarkRead clears a user's unread counts.
-func (a *App) MarkRead(ctx context.Context, user int64) (entity.Counts, error) {
-	ctx, cancel := a.bound(ctx)
-	defer cancel()
-	if err := a.userExists(ctx, user); err != nil {
-		return nil, err
-	}
-	for _, f := range Kinds[3].Fields {
-		if err := a.counters.Reset(ctx, "message", user, f); err != nil {
-			return nil, err
+	var id int64
+	err = a.counters.InTx(ctx, func(ctx context.Context, tx *entity.Tx) error {
+		var err error
+		id, err = insertID(ctx, tx.Tx, a.dialect, "INSERT INTO forum_replies (post_id, user_id, body, created_at) VALUES (?, ?, ?, ?)",
+			post, user, text, a.now().Unix())
+		if err != nil {
+			return err
 		}
+		errs := []error{
+			tx.Incr("post", post, "replies", 1),
+			tx.Incr("user", user, "replies", 1),
+		}
+		if author != user {
+			errs = append(errs, tx.Incr("message", author, "replies", 1))
+		}
+		return errors.Join(errs...)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("forum: reply: %w", err)
 	}
-	return a.counters.Get(ctx, "message", user)
+	return id, nil
 }

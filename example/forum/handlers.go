@@ -40,6 +40,7 @@ func (a *App) Register(e *echo.Echo) {
 	api.POST("/users/:id/follow/:target", a.follow, a.bounded)
 	api.GET("/users/:id/unread", a.unread, a.bounded)
 	api.POST("/users/:id/unread/read", a.markRead, a.bounded)
+	api.GET("/users/:id/feed", a.feedHandler, a.bounded)
 	api.GET("/posts", a.listPosts, a.bounded)
 	api.POST("/posts", a.createPost, a.bounded)
 	api.GET("/posts/:id", a.getPost, a.bounded)
@@ -49,6 +50,7 @@ func (a *App) Register(e *echo.Echo) {
 	// Admin work has its own, longer deadline (see Reconcile).
 	admin := e.Group("/api/admin")
 	admin.POST("/reconcile", a.reconcile)
+	admin.POST("/notices", a.createNotice, a.bounded)
 }
 
 // bounded gives a request's database work one deadline, QueryTimeout from
@@ -272,30 +274,6 @@ func (a *App) reply(c echo.Context) error {
 		return notFound(err, "post or user")
 	}
 	return c.JSON(http.StatusCreated, map[string]int64{"id": rid})
-}
-
-func (a *App) unread(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	counts, err := a.Unread(c.Request().Context(), id)
-	if err != nil {
-		return notFound(err, "user")
-	}
-	return c.JSON(http.StatusOK, map[string]any{"user": id, "unread": counts})
-}
-
-func (a *App) markRead(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	counts, err := a.MarkRead(c.Request().Context(), id)
-	if err != nil {
-		return notFound(err, "user")
-	}
-	return c.JSON(http.StatusOK, map[string]any{"user": id, "unread": counts})
 }
 
 func (a *App) reconcile(c echo.Context) error {

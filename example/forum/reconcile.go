@@ -59,9 +59,8 @@ func (a *App) source(query string) entity.Source {
 }
 
 // RunReconciler reconciles at start and then every interval until ctx is
-// done, logging each repair. A stored row whose counts could not be
-// updated asks for a reconcile sooner: within a few seconds, retried until
-// the database answers.
+// done, logging each repair; a failed reconcile is retried a few seconds
+// later, until the database answers.
 func (a *App) RunReconciler(ctx context.Context, every time.Duration) {
 	ticker := time.NewTicker(every)
 	defer ticker.Stop()
@@ -81,13 +80,6 @@ func (a *App) RunReconciler(ctx context.Context, every time.Duration) {
 			return
 		case <-ticker.C:
 		case <-again:
-		case <-a.repair:
-			// Give a stalled database a moment before reading whole tables.
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(retry):
-			}
 		}
 		again = nil
 	}

@@ -45,17 +45,109 @@ var (
 // Main runs the tests and then stops the shared server, if one was
 // started, before exiting with the tests' status.
 func Main(m *testing.M) {
+	UseShared()
+	code := m.Run()
+	Stop()
+	os.Exit(code)
+}
+
+// UseShared makes Start share one server per test binary, stopped by Stop;
+// Main does this for you. A TestMain that sets up more than MariaDB calls
+// UseShared before m.Run and Stop after.
+func UseShared() {
 	sharedMu.Lock()
 	underMain = true
 	sharedMu.Unlock()
-	code := m.Run()
+}
+
+// Stop stops the shared server, if one was started.
+func Stop() {
 	sharedMu.Lock()
+	defer sharedMu.Unlock()
 	if shared != nil {
 		shared.stop()
 		shared = nil
 	}
-	sharedMu.Unlock()
-	os.Exit(code)
+}
+
+// Options configures a private server.
+type Options struct {
+	// ServerArgs are passed to mariadbd after the defaults, so they win,
+	// e.g. "--character-set-server=latin1".
+	ServerArgs []string
+}
+
+// Server is a private mariadbd of one test.
+type Server struct{ s *server }
+
+// Signal sends sig to the server process, e.g. SIGSTOP and SIGCONT to
+// stall it.
+func (s *Server) Signal(sig syscall.Signal) error {
+	return s.s.cmd.Process.Signal(sig)
+}
+
+// Pause stops the server with SIGSTOP and returns once the kernel reports
+// it stopped (the signal is asynchronous), as a hung database would be.
+func (s *Server) Pause() error {
+	if err := s.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	stat := filepath.Join("/proc", strconv.Itoa(s.s.cmd.Process.Pid), "stat")
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			return nil // no /proc: trust the signal
+		}
+		// The state follows the parenthesised command name.
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'T' {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return errors.New("mariadbtest: mariadbd did not stop within 10 s of SIGSTOP")
+}
+
+// Resume continues a paused server.
+func (s *Server) Resume() error { return s.Signal(syscall.SIGCONT) }
+
+// StartPrivate starts a server of tb's own with opts, stopped when tb
+// ends, and returns a database on it created with the server's default
+// character set (so what a test sees is what an app's own tables say).
+func StartPrivate(tb testing.TB, opts Options) (*Database, *Server, error) {
+	tb.Helper()
+	if os.Getenv(EnvDSN) != "" {
+		return nil, nil, fmt.Errorf("mariadbtest: a private server is needed, and %s points at a shared one", EnvDSN)
+	}
+	s, err := startServer(opts.ServerArgs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	tb.Cleanup(func() {
+		_ = s.cmd.Process.Signal(syscall.SIGCONT)
+		s.stop()
+	})
+	base := s.config()
+	name := "pulse_test_" + randomHex(6)
+	admin, err := sql.Open("mysql", base.FormatDSN())
+	if err != nil {
+		return nil, nil, fmt.Errorf("mariadbtest: open: %w", err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+name+"`"); err != nil {
+		return nil, nil, fmt.Errorf("mariadbtest: create database: %w", err)
+	}
+	cfg := base.Clone()
+	cfg.DBName = name
+	dsn := cfg.FormatDSN()
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mariadbtest: open %s: %w", name, err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return &Database{DB: db, DSN: dsn, Name: name}, &Server{s: s}, nil
 }
 
 // Start returns a private database for tb, dropped when tb ends. It fails
@@ -225,6 +317,7 @@ func startServer(extra ...string) (*server, error) {
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
 	}
+	args = append(args, extra...)
 	s := &server{dir: dir, port: port, log: &bytes.Buffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stdout = s.log

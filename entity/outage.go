@@ -1,0 +1,201 @@
+package entity
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// Outage handling: while Redis fails, SQL answers alone and writes record
+// the entities whose cache entries they bypassed; a probe puts the cache
+// back in use once those entries are gone.
+
+// cacheUp reports whether the cache is in use: there is one, and it is not
+// known to be down.
+func (c *Counters) cacheUp() bool { return c.pool != nil && !c.cacheDown.Load() }
+
+// cacheFailed takes the cache out of use until the background probe finds
+// Redis answering again and every entry written around meanwhile has been
+// dropped.
+func (c *Counters) cacheFailed(op string, err error) {
+	c.cacheDown.Store(true)
+	c.onError(fmt.Errorf("entity: cache %s: %w", op, err))
+}
+
+// cacheError reports a failed cache call and takes the cache out of use,
+// unless the caller's context ended, which says nothing about Redis.
+func (c *Counters) cacheError(ctx context.Context, op string, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	c.cacheFailed(op, err)
+}
+
+// dropEntries deletes entities' cache entries and leases, one DEL per
+// entity (its keys share a slot), in one round trip.
+func (c *Counters) dropEntries(ctx context.Context, kinds []string, ids []int64) error {
+	groups := make([][]any, len(ids))
+	for i, id := range ids {
+		k := c.entityKey(kinds[i], id)
+		groups[i] = []any{k, leaseKey(k)}
+	}
+	return c.pipelineDel(ctx, groups)
+}
+
+// invalidate drops entities' cache entries; when Redis cannot be reached
+// it records them in SQL, so the entries are dropped once it is back.
+func (c *Counters) invalidate(ctx context.Context, kind string, ids []int64) error {
+	if c.pool == nil || len(ids) == 0 {
+		return nil
+	}
+	kinds := make([]string, len(ids))
+	for i := range kinds {
+		kinds[i] = kind
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		if c.cacheUp() {
+			err := c.dropEntries(ctx, kinds, ids)
+			if err == nil {
+				return nil
+			}
+			c.cacheFailed("invalidate", err)
+		}
+		if done, err := c.recordStale(ctx, kind, ids); done {
+			return err
+		}
+	}
+	_, err := c.recordStale(ctx, kind, ids)
+	return err
+}
+
+// recordStale records entities as stale while the cache is out of use
+// (see whileDown); done is false if the cache is in use again.
+func (c *Counters) recordStale(ctx context.Context, kind string, ids []int64) (done bool, err error) {
+	c.outage.RLock()
+	defer c.outage.RUnlock()
+	if c.cacheUp() {
+		return false, nil
+	}
+	for _, id := range ids {
+		if _, err := c.exec(ctx, c.q.markStale, kind, id); err != nil {
+			return true, fmt.Errorf("entity: record stale cache entry: %w", err)
+		}
+	}
+	return true, nil
+}
+
+// sweepBatch is how many stale entries one sweep round handles.
+const sweepBatch = 500
+
+// sweep drops the cache entries recorded as stale, then their records. A
+// record written again meanwhile (its seq moved) stays for the next sweep.
+// It reports whether the table was found empty.
+func (c *Counters) sweep(ctx context.Context) (bool, error) {
+	type stale struct {
+		kind string
+		id   int64
+		seq  int64
+	}
+	for round := 0; round < 100; round++ {
+		var list []stale
+		err := c.queryRows(ctx, c.db, func() { list = list[:0] }, func(rows *sql.Rows) error {
+			var s stale
+			if err := rows.Scan(&s.kind, &s.id, &s.seq); err != nil {
+				return err
+			}
+			list = append(list, s)
+			return nil
+		}, c.q.listStale, sweepBatch)
+		if err != nil {
+			return false, fmt.Errorf("entity: sweep: %w", err)
+		}
+		if len(list) == 0 {
+			return true, nil
+		}
+		kinds := make([]string, len(list))
+		ids := make([]int64, len(list))
+		for i, s := range list {
+			kinds[i], ids[i] = s.kind, s.id
+		}
+		if err := c.dropEntries(ctx, kinds, ids); err != nil {
+			return false, fmt.Errorf("entity: sweep: %w", err)
+		}
+		err = c.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			for _, s := range list {
+				if _, err := tx.ExecContext(ctx, c.q.dropStale, s.kind, s.id, s.seq); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return false, fmt.Errorf("entity: sweep: %w", err)
+		}
+		if len(list) < sweepBatch {
+			return false, nil
+		}
+	}
+	return false, nil
+}
+
+// probe checks whether Redis answers again after a failure. When it does,
+// the entries recorded as stale are swept, the last sweep under the outage
+// lock, and only then is the cache used again.
+func (c *Counters) probe(ctx context.Context) {
+	if _, err := c.do(ctx, "PING"); err != nil {
+		return
+	}
+	c.discardDeadConns(ctx)
+	// The bulk of it while writes still go on.
+	if _, err := c.sweep(ctx); err != nil {
+		c.onError(err)
+		return
+	}
+	c.outage.Lock()
+	defer c.outage.Unlock()
+	for {
+		empty, err := c.sweep(ctx)
+		if err != nil {
+			c.onError(err)
+			return
+		}
+		if empty {
+			c.cacheDown.Store(false)
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// idleCounter is a pool that can say how many idle connections it keeps,
+// as a *redis.Pool can.
+type idleCounter interface {
+	IdleCount() int
+}
+
+// discardDeadConns pings the idle connections a pool kept from before an
+// outage, so that the broken ones are dropped now rather than failing the
+// next requests.
+func (c *Counters) discardDeadConns(ctx context.Context) {
+	p, ok := c.pool.(idleCounter)
+	if !ok {
+		return
+	}
+	n := p.IdleCount()
+	conns := make([]redis.Conn, 0, n)
+	for i := 0; i < n; i++ {
+		conn, _, err := c.conn(ctx)
+		if err != nil {
+			break
+		}
+		conns = append(conns, conn)
+	}
+	for _, conn := range conns {
+		_, _ = redis.DoWithTimeout(conn, c.cacheTimeout, "PING")
+		conn.Close()
+	}
+}

@@ -1,0 +1,297 @@
+package entity
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// Incr adds delta to one counter. In the default write-through mode it
+// returns once SQL has the delta, and the cache has it too or has dropped
+// the entity; with Redis down it still succeeds on SQL alone. In
+// write-behind mode it returns once Redis has the delta. A buffered field
+// only adds to the process's buffer (see Kind.Buffered).
+//
+// An error means the delta is not stored, with one exception spelled out
+// in the package documentation (a commit whose reply was lost).
+func (c *Counters) Incr(ctx context.Context, kind string, id int64, field string, delta int64) error {
+	k, fi, err := c.field(kind, field)
+	if err != nil {
+		return err
+	}
+	if delta == 0 {
+		return nil
+	}
+	if err := checkDelta(delta); err != nil {
+		return err
+	}
+	if k.buffer[fi] {
+		c.buf.add(kind, id, fi, delta)
+		return nil
+	}
+	if c.writeBehind && c.cacheUp() {
+		done, err := c.incrBehind(ctx, kind, id, field, delta)
+		if done {
+			return err
+		}
+	}
+	return c.InTx(ctx, func(ctx context.Context, tx *Tx) error {
+		return tx.Incr(kind, id, field, delta)
+	})
+}
+
+func checkDelta(delta int64) error {
+	if delta > MaxDelta || delta < -MaxDelta {
+		return fmt.Errorf("entity: incr: delta %d beyond ±%d", delta, int64(MaxDelta))
+	}
+	return nil
+}
+
+// Tx is one SQL transaction in which an app writes its own rows and the
+// counters that count them, so both commit or neither does.
+type Tx struct {
+	// Tx is the SQL transaction, for the app's own statements.
+	*sql.Tx
+	ctx     context.Context
+	c       *Counters
+	writes  []*entityWrite
+	byKey   map[string]*entityWrite
+	globals map[string]int64 // global values raised, cached after commit
+}
+
+// entityWrite is what one transaction did to one entity, to be applied to
+// its cache entry once the transaction commits.
+type entityWrite struct {
+	kind   string
+	id     int64
+	key    string
+	token  string // write mark held in Redis; "" if none (cache out of use)
+	deltas []any  // field, delta pairs
+}
+
+// Incr adds delta to one counter inside the transaction. Buffered fields
+// are written at once too: the transaction is their durable path.
+func (t *Tx) Incr(kind string, id int64, field string, delta int64) error {
+	c := t.c
+	k, fi, err := c.field(kind, field)
+	if err != nil {
+		return err
+	}
+	if delta == 0 {
+		return nil
+	}
+	if err := checkDelta(delta); err != nil {
+		return err
+	}
+	ek := c.entityKey(kind, id)
+	w := t.byKey[ek]
+	if w == nil {
+		w = &entityWrite{kind: kind, id: id, key: ek}
+		t.byKey[ek] = w
+		t.writes = append(t.writes, w)
+		if c.cacheUp() {
+			// Announce the write before SQL has it, so no reader caches a
+			// value that holds it and then sees it added again.
+			token := c.newToken()
+			_, err := c.runScript(t.ctx, markWriteScript, scriptCall([]string{marksKey(ek)}, token, writeMarkTTL.Milliseconds()))
+			if err == nil {
+				w.token = token
+			} else {
+				c.cacheError(t.ctx, "incr", err)
+				if t.ctx.Err() != nil {
+					return t.ctx.Err()
+				}
+			}
+		}
+		if w.token == "" && c.pool != nil {
+			// The cache is out of use: record the entity as stale in this
+			// transaction (the outage lock is held; see InTx).
+			if _, err := t.ExecContext(t.ctx, c.q.markStale, kind, id); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := t.ExecContext(t.ctx, c.q.incr, kind, id, field, slot(k, fi), delta, delta); err != nil {
+		return err
+	}
+	w.deltas = append(w.deltas, field, delta)
+	return nil
+}
+
+// InTx runs fn in one SQL transaction under StatementTimeout and commits
+// it, then brings the cache entries of the entities it counted up to date.
+// fn may run more than once (a deadlock retries the whole transaction), so
+// it must do nothing but SQL through tx. An error means nothing of it was
+// committed, except that a commit whose reply is lost may still have
+// happened.
+func (c *Counters) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) error {
+	var attempts [][]*entityWrite
+	var last *Tx
+	err := func() error {
+		// Held for the whole transaction: the probe cannot put the cache
+		// back in use between a stale record and its commit.
+		c.outage.RLock()
+		defer c.outage.RUnlock()
+		return c.inTx(ctx, func(sctx context.Context, stx *sql.Tx) error {
+			t := &Tx{Tx: stx, ctx: sctx, c: c, byKey: map[string]*entityWrite{}}
+			last = t
+			err := fn(sctx, t)
+			attempts = append(attempts, t.writes)
+			return err
+		})
+	}()
+	// Marks of attempts that did not commit: withdrawn, entries dropped.
+	for i, ws := range attempts {
+		if err == nil && i == len(attempts)-1 {
+			continue
+		}
+		for _, w := range ws {
+			if w.token != "" {
+				c.abandonWrite(ctx, w)
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("entity: write: %w", err)
+	}
+	c.storeGlobals(ctx, last.globals)
+	for _, w := range last.writes {
+		if h := c.hooks.afterSQLWrite; h != nil {
+			h(w.kind, w.id)
+		}
+		if w.token == "" {
+			continue
+		}
+		args := append([]any{w.token, coldBelow}, w.deltas...)
+		if _, err := c.runScript(ctx, throughIncrScript, scriptCall([]string{w.key, leaseKey(w.key), marksKey(w.key)}, args...)); err != nil {
+			c.cacheError(ctx, "incr", err)
+			c.abandonWrite(ctx, w)
+		}
+	}
+	return nil
+}
+
+// incrBehind is the write-behind increment. done is false if the command
+// cannot have reached Redis, so SQL may take the delta instead.
+func (c *Counters) incrBehind(ctx context.Context, kind string, id int64, field string, delta int64) (done bool, err error) {
+	conn, t, err := c.conn(ctx)
+	if err != nil {
+		c.cacheError(ctx, "incr", err)
+		if ctx.Err() != nil {
+			return true, fmt.Errorf("entity: incr: %w", err)
+		}
+		return false, nil
+	}
+	defer conn.Close()
+	ek := c.entityKey(kind, id)
+	args := append([]any{behindIncrScript.hash}, scriptCall([]string{ek, leaseKey(ek), c.pendingKey},
+		field, delta, coldBelow, pendingField(kind, id, field))...)
+	_, err = redis.DoWithTimeout(conn, t, "EVALSHA", args...)
+	if isNoScript(err) {
+		args[0] = behindIncrScript.src
+		_, err = redis.DoWithTimeout(conn, t, "EVAL", args...)
+	}
+	if err != nil {
+		c.cacheError(ctx, "incr", err)
+		// Redis may have taken the delta before failing: writing it to SQL
+		// as well could count it twice.
+		return true, fmt.Errorf("entity: incr: write-behind: outcome unknown: %w", err)
+	}
+	return true, nil
+}
+
+// abandonWrite withdraws a write's mark and drops the entity's entry, when
+// the write's outcome in SQL or in the cache is not known; if Redis cannot
+// be reached the entity is recorded as stale.
+func (c *Counters) abandonWrite(ctx context.Context, w *entityWrite) {
+	ctx = context.WithoutCancel(ctx)
+	if c.cacheUp() {
+		conn, t, err := c.conn(ctx)
+		if err == nil {
+			bindKey(conn, w.key)
+			_ = conn.Send("ZREM", marksKey(w.key), w.token)
+			_ = conn.Send("DEL", w.key, leaseKey(w.key))
+			_, err = redis.DoWithTimeout(conn, t, "")
+			conn.Close()
+		}
+		if err == nil {
+			return
+		}
+		c.cacheError(ctx, "incr", err)
+	}
+	// The mark, if it stands, expires on its own.
+	if err := c.invalidate(ctx, w.kind, []int64{w.id}); err != nil {
+		c.onError(err)
+	}
+}
+
+// slot picks the SQL row an increment goes to: random among a hot field's
+// slots, chosen here because MySQL would evaluate RAND() once per row.
+func slot(k *kindSpec, fi int) int {
+	if n := k.slots[fi]; n > 1 {
+		return rand.IntN(n)
+	}
+	return 0
+}
+
+// whileDown is how writes go while the cache is out of use: fn's SQL
+// write and a record that the entity's cache entry is stale, in one
+// transaction. It does nothing (handled is false) if the cache is in use.
+// The probe holds the outage lock for its last sweep and while it puts the
+// cache back in use, so no stale record can commit after the sweep that
+// lets the cache be trusted again.
+func (c *Counters) whileDown(ctx context.Context, kind string, id int64, fn func(ctx context.Context, tx *sql.Tx) error) (handled bool, err error) {
+	c.outage.RLock()
+	defer c.outage.RUnlock()
+	if c.cacheUp() {
+		return false, nil
+	}
+	return true, c.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := fn(ctx, tx); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, c.q.markStale, kind, id)
+		return err
+	})
+}
+
+// Reset sets one counter to 0, e.g. an unread count the user just read.
+// Increments racing it land either before it (and are reset) or after it
+// (and count); none is lost.
+func (c *Counters) Reset(ctx context.Context, kind string, id int64, field string) error {
+	k, fi, err := c.field(kind, field)
+	if err != nil {
+		return err
+	}
+	if k.buffer[fi] {
+		// Buffered deltas recorded before the reset go in before it.
+		if err := c.flushBuffered(ctx); err != nil {
+			return fmt.Errorf("entity: reset: %w", err)
+		}
+	}
+	if c.writeBehind && c.cacheUp() {
+		// Deltas recorded before the reset must reach SQL before it.
+		if err := c.Flush(ctx); err != nil {
+			c.onError(fmt.Errorf("entity: reset: %w", err))
+		}
+	}
+	if c.pool != nil {
+		handled, err := c.whileDown(ctx, kind, id, func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, c.q.reset, kind, id, field)
+			return err
+		})
+		if handled {
+			if err != nil {
+				return fmt.Errorf("entity: reset: %w", err)
+			}
+			return nil
+		}
+	}
+	if _, err := c.exec(ctx, c.q.reset, kind, id, field); err != nil {
+		return fmt.Errorf("entity: reset: %w", err)
+	}
+	return c.invalidate(context.WithoutCancel(ctx), kind, []int64{id})
+}

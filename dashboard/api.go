@@ -296,7 +296,7 @@ func (s *server) handleOverview(c echo.Context) error {
 		totalOf[t.Name] = t.Total
 	}
 	charted := func(name string) seriesWindow {
-		return seriesWindow{Name: name, Total: totalOf[name], Samples: zeroFill(windows[name], p, r.From, r.To)}
+		return seriesWindow{Name: name, Total: totalOf[name], Samples: timeseries.FillZero(windows[name], p, r.From, r.To)}
 	}
 	resp := overviewResponse{Precision: p, From: r.From, To: r.To, Current: current, Now: s.cfg.Store.Now().Unix(),
 		Top: []seriesWindow{}, Pinned: []seriesWindow{}, Totals: totals}
@@ -314,29 +314,6 @@ func (s *server) handleOverview(c echo.Context) error {
 		}
 	}
 	return writeJSON(c, resp)
-}
-
-// zeroFill returns one sample per bucket start in [from, to], taking
-// counts from sorted samples.
-func zeroFill(samples []timeseries.Sample, precision int, from, to int64) []timeseries.Sample {
-	p := int64(precision)
-	first := timeseries.BucketStart(from, precision)
-	if first < from {
-		first += p
-	}
-	out := make([]timeseries.Sample, 0, max(0, (to-first)/p+1))
-	i := 0
-	for t := first; t <= to; t += p {
-		for i < len(samples) && samples[i].Time < t {
-			i++
-		}
-		var n int64
-		if i < len(samples) && samples[i].Time == t {
-			n = samples[i].Count
-		}
-		out = append(out, timeseries.Sample{Time: t, Count: n})
-	}
-	return out
 }
 
 // healthResponse is the recorder's health and the verdict drawn from it.

@@ -204,7 +204,8 @@ func (s *Store) Samples(ctx context.Context, name string, precision int, r Range
 }
 
 // fillZero returns one sample per bucket from the range's start to its end,
-// taking counts from samples (sorted) and zero elsewhere.
+// taking counts from samples (sorted) and zero elsewhere. An open end is
+// the oldest sample or the current bucket (or a newer sample).
 func fillZero(samples []Sample, precision int, r Range, current int64) ([]Sample, error) {
 	from, to := r.From, r.To
 	if to == 0 {
@@ -219,21 +220,36 @@ func fillZero(samples []Sample, precision int, r Range, current int64) ([]Sample
 		}
 		from = samples[0].Time
 	}
+	if _, _, n := bucketSpan(precision, from, to); n > MaxSamples {
+		return nil, fmt.Errorf("%w: %d buckets, at most %d", ErrRangeTooLarge, n, MaxSamples)
+	}
+	return FillZero(samples, precision, from, to), nil
+}
+
+// bucketSpan gives the first and last bucket starts within [from, to] at
+// precision, and how many buckets that is (0 when none).
+func bucketSpan(precision int, from, to int64) (first, last, n int64) {
 	p := int64(precision)
-	first := BucketStart(from, precision)
+	first = BucketStart(from, precision)
 	if first < from {
 		first += p
 	}
-	last := BucketStart(to, precision)
+	last = BucketStart(to, precision)
 	if last < first {
-		return []Sample{}, nil
+		return first, last, 0
 	}
-	if n := (last-first)/p + 1; n > MaxSamples {
-		return nil, fmt.Errorf("%w: %d buckets, at most %d", ErrRangeTooLarge, n, MaxSamples)
-	}
-	out := make([]Sample, 0, (last-first)/p+1)
+	return first, last, (last-first)/p + 1
+}
+
+// FillZero returns one sample per bucket start within [from, to], with
+// the count of samples (sorted by time) where one is on that start and
+// zero elsewhere. It is what a chart of the window draws; a caller bounds
+// the window first, as the samples kept are (ErrRangeTooLarge).
+func FillZero(samples []Sample, precision int, from, to int64) []Sample {
+	first, last, n := bucketSpan(precision, from, to)
+	out := make([]Sample, 0, n)
 	i := 0
-	for t := first; t <= last; t += p {
+	for t := first; t <= last; t += int64(precision) {
 		for i < len(samples) && samples[i].Time < t {
 			i++ // not on a bucket boundary: written by something else
 		}
@@ -243,7 +259,7 @@ func fillZero(samples []Sample, precision int, r Range, current int64) ([]Sample
 		}
 		out = append(out, Sample{Time: t, Count: c})
 	}
-	return out, nil
+	return out
 }
 
 func cmpInt64(a, b int64) int {

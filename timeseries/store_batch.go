@@ -112,20 +112,15 @@ func windowFields(precision int, r Range) (fields []any, empty bool) {
 	if r.From == 0 || r.To == 0 {
 		return nil, false
 	}
-	p := int64(precision)
-	first := BucketStart(r.From, precision)
-	if first < r.From {
-		first += p
-	}
-	last := BucketStart(r.To, precision)
-	if last < first {
+	first, last, n := bucketSpan(precision, r.From, r.To)
+	if n == 0 {
 		return nil, true
 	}
-	if (last-first)/p+1 > maxFieldsPerRead {
+	if n > maxFieldsPerRead {
 		return nil, false
 	}
-	fields = make([]any, 0, (last-first)/p+1)
-	for t := first; t <= last; t += p {
+	fields = make([]any, 0, n)
+	for t := first; t <= last; t += int64(precision) {
 		fields = append(fields, strconv.FormatInt(t, 10))
 	}
 	return fields, false

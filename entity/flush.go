@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
 // flushStep names the points between the steps of a flush, where a crash
@@ -51,6 +53,11 @@ func (c *Counters) Flush(ctx context.Context) error {
 // before a switch to write-through.
 func (c *Counters) flush(ctx context.Context) error {
 	if c.pool == nil {
+		return nil
+	}
+	if _, cluster := redisconn.Cluster(c.pool); cluster && !c.writeBehind {
+		// Write-behind is refused on a cluster (its hashes span every
+		// entity), so no batch can be left there to finish.
 		return nil
 	}
 	c.flushMu.Lock()

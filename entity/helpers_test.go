@@ -23,7 +23,7 @@ import (
 func TestMain(m *testing.M) {
 	mariadbtest.UseShared()
 	pgtest.UseShared()
-	code := m.Run()
+	code := redistest.Main(m) // runs the tests, then stops the shared cluster
 	mariadbtest.Stop()
 	pgtest.Stop()
 	os.Exit(code)

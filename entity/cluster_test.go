@@ -1,0 +1,134 @@
+package entity
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/mna/redisc"
+
+	"github.com/pulse-dev/pulse/internal/redistest"
+)
+
+// The counters on a Redis Cluster: entities spread over the three
+// masters, writes from many goroutines, batch reads that cross nodes, a
+// cold entity told from a zero, unread counts, and a failover of a master
+// mid-traffic. Every count ends equal to SQL and to what was written.
+func TestCountersOnCluster(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	cl.Reset(t)
+	pool := cl.Client(t)
+	c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: pool})
+	ctx := context.Background()
+
+	const posts = 40
+	nodes := map[string]bool{}
+	for id := range int64(posts) {
+		key := c.entityKey("post", id+1)
+		nodes[cl.MasterOf(key).Addr] = true
+		if redisc.Slot(key) != redisc.Slot(leaseKey(key)) || redisc.Slot(key) != redisc.Slot(marksKey(key)) {
+			t.Fatalf("%s and its lease or marks are in different slots", key)
+		}
+	}
+	if len(nodes) < 3 {
+		t.Fatalf("the %d posts' keys sit on %d nodes; want all 3", posts, len(nodes))
+	}
+
+	// Warm half of them, so writes meet both cold and cached entities.
+	ids := make([]int64, posts)
+	for i := range ids {
+		ids[i] = int64(i + 1)
+	}
+	if _, err := c.BatchGet(ctx, "post", ids[:posts/2]); err != nil {
+		t.Fatal(err)
+	}
+
+	var wrote [posts + 1]atomic.Int64
+	var failures atomic.Int64
+	run := func(stop <-chan struct{}, worker int) {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			id := int64((worker*7+i)%posts + 1)
+			if err := c.Incr(ctx, "post", id, "likes", 1); err != nil {
+				failures.Add(1)
+				continue
+			}
+			wrote[id].Add(1)
+			if i%5 == 0 {
+				if _, err := c.BatchGet(ctx, "post", ids); err != nil {
+					failures.Add(1)
+				}
+			}
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() { defer wg.Done(); run(stop, w) }()
+	}
+	time.Sleep(time.Second)
+	cl.Failover(t, cl.MasterOf(c.entityKey("post", 1)))
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+	if n := failures.Load(); n != 0 {
+		t.Errorf("%d calls failed through the failover; the cache's trouble must not fail them", n)
+	}
+
+	got, err := c.BatchGet(ctx, "post", ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		want := wrote[id].Load()
+		if got[i]["likes"] != want || sqlValue(t, c, "post", id, "likes") != want {
+			t.Errorf("post %d likes: read %d, SQL %d, written %d", id, got[i]["likes"], sqlValue(t, c, "post", id, "likes"), want)
+		}
+		key := c.entityKey("post", id)
+		if m, err := redis.Int64Map(cl.Do(t, key, "HGETALL", key), nil); err == nil && len(m) > 0 && m["likes"]-countOffset != want {
+			t.Errorf("post %d cached likes %d, want %d", id, m["likes"]-countOffset, want)
+		}
+	}
+
+	// A never-written entity reads as zero, and is then cached as zero,
+	// not mistaken for a miss.
+	zero, err := c.Get(ctx, "post", 999)
+	if err != nil || zero["likes"] != 0 {
+		t.Fatalf("untouched post: %v, %v", zero, err)
+	}
+	key := c.entityKey("post", 999)
+	if m, _ := redis.Int64Map(cl.Do(t, key, "HGETALL", key), nil); m["likes"] != countOffset {
+		t.Errorf("untouched post cached as %v, want likes at the offset", m)
+	}
+
+	// Unread counts: one notice for everyone, whatever their node. Users
+	// start with what they have read (as the forum's CreateUser does).
+	for user := int64(1); user <= 10; user++ {
+		if err := c.MarkRead(ctx, user, Feed{Kind: "user", Field: "posts"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.InTx(ctx, func(ctx context.Context, tx *Tx) error { _, err := tx.PublishNotice(); return err }); err != nil {
+		t.Fatal(err)
+	}
+	for user := int64(1); user <= 10; user++ {
+		u, err := c.Unread(ctx, user, Feed{Kind: "user", Field: "posts"}, nil)
+		if err != nil || u.Notices != 1 {
+			t.Errorf("user %d unread %+v, %v: want one notice", user, u, err)
+		}
+	}
+	if err := c.MarkRead(ctx, 3, Feed{Kind: "user", Field: "posts"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := c.Unread(ctx, 3, Feed{Kind: "user", Field: "posts"}, nil); u.Notices != 0 {
+		t.Errorf("user 3 after reading: %+v", u)
+	}
+}

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -344,7 +345,8 @@ func (s *server) handleHealth(c echo.Context) error {
 	if since.IsZero() || since.Before(s.started) {
 		since = s.started
 	}
-	stale := time.Duration(DefaultStaleFlushes) * s.cfg.FlushInterval
+	interval := cmp.Or(s.cfg.FlushInterval, h.FlushInterval, timeseries.DefaultFlushInterval)
+	stale := time.Duration(DefaultStaleFlushes) * interval
 	switch {
 	case !h.RedisUp:
 		resp.OK, resp.Problem = false, "redis is down: the last flush failed"

@@ -324,7 +324,9 @@ func TestHealth(t *testing.T) {
 // TestHealthProbe: api/health answers 503 when recording does not work, so
 // it serves as a probe.
 func TestHealthProbe(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	// The recorder of the fixture flushes hourly (the test flushes by
+	// hand); the probe is told the interval of a real one.
+	f := newFixture(t, fixtureOptions{flushInterval: time.Second})
 	status := func() (int, string) {
 		r := get(t, f.root+"api/health")
 		var h struct {
@@ -553,5 +555,21 @@ func TestEntityTopLabels(t *testing.T) {
 		if r.status != http.StatusOK || strings.TrimSpace(r.body) != tt.want {
 			t.Errorf("%s = %d %s\nwant %s", tt.path, r.status, r.body, tt.want)
 		}
+	}
+}
+
+// Without a FlushInterval of its own the probe takes the recorder's, from
+// its Health: an hourly recorder is not late after 4 s, but is after 3 h.
+func TestHealthProbeUsesRecorderInterval(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	c, _ := f.rec.Counter("hits")
+	c.Inc()
+	f.clock.Advance(4 * time.Second)
+	if r := get(t, f.root+"api/health"); r.status != http.StatusOK {
+		t.Errorf("4 s into an hourly interval: %d %s", r.status, r.body)
+	}
+	f.clock.Advance(3 * time.Hour)
+	if r := get(t, f.root+"api/health"); r.status != http.StatusServiceUnavailable {
+		t.Errorf("3 h without a flush of an hourly recorder: %d %s", r.status, r.body)
 	}
 }

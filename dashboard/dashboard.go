@@ -101,10 +101,11 @@ type Config struct {
 	// wait for a turn within Timeout, then answer 503 (default 4). It
 	// keeps the memory of many heavy reads at once bounded.
 	ConcurrentReads int
-	// FlushInterval is the recorder's flush interval (default
-	// timeseries.DefaultFlushInterval): api/health answers 503 when no
-	// flush succeeded for DefaultStaleFlushes intervals while hits are
-	// pending.
+	// FlushInterval is the recorder's flush interval: api/health answers
+	// 503 when no flush succeeded for DefaultStaleFlushes intervals while
+	// hits are pending. By default it is what Health reports
+	// (timeseries.Health.FlushInterval), else
+	// timeseries.DefaultFlushInterval.
 	FlushInterval time.Duration
 	// Logger receives the details of failures, which clients only see
 	// as a generic text (default slog.Default()).
@@ -150,7 +151,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	switch {
 	case cfg.FlushInterval == 0:
-		cfg.FlushInterval = timeseries.DefaultFlushInterval
+		// Left 0: the health check takes the recorder's own.
 	case cfg.FlushInterval < 0:
 		return cfg, fmt.Errorf("dashboard: negative FlushInterval %v", cfg.FlushInterval)
 	}

@@ -72,13 +72,16 @@ type fixture struct {
 }
 
 type fixtureOptions struct {
-	noHealth   bool
-	noEntities bool
-	noTraffic  bool
-	title      string
-	poll       time.Duration
-	overview   int
-	labels     func(ctx context.Context, kind string, ids []int64) (map[int64]string, error)
+	// flushInterval is the dashboard's Config.FlushInterval (0: the
+	// recorder's own, which the fixture sets to an hour).
+	flushInterval time.Duration
+	noHealth      bool
+	noEntities    bool
+	noTraffic     bool
+	title         string
+	poll          time.Duration
+	overview      int
+	labels        func(ctx context.Context, kind string, ids []int64) (map[int64]string, error)
 }
 
 func newFixture(t testing.TB, o fixtureOptions) *fixture {
@@ -103,7 +106,8 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	if f.store, err = timeseries.NewStore(f.srv.Pool(), timeseries.Schema{}, f.clock); err != nil {
 		t.Fatal(err)
 	}
-	cfg := dashboard.Config{Store: f.store, Title: o.title, PollInterval: o.poll, Overview: o.overview, Labels: o.labels}
+	cfg := dashboard.Config{Store: f.store, Title: o.title, PollInterval: o.poll, Overview: o.overview, Labels: o.labels,
+		FlushInterval: o.flushInterval}
 	if !o.noHealth {
 		cfg.Health = f.rec
 	}

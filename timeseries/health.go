@@ -35,6 +35,9 @@ type Health struct {
 	// OverflowNames counts names refused by the cap on distinct names and
 	// folded into the overflow series.
 	OverflowNames int64 `json:"overflow_names"`
+	// FlushInterval is the recorder's Config.FlushInterval, so a probe can
+	// tell a flush that is late.
+	FlushInterval time.Duration `json:"flush_interval"`
 	// Series is the number of distinct series names recorded.
 	Series int `json:"series"`
 }

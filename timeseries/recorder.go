@@ -370,6 +370,7 @@ func (r *Recorder) Health() Health {
 	h.OverflowNames = r.refused.Load()
 	h.Series = len(r.names)
 	h.Cluster = r.router.IsCluster()
+	h.FlushInterval = r.interval
 	return h
 }
 

@@ -256,22 +256,7 @@ func (s *server) handleOverview(c echo.Context) error {
 
 	ctx, cancel := s.requestContext(c)
 	defer cancel()
-	release, err := s.acquireRead(ctx)
-	if err != nil {
-		return s.answerError(c, err)
-	}
-	defer release()
-	infos, err := s.cfg.Store.Series(ctx)
-	if err != nil {
-		return s.answerError(c, err)
-	}
-	names := make([]string, 0, len(infos))
-	for _, info := range infos {
-		if slices.Contains(info.Precisions, p) {
-			names = append(names, info.Name)
-		}
-	}
-	windows, err := s.cfg.Store.SamplesMany(ctx, names, p, r)
+	names, windows, err := s.sharedWindows(ctx, p, r)
 	if err != nil {
 		return s.answerError(c, err)
 	}

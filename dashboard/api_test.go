@@ -8,8 +8,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -571,5 +574,34 @@ func TestHealthProbeUsesRecorderInterval(t *testing.T) {
 	f.clock.Advance(3 * time.Hour)
 	if r := get(t, f.root+"api/health"); r.status != http.StatusServiceUnavailable {
 		t.Errorf("3 h without a flush of an hourly recorder: %d %s", r.status, r.body)
+	}
+}
+
+// Open dashboards poll the same view at once: identical overview reads
+// that arrive while one is under way share it, one Redis read for all.
+func TestOverviewReadsShared(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	f.srv.Do("CONFIG", "RESETSTAT")
+	f.srv.Pause() // the first read waits on Redis; the others join it
+	var wg sync.WaitGroup
+	codes := make([]int, 8)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = get(t, f.root+"api/overview?precision=5&n=24").status
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	f.srv.Resume()
+	wg.Wait()
+	for i, code := range codes {
+		if code != http.StatusOK {
+			t.Errorf("read %d: %d", i, code)
+		}
+	}
+	stats, _ := redis.String(f.srv.Do("INFO", "commandstats"), nil)
+	if !strings.Contains(stats, "cmdstat_zrange:calls=1,") {
+		t.Errorf("8 identical overview reads listed the series more than once:\n%s", stats)
 	}
 }

@@ -168,6 +168,7 @@ type server struct {
 	echarts *asset // nil: loaded from EchartsCDN
 	reads   chan struct{}
 	started time.Time // stands in for the last flush until there is one
+	windowReadsState
 }
 
 func newServer(cfg Config) (*server, error) {
@@ -175,7 +176,8 @@ func newServer(cfg Config) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, reads: make(chan struct{}, cfg.ConcurrentReads), started: cfg.Store.Now()}
+	s := &server{cfg: cfg, reads: make(chan struct{}, cfg.ConcurrentReads), started: cfg.Store.Now(),
+		windowReadsState: windowReadsState{windowReads: map[windowKey]*windowRead{}}}
 	switch {
 	case len(cfg.Echarts) > 0:
 		s.echarts = newAsset(echartsFile, cfg.Echarts)

@@ -196,7 +196,7 @@ func (c *Counters) applyBuffered(ctx context.Context, batch *bufBatch) error {
 		}
 	}
 	err := c.InTx(ctx, func(ctx context.Context, tx *Tx) error {
-		res, err := tx.ExecContext(ctx, c.q.markApplied, batch.id, time.Now().Unix())
+		res, err := tx.ExecContext(ctx, c.q.markApplied, batch.id, c.now().Unix())
 		if err != nil {
 			return err
 		}

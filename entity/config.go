@@ -127,6 +127,10 @@ type Config struct {
 	// SQL covered for; nil logs them with log/slog, at most one line every
 	// 10 s.
 	OnError func(error)
+	// Clock tells the time of notices, red dots, read marks, flushed
+	// batches and pruning; nil means the system clock. Any value with a
+	// Now method will do, a timeseries.ManualClock included.
+	Clock interface{ Now() time.Time }
 
 	hooks hooks // test instrumentation
 }

@@ -16,6 +16,7 @@ import (
 // Counters keeps per-entity counts in SQL, cached in Redis. All methods
 // are safe for concurrent use.
 type Counters struct {
+	clock            interface{ Now() time.Time }
 	db               *sql.DB
 	q                queries
 	pool             Pool
@@ -81,6 +82,7 @@ func New(ctx context.Context, cfg Config) (*Counters, error) {
 		inactiveAfter:    cfg.InactiveAfter,
 		maxFollowees:     cfg.MaxFollowees,
 		onError:          cfg.OnError,
+		clock:            cfg.Clock,
 		hooks:            cfg.hooks,
 		pendingKey:       cfg.Prefix + "pulse:ent-pending",
 		flushingKey:      cfg.Prefix + "pulse:ent-pending:flushing",
@@ -193,12 +195,12 @@ func (c *Counters) maintain(ctx context.Context) {
 	if err := c.fold(ctx); err != nil && ctx.Err() == nil {
 		c.onError(err)
 	}
-	cutoff := time.Now().Add(-batchRetention).Unix()
+	cutoff := c.now().Add(-batchRetention).Unix()
 	if _, err := c.exec(ctx, c.q.prune, cutoff); err != nil && ctx.Err() == nil {
 		c.onError(fmt.Errorf("entity: prune batches: %w", err))
 	}
 	if c.inactiveAfter > 0 {
-		if _, err := c.PruneInactive(ctx, time.Now().Add(-c.inactiveAfter)); err != nil && ctx.Err() == nil {
+		if _, err := c.PruneInactive(ctx, c.now().Add(-c.inactiveAfter)); err != nil && ctx.Err() == nil {
 			c.onError(err)
 		}
 	}
@@ -241,4 +243,12 @@ func (c *Counters) stop() {
 		c.cancel()
 		<-c.done
 	})
+}
+
+// now is the time by Config.Clock.
+func (c *Counters) now() time.Time {
+	if c.clock == nil {
+		return time.Now()
+	}
+	return c.clock.Now()
 }

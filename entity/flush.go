@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -167,7 +166,7 @@ func (c *Counters) parseDeltas(deltas map[string]string) []row {
 // finds it.
 func (c *Counters) applyBatch(ctx context.Context, batch string, rows []row) error {
 	return c.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, c.q.markApplied, batch, time.Now().Unix())
+		res, err := tx.ExecContext(ctx, c.q.markApplied, batch, c.now().Unix())
 		if err != nil {
 			return err
 		}

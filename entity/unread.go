@@ -83,7 +83,7 @@ func (t *Tx) PublishNotice() (int64, error) {
 // global write. The time never goes back, even across processes whose
 // clocks differ.
 func (t *Tx) Touch() error {
-	now := time.Now().UnixMilli()
+	now := t.c.now().UnixMilli()
 	var cur int64
 	if err := t.QueryRowContext(t.ctx, t.c.q.seqGet+t.c.q.lockSuffix, markDot).Scan(&cur); err != nil {
 		return err
@@ -261,7 +261,7 @@ func (c *Counters) MarkRead(ctx context.Context, user int64, feed Feed, followee
 	return c.setMarks(ctx, user, map[string]int64{
 		markNotices: notices,
 		markFeed:    sum,
-		markDot:     max(dot, time.Now().UnixMilli()),
+		markDot:     max(dot, c.now().UnixMilli()),
 	})
 }
 
@@ -275,7 +275,7 @@ func (c *Counters) MarkFeedRead(ctx context.Context, user int64, feed Feed, foll
 }
 
 func (c *Counters) setMarks(ctx context.Context, user int64, marks map[string]int64) error {
-	seen := time.Now().Unix()
+	seen := c.now().Unix()
 	err := c.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for _, name := range []string{markNotices, markFeed, markDot} {
 			v, ok := marks[name]

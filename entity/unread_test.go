@@ -13,6 +13,8 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/redistest"
+
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 var userPosts = Feed{Kind: "user", Field: "posts"}
@@ -231,4 +233,29 @@ func TestFeedAndDot(t *testing.T) {
 			t.Errorf("pruned user: %+v, want all read", got)
 		}
 	})
+}
+
+// The red dot's time and the read marks come from Config.Clock.
+func TestUnreadTimesFromClock(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	clock := timeseries.NewManualClock(at)
+	c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Clock: clock})
+	ctx := context.Background()
+	if err := c.MarkRead(ctx, 1, Feed{Kind: "user", Field: "posts"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute)
+	if err := c.InTx(ctx, func(ctx context.Context, tx *Tx) error { return tx.Touch() }); err != nil {
+		t.Fatal(err)
+	}
+	_, dot, err := c.globals(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := at.Add(time.Minute).UnixMilli(); dot != want {
+		t.Errorf("red dot time %d, want the clock's %d", dot, want)
+	}
+	if u, _ := c.Unread(ctx, 1, Feed{Kind: "user", Field: "posts"}, nil); !u.Dot {
+		t.Errorf("unread %+v: want the dot lit by an update after the read", u)
+	}
 }

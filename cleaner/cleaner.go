@@ -359,7 +359,7 @@ func (c *Cleaner) pass(ctx context.Context, st *Stats) error {
 	if len(empty) == 0 {
 		return nil
 	}
-	removed, err := c.unlist(empty, do, func() bool { return ctx.Err() != nil })
+	removed, err := c.unlist(empty, func() bool { return ctx.Err() != nil }, st)
 	st.SeriesRemoved += removed
 	return err
 }
@@ -374,10 +374,27 @@ const passTimeout = 10 * time.Second
 // atomically): a write that came before the second look is seen by it,
 // and one that came after is followed by the recorder's own ZADD. Either
 // way a series with data ends up listed; it is unlisted at most for the
-// cleaner's two round trips. It returns how many stayed removed.
-func (c *Cleaner) unlist(members []string, do func(...redisconn.Cmd) []redisconn.Reply, stopping func() bool) (int, error) {
+// cleaner's two round trips.
+//
+// Once the ZREM is sent the steps after it always run, even when the pass
+// is being stopped (then each is bounded by unlockTimeout instead of
+// passTimeout): stopping in between would leave a written series
+// unlisted. A ZREM whose outcome is unknown is looked after the same way.
+// It returns how many stayed removed.
+func (c *Cleaner) unlist(members []string, stopping func() bool, st *Stats) (int, error) {
+	if stopping() {
+		return 0, nil // nothing removed yet: the next pass finds them
+	}
 	if c.beforeUnlist != nil {
 		c.beforeUnlist()
+	}
+	do := func(cmds ...redisconn.Cmd) []redisconn.Reply {
+		st.RoundTrips++
+		t := passTimeout
+		if stopping() {
+			t = unlockTimeout
+		}
+		return c.router.Do(cmds, redisconn.Options{Timeout: t})
 	}
 	known := c.schema.KnownKey()
 	var zrem []redisconn.Cmd
@@ -388,10 +405,15 @@ func (c *Cleaner) unlist(members []string, do func(...redisconn.Cmd) []redisconn
 		}
 		zrem = append(zrem, redisconn.Cmd{Key: known, Name: "ZREM", Args: args})
 	}
+	var zremErr error
 	for _, rep := range do(zrem...) {
-		if rep.Err != nil {
-			return 0, fmt.Errorf("unlist: %w", rep.Err)
+		if rep.Err != nil && zremErr == nil {
+			zremErr = rep.Err
 		}
+	}
+	var re redis.Error
+	if errors.As(zremErr, &re) {
+		return 0, fmt.Errorf("unlist: %w", zremErr) // refused: nothing removed
 	}
 	cmds := make([]redisconn.Cmd, len(members))
 	for i, m := range members {
@@ -399,33 +421,29 @@ func (c *Cleaner) unlist(members []string, do func(...redisconn.Cmd) []redisconn
 		cmds[i] = redisconn.Cmd{Key: key, Name: "EXISTS", Args: []any{key}}
 	}
 	relist := []any{known}
-	var firstErr error
+	var lookErr error
 	for i, rep := range do(cmds...) {
 		n, err := redis.Int(rep.Value, rep.Err)
 		if err != nil || n > 0 {
 			// Unsure counts as written: listing an empty series costs a
 			// member until the next pass, unlisting one with data hides it.
 			relist = append(relist, 0, members[i])
-			if err != nil && firstErr == nil {
-				firstErr = err
+			if err != nil && lookErr == nil {
+				lookErr = err
 			}
 		}
 	}
 	removed := len(members) - (len(relist)-1)/2
 	if len(relist) > 1 {
-		// Sent even when the pass is being stopped, so the series found
-		// written are listed again; then only briefly, as for the lock.
-		t := passTimeout
-		if stopping() {
-			t = unlockTimeout
-		}
-		rep := c.router.Do([]redisconn.Cmd{{Key: known, Name: "ZADD", Args: relist}}, redisconn.Options{Timeout: t})[0]
-		if rep.Err != nil {
+		if rep := do(redisconn.Cmd{Key: known, Name: "ZADD", Args: relist})[0]; rep.Err != nil {
 			return removed, fmt.Errorf("relist: %w", rep.Err)
 		}
 	}
-	if firstErr != nil {
-		return removed, fmt.Errorf("look again: %w", firstErr)
+	switch {
+	case zremErr != nil:
+		return removed, fmt.Errorf("unlist: %w", zremErr)
+	case lookErr != nil:
+		return removed, fmt.Errorf("look again: %w", lookErr)
 	}
 	return removed, nil
 }

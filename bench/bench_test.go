@@ -8,11 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/mna/redisc"
+
 	"github.com/pulse-dev/pulse/internal/redistest"
 )
 
@@ -437,6 +440,61 @@ func TestStartRedis(t *testing.T) {
 	if c, err := net.DialTimeout("tcp", srv.Addr, time.Second); err == nil {
 		c.Close()
 		t.Errorf("%s still accepts connections after Stop", srv.Addr)
+	}
+}
+
+// TestStartCluster checks the cluster make bench starts for itself: three
+// masters on ports whose bus ports are valid, serving every slot, no
+// persistence, gone with their directories after Stop.
+func TestStartCluster(t *testing.T) {
+	c, err := StartCluster(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	if len(c.Nodes) != 3 {
+		t.Fatalf("%d nodes", len(c.Nodes))
+	}
+	for _, s := range c.Nodes {
+		_, port, _ := net.SplitHostPort(s.Addr)
+		if p, _ := strconv.Atoi(port); p <= 0 || p >= maxPort {
+			t.Errorf("node port %s: its bus port would be past 65535", port)
+		}
+		conn, err := s.dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := redis.String(conn.Do("CLUSTER", "INFO"))
+		cfg, cfgErr := redis.StringMap(conn.Do("CONFIG", "GET", "appendonly"))
+		conn.Close()
+		if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_slots_assigned:16384") || !strings.Contains(info, "cluster_size:3") {
+			t.Errorf("%s: CLUSTER INFO %q, %v", s.Addr, info, err)
+		}
+		if cfgErr != nil || cfg["appendonly"] != "no" {
+			t.Errorf("%s: appendonly = %v, %v", s.Addr, cfg, cfgErr)
+		}
+	}
+	// A client seeded with one node finds the others, and a key lands.
+	cl, err := newCluster(c.Addrs()[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := redisc.RetryConn(cl.Get(), 3, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"a", "b", "c", hitsKey} {
+		if _, err := conn.Do("HINCRBY", key, "f", 1); err != nil {
+			t.Errorf("HINCRBY %s: %v", key, err)
+		}
+	}
+	conn.Close()
+	cl.Close()
+	c.Stop()
+	for _, s := range c.Nodes {
+		if _, err := os.Stat(s.Dir); !os.IsNotExist(err) {
+			t.Errorf("directory %s left behind: %v", s.Dir, err)
+		}
 	}
 }
 

@@ -34,10 +34,11 @@ type Config struct {
 	// Connections is the load's keep-alive connection count (default 32).
 	Connections int
 	// ScaleConnections are extra runs of the Pulse variant (and of
-	// pulse-cluster, when it is one of Variants) after the rounds, at these connection counts with each connection pausing
-	// ScalePause between requests, then one more at Connections without
-	// pauses: request rates far apart, to show the Redis commands per
-	// second do not follow the request rate. None when empty.
+	// pulse-cluster, when it is one of Variants) after the rounds, at
+	// these connection counts with each connection pausing ScalePause
+	// between requests, then one more at Connections without pauses:
+	// request rates far apart, to show the Redis commands per second do
+	// not follow the request rate. None when empty.
 	ScaleConnections []int
 	// ScalePause is the pause of the paced extra runs (default 1 ms).
 	ScalePause time.Duration

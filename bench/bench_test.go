@@ -8,11 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/mna/redisc"
+
 	"github.com/pulse-dev/pulse/internal/redistest"
 )
 
@@ -46,7 +49,8 @@ func serverCommand(t *testing.T) func(args []string) *exec.Cmd {
 
 // TestRunCountsEveryHit is `make bench` in small: every variant in its
 // own server process for under a second, a Go client in place of wrk,
-// and the hits Redis holds checked against the requests served.
+// and the hits Redis holds checked against the requests served. The run
+// starts its own Redis Cluster for pulse-cluster.
 func TestRunCountsEveryHit(t *testing.T) {
 	srv := redistest.Start(t)
 	var progress bytes.Buffer
@@ -69,8 +73,9 @@ func TestRunCountsEveryHit(t *testing.T) {
 	if err := rep.Failed(); err != nil {
 		t.Fatal(err)
 	}
-	// The rounds, then a paced and an unpaced extra pulse run.
-	if got, want := len(rep.Runs), len(Variants)+2; got != want {
+	// The rounds, then a paced and an unpaced extra run of pulse and of
+	// pulse-cluster.
+	if got, want := len(rep.Runs), len(Variants)+4; got != want {
 		t.Fatalf("%d runs, want %d", got, want)
 	}
 	// Three series (hits, route, status class) at six precisions.
@@ -114,6 +119,37 @@ func TestRunCountsEveryHit(t *testing.T) {
 			if n := run.Calls["hincrby"]; n < seriesPrecisions || n > 2*seriesPrecisions*flushes {
 				t.Errorf("pulse: %d HINCRBY in %d flushes for %d requests", n, flushes, run.Server.Served)
 			}
+		case PulseCluster:
+			if run.HitsInRedis != run.Server.Served {
+				t.Errorf("pulse-cluster: %d hits in the cluster, %d served", run.HitsInRedis, run.Server.Served)
+			}
+			if len(run.Nodes) != 3 {
+				t.Fatalf("pulse-cluster: %d nodes measured, want 3", len(run.Nodes))
+			}
+			// The 18 count hashes, known: and the markers spread over the
+			// slots, so more than one master takes writes, each with its
+			// own flush script.
+			busy := 0
+			var sum int64
+			for _, n := range run.Nodes {
+				if n.Calls["hincrby"] > 0 {
+					busy++
+				}
+				sum += n.LoadCalls
+			}
+			if busy < 2 || sum != run.LoadCalls {
+				t.Errorf("pulse-cluster: %d nodes took HINCRBY, per-node load commands add up to %d of %d: %+v", busy, sum, run.LoadCalls, run.Nodes)
+			}
+			// A flush sends one script per slot it writes (the slot's own
+			// idempotence marker): at most one per series and precision
+			// and one for known:, whatever the request count.
+			flushes := run.Calls["eval"] + run.Calls["evalsha"]
+			if flushes < seriesPrecisions || flushes > 12*(seriesPrecisions+1) {
+				t.Errorf("pulse-cluster: %d flush scripts over 3 nodes in %s", flushes, run.Load.Duration)
+			}
+			if n := run.Calls["hincrby"]; n < seriesPrecisions || n > 2*seriesPrecisions*flushes {
+				t.Errorf("pulse-cluster: %d HINCRBY in %d flush scripts", n, flushes)
+			}
 		case PulseWriteThrough:
 			if run.HitsInRedis != run.Server.Served {
 				t.Errorf("write-through: %d hits in Redis, %d served", run.HitsInRedis, run.Server.Served)
@@ -139,7 +175,8 @@ func TestRunCountsEveryHit(t *testing.T) {
 		t.Errorf("report does not end with the ratio line:\n%s", text)
 	}
 	md := rep.Markdown("make bench", "")
-	for _, want := range []string{"| pulse |", "| echoprometheus |", "| pulse-write-through |", "pulse/bare throughput ratio:"} {
+	for _, want := range []string{"| pulse |", "| echoprometheus |", "| pulse-write-through |", "| pulse-cluster |",
+		"| pulse-cluster | c=1, 1ms pause |", "(extra run) |", "pulse-cluster/bare throughput ratio:", "pulse/bare throughput ratio:"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
 		}
@@ -158,6 +195,8 @@ func TestCheck(t *testing.T) {
 		{"pulse exact", served(Pulse, 100, 100), ""},
 		{"pulse lost hits", served(Pulse, 100, 99), "hits in Redis 99 != requests served 100"},
 		{"write-through counted twice", served(PulseWriteThrough, 100, 101), "hits in Redis 101 != requests served 100"},
+		{"cluster exact", served(PulseCluster, 100, 100), ""},
+		{"cluster lost hits", served(PulseCluster, 100, 97), "hits in Redis 97 != requests served 100"},
 		{"pending after close", func() RunResult {
 			r := served(Pulse, 10, 10)
 			r.Server.PendingHits = 3
@@ -336,7 +375,7 @@ func TestCommandStatsDelta(t *testing.T) {
 	}
 }
 
-func TestSetCommands(t *testing.T) {
+func TestAddNode(t *testing.T) {
 	snap := func(processed int64, calls map[string]int64) CommandStats {
 		return CommandStats{Processed: processed, Calls: calls}
 	}
@@ -344,7 +383,7 @@ func TestSetCommands(t *testing.T) {
 	mid := snap(140, map[string]int64{"info": 6, "flushall": 1, "eval": 1, "hincrby": 18, "zadd": 18, "get": 1, "set": 1})
 	after := snap(180, map[string]int64{"info": 7, "flushall": 1, "eval": 2, "hincrby": 36, "zadd": 36, "get": 2, "set": 2})
 	var r RunResult
-	r.setCommands(before, mid, after)
+	r.addNode("a", before, mid, after)
 	want := map[string]int64{"eval": 2, "hincrby": 36, "zadd": 36, "get": 2, "set": 2}
 	if len(r.Calls) != len(want) {
 		t.Errorf("calls = %v, want %v", r.Calls, want)
@@ -359,7 +398,21 @@ func TestSetCommands(t *testing.T) {
 		t.Errorf("processed %d, calls %d, under load %d; want 78, 78, 39", r.Processed, r.CallsTotal, r.LoadCalls)
 	}
 	if mid.Calls["eval"] != 1 {
-		t.Errorf("setCommands changed its input: %v", mid.Calls)
+		t.Errorf("addNode changed its input: %v", mid.Calls)
+	}
+	// A second node adds to the run's sums and keeps its own figures.
+	r.addNode("b", snap(0, map[string]int64{"info": 1}), snap(5, map[string]int64{"info": 2, "evalsha": 1, "hincrby": 3}),
+		snap(6, map[string]int64{"info": 3, "evalsha": 1, "hincrby": 3}))
+	if r.Calls["hincrby"] != 39 || r.CallsTotal != 82 || r.LoadCalls != 43 || r.Processed != 82 {
+		t.Errorf("after node b: calls %v, total %d, under load %d, processed %d; want hincrby 39, 82, 43, 82",
+			r.Calls, r.CallsTotal, r.LoadCalls, r.Processed)
+	}
+	if len(r.Nodes) != 2 || r.Nodes[1].Addr != "b" || r.Nodes[1].LoadCalls != 4 || r.Nodes[0].LoadCalls != 39 {
+		t.Errorf("nodes = %+v", r.Nodes)
+	}
+	r.Load.Duration = 2 * time.Second
+	if got := r.NodeCommandsPerSecond(); len(got) != 2 || got[0] != 19.5 || got[1] != 2 {
+		t.Errorf("NodeCommandsPerSecond = %v, want [19.5 2]", got)
 	}
 }
 
@@ -390,10 +443,66 @@ func TestStartRedis(t *testing.T) {
 	}
 }
 
+// TestStartCluster checks the cluster make bench starts for itself: three
+// masters on ports whose bus ports are valid, serving every slot, no
+// persistence, gone with their directories after Stop.
+func TestStartCluster(t *testing.T) {
+	c, err := StartCluster(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	if len(c.Nodes) != 3 {
+		t.Fatalf("%d nodes", len(c.Nodes))
+	}
+	for _, s := range c.Nodes {
+		_, port, _ := net.SplitHostPort(s.Addr)
+		if p, _ := strconv.Atoi(port); p <= 0 || p >= maxPort {
+			t.Errorf("node port %s: its bus port would be past 65535", port)
+		}
+		conn, err := s.dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := redis.String(conn.Do("CLUSTER", "INFO"))
+		cfg, cfgErr := redis.StringMap(conn.Do("CONFIG", "GET", "appendonly"))
+		conn.Close()
+		if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_slots_assigned:16384") || !strings.Contains(info, "cluster_size:3") {
+			t.Errorf("%s: CLUSTER INFO %q, %v", s.Addr, info, err)
+		}
+		if cfgErr != nil || cfg["appendonly"] != "no" {
+			t.Errorf("%s: appendonly = %v, %v", s.Addr, cfg, cfgErr)
+		}
+	}
+	// A client seeded with one node finds the others, and a key lands.
+	cl, err := newCluster(c.Addrs()[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := redisc.RetryConn(cl.Get(), 3, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"a", "b", "c", hitsKey} {
+		if _, err := conn.Do("HINCRBY", key, "f", 1); err != nil {
+			t.Errorf("HINCRBY %s: %v", key, err)
+		}
+	}
+	conn.Close()
+	cl.Close()
+	c.Stop()
+	for _, s := range c.Nodes {
+		if _, err := os.Stat(s.Dir); !os.IsNotExist(err) {
+			t.Errorf("directory %s left behind: %v", s.Dir, err)
+		}
+	}
+}
+
 func TestServeRejectsBadArguments(t *testing.T) {
 	for _, args := range [][]string{
 		{"-variant", "nginx"},
-		{"-variant", "pulse"}, // no -redis
+		{"-variant", "pulse"},         // no -redis
+		{"-variant", "pulse-cluster"}, // no -cluster
 		{"-nosuchflag"},
 	} {
 		var out bytes.Buffer

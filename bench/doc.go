@@ -3,15 +3,23 @@
 // no monitoring and with echoprometheus, measured with wrk on loopback.
 //
 // A run starts its own redis-server (a free port, a temporary directory,
-// no persistence) and, for every variant in every round, a fresh server
-// process serving one trivial route:
+// no persistence), when pulse-cluster is among the variants a Redis
+// Cluster of three masters without replicas (three redis-server processes
+// with cluster-enabled on free ports below 55535, so that each bus port,
+// port+10000, is valid too, joined with redis-cli --cluster create and
+// waited for until every node reports cluster_state:ok), and, for every
+// variant in every round, a fresh server process serving one trivial
+// route:
 //
 //   - bare: no monitoring;
 //   - pulse: Pulse's Hits with routes and status classes, the recorder
 //     in its default, batched mode (one flush a second);
 //   - pulse-write-through: the same with timeseries.Config.WriteThrough,
 //     one Redis pipeline per request;
-//   - echoprometheus: github.com/labstack/echo-contrib/echoprometheus.
+//   - echoprometheus: github.com/labstack/echo-contrib/echoprometheus;
+//   - pulse-cluster: pulse's middleware and batched recorder writing to
+//     the cluster through a *redisc.Cluster (the server gets the node
+//     addresses with -cluster).
 //
 // The variants alternate within a round (the order rotates each round),
 // all for the same duration, so a ratio to bare taken inside one round
@@ -20,14 +28,17 @@
 //
 // Every server counts the requests it served in an outer middleware and
 // reports the count when it exits, after the recorder's Close. For the
-// Pulse variants the sum of count:86400:hits in Redis must then equal it
-// exactly; a mismatch fails the run. Redis's command counters (INFO stats
-// and INFO commandstats, which also counts commands run inside the flush
-// script), read before each server starts, when its load ends and after
-// it exits, give the commands each variant issued; the server's rusage
-// and Redis's used_cpu_* give the CPU time each request cost. Extra runs
-// of the Pulse variant at very different request rates show that its
-// Redis commands per second do not follow the rate.
+// Pulse variants the sum of count:86400:hits in Redis (for pulse-cluster
+// read through a cluster client) must then equal it exactly; a mismatch
+// fails the run. Redis's command counters (INFO stats and INFO
+// commandstats, which also counts commands run inside the flush script),
+// read from every node before each server starts, when its load ends and
+// after it exits, give the commands each variant issued, and for
+// pulse-cluster the commands per second on each master; the server's
+// rusage and Redis's used_cpu_* give the CPU time each request cost.
+// Extra runs of pulse and pulse-cluster at very different request rates
+// show that their Redis commands per second, on each node, do not follow
+// the rate.
 //
 // The command is bench/cmd/loadbench; Run is its library
 // form, also driven by this package's smoke test with a Go HTTP client in

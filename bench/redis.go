@@ -11,10 +11,12 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/mna/redisc"
 )
 
 // RedisServer is a redis-server process started by this package: a free
@@ -32,9 +34,25 @@ type RedisServer struct {
 // no AOF): the benchmark measures the request path, not the disk. It
 // answers PING before StartRedis returns.
 func StartRedis(ctx context.Context) (*RedisServer, error) {
+	return startRedis(ctx, false)
+}
+
+// startRedis starts one redis-server, a cluster node when cluster is set,
+// on a fresh port: another process may take the port (or a node's bus
+// port) between the check and the start, so it tries a few.
+func startRedis(ctx context.Context, cluster bool) (*RedisServer, error) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, errors.New("bench: redis-server not found in PATH: install it (apt-get install redis-server)")
 	}
+	for attempt := 1; ; attempt++ {
+		s, err := launchRedis(ctx, cluster)
+		if err == nil || attempt == 5 || !strings.Contains(err.Error(), "already in use") {
+			return s, err
+		}
+	}
+}
+
+func launchRedis(ctx context.Context, cluster bool) (*RedisServer, error) {
 	dir, err := os.MkdirTemp("", "loadbench-redis-")
 	if err != nil {
 		return nil, fmt.Errorf("bench: redis dir: %w", err)
@@ -50,7 +68,7 @@ func StartRedis(ctx context.Context) (*RedisServer, error) {
 		log:  &bytes.Buffer{},
 		done: make(chan struct{}),
 	}
-	s.cmd = exec.Command("redis-server",
+	args := []string{
 		"--bind", "127.0.0.1",
 		"--port", strconv.Itoa(port),
 		"--dir", dir,
@@ -59,7 +77,14 @@ func StartRedis(ctx context.Context) (*RedisServer, error) {
 		"--daemonize", "no",
 		"--protected-mode", "yes",
 		"--logfile", "",
-	)
+	}
+	if cluster {
+		// nodes.conf lands in --dir. No replicas, so the node timeout
+		// only matters if a node hangs; keep it short all the same.
+		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", "5000")
+	}
+	s.cmd = exec.Command("redis-server", args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	// Its own process group, and killed with its parent, so it cannot
 	// outlive a benchmark that crashed.
@@ -121,13 +146,163 @@ func dialRedis(addr string) (redis.Conn, error) {
 		redis.DialWriteTimeout(5*time.Second))
 }
 
+// maxPort keeps ports low enough that a cluster node's bus port
+// (port+10000) is a valid port too.
+const maxPort = 55535
+
+// freePort finds a loopback port below maxPort whose bus port is free too.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("bench: find a free port: %w", err)
+	var lastErr error
+	for range 200 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("bench: find a free port: %w", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		if port >= maxPort {
+			l.Close()
+			continue
+		}
+		bus, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+10000)))
+		l.Close()
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		bus.Close()
+		return port, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.Join(errors.New("bench: no free port below 55535 with a free bus port"), lastErr)
+}
+
+// RedisCluster is a Redis Cluster of three masters and no replicas, each a
+// RedisServer of this package.
+type RedisCluster struct {
+	Nodes []*RedisServer
+}
+
+// clusterMasters is the node count: the fewest redis-cli accepts.
+const clusterMasters = 3
+
+// StartCluster starts three cluster nodes (persistence off, as
+// StartRedis), joins them with redis-cli --cluster create and returns once
+// every node reports cluster_state:ok and knows the other two.
+func StartCluster(ctx context.Context) (*RedisCluster, error) {
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		return nil, errors.New("bench: redis-cli not found in PATH: install it (apt-get install redis-server)")
+	}
+	c := &RedisCluster{}
+	ok := false
+	defer func() {
+		if !ok {
+			c.Stop()
+		}
+	}()
+	for range clusterMasters {
+		s, err := startRedis(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		c.Nodes = append(c.Nodes, s)
+	}
+	args := append([]string{"--cluster", "create"}, c.Addrs()...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	createCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(createCtx, "redis-cli", args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("bench: redis-cli --cluster create: %w\n%s", err, out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := c.check()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("bench: cluster not ok after 30 s: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("bench: start cluster: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	ok = true
+	return c, nil
+}
+
+// check returns why the cluster is not ready yet, or nil.
+func (c *RedisCluster) check() error {
+	for _, s := range c.Nodes {
+		conn, err := s.dial()
+		if err != nil {
+			return err
+		}
+		info, err := redis.String(conn.Do("CLUSTER", "INFO"))
+		conn.Close()
+		if err != nil {
+			return fmt.Errorf("%s: CLUSTER INFO: %w", s.Addr, err)
+		}
+		fields := map[string]string{}
+		for line := range strings.Lines(info) {
+			if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+				fields[k] = v
+			}
+		}
+		if st := fields["cluster_state"]; st != "ok" {
+			return fmt.Errorf("%s: cluster_state:%s", s.Addr, st)
+		}
+		if n := fields["cluster_known_nodes"]; n != strconv.Itoa(len(c.Nodes)) {
+			return fmt.Errorf("%s: cluster_known_nodes:%s", s.Addr, n)
+		}
+	}
+	return nil
+}
+
+// Addrs is every node's address.
+func (c *RedisCluster) Addrs() []string {
+	addrs := make([]string, len(c.Nodes))
+	for i, s := range c.Nodes {
+		addrs[i] = s.Addr
+	}
+	return addrs
+}
+
+// Stop stops every node and removes their directories.
+func (c *RedisCluster) Stop() {
+	var wg sync.WaitGroup
+	for _, s := range c.Nodes {
+		wg.Go(s.Stop)
+	}
+	wg.Wait()
+}
+
+// newCluster is a cluster client seeded with addrs, its slot map loaded:
+// short timeouts, as timeseries.Config.Pool asks, and enough idle
+// connections per node that a flush never dials.
+func newCluster(addrs []string) (*redisc.Cluster, error) {
+	c := &redisc.Cluster{
+		StartupNodes: addrs,
+		DialOptions: []redis.DialOption{
+			redis.DialConnectTimeout(time.Second),
+			redis.DialReadTimeout(2 * time.Second),
+			redis.DialWriteTimeout(2 * time.Second),
+		},
+		CreatePool: func(addr string, opts ...redis.DialOption) (*redis.Pool, error) {
+			return &redis.Pool{
+				MaxIdle:     64,
+				IdleTimeout: time.Minute,
+				Dial:        func() (redis.Conn, error) { return redis.Dial("tcp", addr, opts...) },
+			}, nil
+		},
+	}
+	if err := c.Refresh(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("bench: cluster %v: %w", addrs, err)
+	}
+	return c, nil
 }
 
 // CommandStats is what Redis reports about the commands it ran.

@@ -127,7 +127,7 @@ func fmtRatio(x float64) string {
 func (r *Report) runsTable() *table {
 	t := &table{header: []string{"round", "variant", "load", "req/s", "× bare", "p50", "p99", "errors",
 		"served", "hits in Redis", "server cores busy", "wrk cores busy", "server CPU/req", "Redis CPU/req", "CPU × bare",
-		"total_commands_processed", "commandstats calls", "cmds/s"}}
+		"total_commands_processed", "commandstats calls", "cmds/s", "cmds/s per node"}}
 	for _, run := range r.Runs {
 		round := "extra"
 		if run.Round > 0 {
@@ -145,9 +145,27 @@ func (r *Report) runsTable() *table {
 			fmtRatio(run.RatioToBare), fmtDur(run.Load.P50), fmtDur(run.Load.P99), strconv.FormatInt(run.Load.Errors, 10),
 			strconv.FormatInt(run.Server.Served, 10), hits, fmt.Sprintf("%.2f", run.ServerCores()), fmt.Sprintf("%.2f", run.ClientCores()), fmtCPU(server), fmtCPU(redis), fmtRatio(run.CPURatioToBare),
 			strconv.FormatInt(run.Processed, 10),
-			strconv.FormatInt(run.CallsTotal, 10), fmt.Sprintf("%.0f", run.CommandsPerSecond()))
+			strconv.FormatInt(run.CallsTotal, 10), fmt.Sprintf("%.0f", run.CommandsPerSecond()), perNodeLabel(run))
 	}
 	return t
+}
+
+// perNodeLabel is a cluster run's commands/s on each node, "-" for a run
+// on one server.
+func perNodeLabel(run RunResult) string {
+	if len(run.Nodes) < 2 {
+		return "-"
+	}
+	return fmtRates(run.NodeCommandsPerSecond())
+}
+
+// fmtRates shows rates as "12.0 / 4.0 / 6.0".
+func fmtRates(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%.1f", x)
+	}
+	return strings.Join(parts, " / ")
 }
 
 // roundRuns returns the runs of v in the rounds, in order.
@@ -209,17 +227,24 @@ func (r *Report) summaryTable() *table {
 	return t
 }
 
-// scaleTable shows the extra Pulse runs, slowest request rate first.
-func (r *Report) scaleTable() *table {
-	t := &table{header: []string{"pulse, load", "req/s", "Redis cmds/s under load", "flush scripts (EVAL)", "Redis cmds per flush", "Redis cmds per 1000 requests"}}
+// extraRuns are the extra runs of v, slowest request rate first.
+func (r *Report) extraRuns(v Variant) []RunResult {
 	var runs []RunResult
 	for _, run := range r.Runs {
-		if run.Round == 0 && run.Variant == Pulse {
+		if run.Round == 0 && run.Variant == v {
 			runs = append(runs, run)
 		}
 	}
 	slices.SortFunc(runs, func(a, b RunResult) int { return cmpFloat(a.Load.RPS, b.Load.RPS) })
-	for _, run := range runs {
+	return runs
+}
+
+// scaleTable shows the extra runs, pulse's then pulse-cluster's, slowest
+// request rate first. On the cluster a flush is one script per node its
+// keys hash to, so "per flush" there is per script.
+func (r *Report) scaleTable() *table {
+	t := &table{header: []string{"variant", "load", "req/s", "Redis cmds/s under load", "flush scripts (EVAL)", "Redis cmds per flush script", "Redis cmds per 1000 requests"}}
+	for _, run := range append(r.extraRuns(Pulse), r.extraRuns(PulseCluster)...) {
 		evals := run.Calls["eval"] + run.Calls["evalsha"]
 		perFlush, perK := "-", "-"
 		if evals > 0 {
@@ -228,8 +253,50 @@ func (r *Report) scaleTable() *table {
 		if run.Server.Served > 0 {
 			perK = fmt.Sprintf("%.2f", 1000*float64(run.CallsTotal)/float64(run.Server.Served))
 		}
-		t.add(loadLabel(run.Connections, run.Pause), fmt.Sprintf("%.0f", run.Load.RPS),
+		t.add(string(run.Variant), loadLabel(run.Connections, run.Pause), fmt.Sprintf("%.0f", run.Load.RPS),
 			fmt.Sprintf("%.1f", run.CommandsPerSecond()), strconv.FormatInt(evals, 10), perFlush, perK)
+	}
+	return t
+}
+
+// clusterTable shows pulse-cluster's Redis commands per second on each
+// node: the median over the rounds, then every extra run, slowest first.
+func (r *Report) clusterTable() *table {
+	rounds := r.roundRuns(PulseCluster)
+	extra := r.extraRuns(PulseCluster)
+	all := append(slices.Clone(rounds), extra...)
+	if len(all) == 0 {
+		return &table{}
+	}
+	var addrs []string
+	for _, n := range all[0].Nodes {
+		addrs = append(addrs, "node "+n.Addr)
+	}
+	t := &table{header: append(append([]string{"pulse-cluster, load", "req/s"}, addrs...), "all nodes", "Redis cmds per 1000 requests")}
+	row := func(label string, runs []RunResult) {
+		cells := []string{label, fmt.Sprintf("%.0f", medianOf(runs, func(x RunResult) float64 { return x.Load.RPS }))}
+		for i := range addrs {
+			cells = append(cells, fmt.Sprintf("%.1f", medianOf(runs, func(x RunResult) float64 {
+				if i >= len(x.Nodes) {
+					return 0
+				}
+				return x.NodeCommandsPerSecond()[i]
+			})))
+		}
+		cells = append(cells, fmt.Sprintf("%.1f", medianOf(runs, RunResult.CommandsPerSecond)),
+			fmt.Sprintf("%.2f", medianOf(runs, func(x RunResult) float64 {
+				if x.Server.Served == 0 {
+					return 0
+				}
+				return 1000 * float64(x.CallsTotal) / float64(x.Server.Served)
+			})))
+		t.add(cells...)
+	}
+	if len(rounds) > 0 {
+		row(fmt.Sprintf("%s (median of %d rounds)", loadLabel(r.Config.Connections, 0), len(rounds)), rounds)
+	}
+	for _, run := range extra {
+		row(loadLabel(run.Connections, run.Pause)+" (extra run)", []RunResult{run})
 	}
 	return t
 }
@@ -255,7 +322,7 @@ func loadLabel(conns int, pause time.Duration) string {
 // commandsTable shows which commands each variant's Redis ran, from the
 // median round by total.
 func (r *Report) commandsTable() *table {
-	t := &table{header: []string{"variant", "commands Redis ran in one run (INFO commandstats, scripts' included)"}}
+	t := &table{header: []string{"variant", "commands Redis ran in one run (INFO commandstats, scripts' included; pulse-cluster: all nodes)"}}
 	for _, v := range r.Config.Variants {
 		runs := r.roundRuns(v)
 		if len(runs) == 0 || !v.records() {
@@ -304,6 +371,12 @@ func (r *Report) PulseRatio() float64 {
 	return medianOf(r.roundRuns(Pulse), func(x RunResult) float64 { return x.RatioToBare })
 }
 
+// ClusterRatio is the median over rounds of pulse-cluster's throughput
+// over bare's; 0 when it did not run.
+func (r *Report) ClusterRatio() float64 {
+	return medianOf(r.roundRuns(PulseCluster), func(x RunResult) float64 { return x.RatioToBare })
+}
+
 // goals says, one line each, whether the goals were met.
 func (r *Report) goals() []string {
 	verdict := func(ok bool) string {
@@ -345,6 +418,26 @@ func (r *Report) goals() []string {
 		out = append(out, fmt.Sprintf("at most 2 Redis cmds per active series and precision per flush: %s (%.2f: %.1f cmds per flush for %d series × %d precisions)",
 			verdict(perSP <= 2), perSP, perFlush, seriesPerRequest, len(timeseries.DefaultPrecisions)))
 	}
+	if cl := r.ClusterRatio(); cl > 0 {
+		runs := r.roundRuns(PulseCluster)
+		out = append(out, fmt.Sprintf("pulse-cluster (3 masters) costs: %.2f × bare throughput (pulse on one server: %.2f), %.1f Redis cmds/s over all nodes",
+			cl, pulse, medianOf(runs, RunResult.CommandsPerSecond)))
+	}
+	if extra := r.extraRuns(PulseCluster); len(extra) > 1 {
+		first, last := extra[0], extra[len(extra)-1]
+		var nodes []string
+		for i := range first.Nodes {
+			var xs []float64
+			for _, run := range extra {
+				if i < len(run.Nodes) {
+					xs = append(xs, run.NodeCommandsPerSecond()[i])
+				}
+			}
+			nodes = append(nodes, fmt.Sprintf("%.1f…%.1f", slices.Min(xs), slices.Max(xs)))
+		}
+		out = append(out, fmt.Sprintf("Redis cmds/s on each cluster node flat as the request rate grows (extra pulse-cluster runs): request rate %.0f…%.0f/s (×%.0f), per node %s/s",
+			first.Load.RPS, last.Load.RPS, last.Load.RPS/max(first.Load.RPS, 1), strings.Join(nodes, ", ")))
+	}
 	if wt := medianOf(r.roundRuns(PulseWriteThrough), func(x RunResult) float64 { return x.RatioToBare }); wt > 0 {
 		out = append(out, fmt.Sprintf("write-through costs: %.2f × bare throughput, %.0f Redis cmds/s", wt,
 			medianOf(r.roundRuns(PulseWriteThrough), RunResult.CommandsPerSecond)))
@@ -365,8 +458,15 @@ func (r *Report) settings() string {
 	}
 	extra := "no extra pulse runs"
 	if len(r.Config.ScaleConnections) > 0 {
-		extra = fmt.Sprintf("extra pulse runs of %s each at c=%v with a %s pause per connection between requests, and at c=%d without",
-			r.Config.ScaleDuration, r.Config.ScaleConnections, r.Config.ScalePause, r.Config.Connections)
+		who := "pulse"
+		if slices.Contains(r.Config.Variants, PulseCluster) {
+			who = "pulse and pulse-cluster"
+		}
+		extra = fmt.Sprintf("extra %s runs of %s each at c=%v with a %s pause per connection between requests, and at c=%d without",
+			who, r.Config.ScaleDuration, r.Config.ScaleConnections, r.Config.ScalePause, r.Config.Connections)
+	}
+	if slices.Contains(r.Config.Variants, PulseCluster) {
+		extra += "; pulse-cluster writes to a Redis Cluster of 3 masters without replicas"
 	}
 	return fmt.Sprintf("%s -t%s -c%d, %s per run, %d rounds (variant order rotated each round); %s; server GOMAXPROCS=%s; GET %s on route %s",
 		loader, threads, r.Config.Connections, r.Config.Duration, r.Config.Rounds, extra, procs, Path, Route)
@@ -386,6 +486,10 @@ func (r *Report) Text() string {
 		b.WriteString(t.text())
 		b.WriteString("\n")
 	}
+	if t := r.clusterTable(); len(t.rows) > 0 {
+		b.WriteString(t.text())
+		b.WriteString("\n")
+	}
 	b.WriteString(r.commandsTable().text())
 	b.WriteString("\n")
 	for _, g := range r.goals() {
@@ -393,6 +497,9 @@ func (r *Report) Text() string {
 	}
 	if err := r.Failed(); err != nil {
 		fmt.Fprintf(&b, "COUNT CHECK FAILED:\n%v\n", err)
+	}
+	if cl := r.ClusterRatio(); cl > 0 {
+		fmt.Fprintf(&b, "pulse-cluster/bare throughput ratio: %.2f\n", cl)
 	}
 	fmt.Fprintf(&b, "pulse/bare throughput ratio: %.2f\n", r.PulseRatio())
 	return b.String()
@@ -426,7 +533,11 @@ func (r *Report) Markdown(command, goBench string) string {
 	b.WriteString("Medians over the rounds:\n\n")
 	b.WriteString(r.summaryTable().markdown())
 	if t := r.scaleTable(); len(t.rows) > 0 {
-		b.WriteString("\nRedis commands as the request rate changes (the extra Pulse runs):\n\n")
+		b.WriteString("\nRedis commands as the request rate changes (the extra runs):\n\n")
+		b.WriteString(t.markdown())
+	}
+	if t := r.clusterTable(); len(t.rows) > 0 {
+		b.WriteString("\nRedis Cluster (pulse-cluster): commands per second on each master while the load ran, from its own INFO commandstats:\n\n")
 		b.WriteString(t.markdown())
 	}
 	b.WriteString("\n")
@@ -439,6 +550,9 @@ func (r *Report) Markdown(command, goBench string) string {
 	}
 	if err := r.Failed(); err != nil {
 		fmt.Fprintf(&b, "\n**Count check failed:** %v\n", err)
+	}
+	if cl := r.ClusterRatio(); cl > 0 {
+		fmt.Fprintf(&b, "\n`pulse-cluster/bare throughput ratio: %.2f`\n", cl)
 	}
 	fmt.Fprintf(&b, "\n`pulse/bare throughput ratio: %.2f`\n", r.PulseRatio())
 	return b.String()

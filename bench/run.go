@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/mna/redisc"
 )
 
 // Config is one comparison. Zero fields take the defaults.
@@ -32,11 +33,12 @@ type Config struct {
 	Duration time.Duration
 	// Connections is the load's keep-alive connection count (default 32).
 	Connections int
-	// ScaleConnections are extra runs of the Pulse variant after the
-	// rounds, at these connection counts with each connection pausing
-	// ScalePause between requests, then one more at Connections without
-	// pauses: request rates far apart, to show the Redis commands per
-	// second do not follow the request rate. None when empty.
+	// ScaleConnections are extra runs of the Pulse variant (and of
+	// pulse-cluster, when it is one of Variants) after the rounds, at
+	// these connection counts with each connection pausing ScalePause
+	// between requests, then one more at Connections without pauses:
+	// request rates far apart, to show the Redis commands per second do
+	// not follow the request rate. None when empty.
 	ScaleConnections []int
 	// ScalePause is the pause of the paced extra runs (default 1 ms).
 	ScalePause time.Duration
@@ -55,6 +57,10 @@ type Config struct {
 	// RedisAddr is a Redis this run owns and may flush; "" starts one
 	// with StartRedis for the length of the run.
 	RedisAddr string
+	// ClusterAddrs are the master nodes of a Redis Cluster this run owns
+	// and may flush, for pulse-cluster; none starts one with
+	// StartCluster for the length of the run, when pulse-cluster runs.
+	ClusterAddrs []string
 	// Progress receives a line per run; nil discards them.
 	Progress io.Writer
 }
@@ -103,21 +109,21 @@ type RunResult struct {
 	Pause       time.Duration // each connection's pause between requests
 	Load        LoadResult
 	Server      ServerReport
-	// HitsInRedis is the sum of count:86400:hits after the server exited.
+	// HitsInRedis is the sum of count:86400:hits after the server exited,
+	// read through the cluster client for pulse-cluster.
 	HitsInRedis int64
-	// Processed is INFO stats total_commands_processed over the whole
-	// run, from server start to exit (Redis 7 counts the commands a
-	// script runs as well as the script); Calls is INFO commandstats, the
-	// commands Redis ran by name, scripts' included, and CallsTotal their
-	// sum. LoadCalls is CallsTotal while the load ran, without the flush
-	// at Close.
+	// Processed, Calls, CallsTotal and LoadCalls are the sums over Nodes
+	// (see NodeResult).
 	Processed  int64
 	Calls      map[string]int64
 	CallsTotal int64
 	LoadCalls  int64
+	// Nodes are the Redis servers of the run, each with its own command
+	// counts: the one server, or the three masters for pulse-cluster.
+	Nodes []NodeResult
 	// ServerCPU and RedisCPU are the CPU time the server process and
-	// Redis used during the run: a cost per request that other processes
-	// on the machine disturb far less than throughput.
+	// Redis (every node) used during the run: a cost per request that
+	// other processes on the machine disturb far less than throughput.
 	ServerCPU, RedisCPU time.Duration
 	// RatioToBare is this run's requests per second over bare's in the
 	// same round, CPURatioToBare its CPU time per request (server and
@@ -159,12 +165,42 @@ func (r RunResult) ClientCores() float64 {
 }
 
 // CommandsPerSecond is the commands Redis ran, scripts' included, per
-// second while the load ran.
+// second while the load ran; on a cluster, all nodes together.
 func (r RunResult) CommandsPerSecond() float64 {
-	if r.Load.Duration <= 0 {
+	return perSecond(r.LoadCalls, r.Load.Duration)
+}
+
+// NodeCommandsPerSecond is CommandsPerSecond of each of Nodes.
+func (r RunResult) NodeCommandsPerSecond() []float64 {
+	out := make([]float64, len(r.Nodes))
+	for i, n := range r.Nodes {
+		out[i] = perSecond(n.LoadCalls, r.Load.Duration)
+	}
+	return out
+}
+
+func perSecond(n int64, d time.Duration) float64 {
+	if d <= 0 {
 		return 0
 	}
-	return float64(r.LoadCalls) / r.Load.Duration.Seconds()
+	return float64(n) / d.Seconds()
+}
+
+// NodeResult is what one Redis server ran during a run.
+type NodeResult struct {
+	Addr string
+	// Processed is INFO stats total_commands_processed over the whole
+	// run, from server start to exit (Redis 7 counts the commands a
+	// script runs as well as the script); Calls is INFO commandstats, the
+	// commands Redis ran by name, scripts' included, and CallsTotal their
+	// sum. LoadCalls is CallsTotal while the load ran, without the flush
+	// at Close.
+	Processed  int64
+	Calls      map[string]int64
+	CallsTotal int64
+	LoadCalls  int64
+	// CPU is the node's used_cpu_* over the run.
+	CPU time.Duration
 }
 
 // Report is a whole comparison.
@@ -208,16 +244,33 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer srv.Stop()
 		cfg.RedisAddr = srv.Addr
 	}
-	conn, err := dialRedis(cfg.RedisAddr)
+	single, err := newSingleTarget(cfg.RedisAddr)
 	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return nil, err
 	}
-	defer conn.Close()
+	defer single.close()
+	targets := map[bool]*target{false: single}
+	if slices.Contains(cfg.Variants, PulseCluster) {
+		if len(cfg.ClusterAddrs) == 0 {
+			cluster, err := StartCluster(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer cluster.Stop()
+			cfg.ClusterAddrs = cluster.Addrs()
+		}
+		t, err := newClusterTarget(cfg.ClusterAddrs)
+		if err != nil {
+			return nil, err
+		}
+		defer t.close()
+		targets[true] = t
+	}
 
 	for round := 1; round <= cfg.Rounds; round++ {
 		for i := range cfg.Variants {
 			v := cfg.Variants[(i+round-1)%len(cfg.Variants)]
-			res, err := runOne(ctx, cfg, conn, v, LoadSpec{Connections: cfg.Connections, Duration: cfg.Duration})
+			res, err := runOne(ctx, cfg, targets[v.clustered()], v, LoadSpec{Connections: cfg.Connections, Duration: cfg.Duration})
 			if err != nil {
 				return nil, err
 			}
@@ -233,13 +286,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if len(extra) > 0 {
 		extra = append(extra, LoadSpec{Connections: cfg.Connections, Duration: cfg.ScaleDuration})
 	}
+	scaled := []Variant{Pulse}
+	if slices.Contains(cfg.Variants, PulseCluster) {
+		scaled = append(scaled, PulseCluster)
+	}
 	for _, spec := range extra {
-		res, err := runOne(ctx, cfg, conn, Pulse, spec)
-		if err != nil {
-			return nil, err
+		for _, v := range scaled {
+			res, err := runOne(ctx, cfg, targets[v.clustered()], v, spec)
+			if err != nil {
+				return nil, err
+			}
+			rep.Runs = append(rep.Runs, res)
+			fmt.Fprintln(cfg.Progress, progressLine(res))
 		}
-		rep.Runs = append(rep.Runs, res)
-		fmt.Fprintln(cfg.Progress, progressLine(res))
 	}
 	setRatios(rep.Runs)
 	rep.Elapsed = time.Since(rep.Started)
@@ -252,9 +311,13 @@ func progressLine(r RunResult) string {
 	if r.Round > 0 {
 		round = "round " + strconv.Itoa(r.Round)
 	}
-	line := fmt.Sprintf("bench: %s %-19s %-16s %8.0f req/s  p50 %-9s p99 %-9s served %d  hits %d  redis cmds %d%s",
+	perNode := ""
+	if len(r.Nodes) > 1 {
+		perNode = "  per node cmds/s " + fmtRates(r.NodeCommandsPerSecond())
+	}
+	line := fmt.Sprintf("bench: %s %-19s %-16s %8.0f req/s  p50 %-9s p99 %-9s served %d  hits %d  redis cmds %d%s%s",
 		round, r.Variant, loadLabel(r.Connections, r.Pause), r.Load.RPS, fmtDur(r.Load.P50), fmtDur(r.Load.P99),
-		r.Server.Served, r.HitsInRedis, r.CallsTotal, failureSuffix(r))
+		r.Server.Served, r.HitsInRedis, r.CallsTotal, perNode, failureSuffix(r))
 	if log := strings.TrimSpace(r.ServerLog); log != "" {
 		line += "\n  server stderr: " + strings.ReplaceAll(log, "\n", "\n  server stderr: ")
 	}
@@ -295,15 +358,93 @@ func (r RunResult) cpuPerRequest() time.Duration {
 	return server + redis
 }
 
+// target is the Redis a variant writes to: the single server, or every
+// master of the cluster. The run owns it and empties it before each run.
+type target struct {
+	addrs []string
+	conns []redis.Conn // one per node, for FLUSHALL and INFO
+	hits  func() (int64, error)
+	free  func()
+}
+
+func newSingleTarget(addr string) (*target, error) {
+	conn, err := dialRedis(addr)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	return &target{
+		addrs: []string{addr},
+		conns: []redis.Conn{conn},
+		hits:  func() (int64, error) { return hashSum(conn, hitsKey) },
+		free:  func() {},
+	}, nil
+}
+
+// newClusterTarget connects to each node for its own counters, and reads
+// the hits through a cluster client, as an app would.
+func newClusterTarget(addrs []string) (*target, error) {
+	t := &target{addrs: addrs, free: func() {}}
+	for _, addr := range addrs {
+		conn, err := dialRedis(addr)
+		if err != nil {
+			t.close()
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		t.conns = append(t.conns, conn)
+	}
+	cluster, err := newCluster(addrs)
+	if err != nil {
+		t.close()
+		return nil, err
+	}
+	t.free = func() { cluster.Close() }
+	t.hits = func() (int64, error) {
+		conn, err := redisc.RetryConn(cluster.Get(), 3, 100*time.Millisecond)
+		if err != nil {
+			return 0, fmt.Errorf("bench: cluster: %w", err)
+		}
+		defer conn.Close()
+		return hashSum(conn, hitsKey)
+	}
+	return t, nil
+}
+
+func (t *target) close() {
+	for _, c := range t.conns {
+		c.Close()
+	}
+	t.free()
+}
+
+// readStats reads every node's counters.
+func (t *target) readStats() ([]CommandStats, error) {
+	out := make([]CommandStats, len(t.conns))
+	for i, c := range t.conns {
+		st, err := readStats(c)
+		if err != nil {
+			return nil, fmt.Errorf("%w (%s)", err, t.addrs[i])
+		}
+		out[i] = st
+	}
+	return out, nil
+}
+
+// hitsKey holds the daily hits, whose sum over the run's one bucket (or
+// two, across midnight) is every hit recorded.
+const hitsKey = "count:86400:hits"
+
 // runOne starts a server process for v on an empty Redis, loads it, stops
 // it and checks what it recorded.
-func runOne(ctx context.Context, cfg Config, conn redis.Conn, v Variant, spec LoadSpec) (RunResult, error) {
+func runOne(ctx context.Context, cfg Config, t *target, v Variant, spec LoadSpec) (RunResult, error) {
 	res := RunResult{Variant: v, Connections: spec.Connections, Pause: spec.Pause}
-	// Only ever a server this run started or was handed as its own.
-	if _, err := conn.Do("FLUSHALL"); err != nil {
-		return res, fmt.Errorf("bench: FLUSHALL: %w", err)
+	// Only ever servers this run started or was handed as its own. On a
+	// cluster FLUSHALL empties the node it is sent to, so each master.
+	for i, c := range t.conns {
+		if _, err := c.Do("FLUSHALL"); err != nil {
+			return res, fmt.Errorf("bench: FLUSHALL %s: %w", t.addrs[i], err)
+		}
 	}
-	before, err := readStats(conn)
+	before, err := t.readStats()
 	if err != nil {
 		return res, err
 	}
@@ -312,7 +453,7 @@ func runOne(ctx context.Context, cfg Config, conn redis.Conn, v Variant, spec Lo
 		return res, err
 	}
 	load, loadErr := cfg.Loader.Load(ctx, "http://"+srv.addr+Path, spec)
-	mid, midErr := readStats(conn)
+	mid, midErr := t.readStats()
 	report, stopErr := srv.stop()
 	if loadErr != nil {
 		return res, fmt.Errorf("bench: %s: %w", v, loadErr)
@@ -325,39 +466,49 @@ func runOne(ctx context.Context, cfg Config, conn redis.Conn, v Variant, spec Lo
 	}
 	res.Load, res.Server = load, report
 	res.ServerLog = srv.stderr.String()
-	after, err := readStats(conn)
+	after, err := t.readStats()
 	if err != nil {
 		return res, err
 	}
-	res.setCommands(before, mid, after)
-	res.RedisCPU = after.CPU - before.CPU
+	for i := range t.conns {
+		res.addNode(t.addrs[i], before[i], mid[i], after[i])
+	}
 	res.ServerCPU = srv.cpu
-	if res.HitsInRedis, err = hashSum(conn, "count:86400:hits"); err != nil {
+	if res.HitsInRedis, err = t.hits(); err != nil {
 		return res, err
 	}
 	res.Failure = check(res)
 	return res, nil
 }
 
-// setCommands fills the command counts from three snapshots: before the
-// server started, when the load ended, after the server exited.
-func (r *RunResult) setCommands(before, mid, after CommandStats) {
+// addNode adds a node's figures from three snapshots: before the server
+// started, when the load ended, after the server exited.
+func (r *RunResult) addNode(addr string, before, mid, after CommandStats) {
 	// Two windows, each opened by one INFO that counts in it.
 	loadProcessed, loadCalls := delta(before, mid)
 	closeProcessed, closeCalls := delta(mid, after)
-	r.Processed = loadProcessed + closeProcessed
-	r.Calls = map[string]int64{}
-	r.LoadCalls, r.CallsTotal = 0, 0
-	for name, n := range loadCalls {
-		r.Calls[name] += n
-		r.LoadCalls += n
+	n := NodeResult{Addr: addr, Processed: loadProcessed + closeProcessed, Calls: map[string]int64{}, CPU: after.CPU - before.CPU}
+	for name, c := range loadCalls {
+		n.Calls[name] += c
+		n.LoadCalls += c
 	}
-	for name, n := range closeCalls {
-		r.Calls[name] += n
+	for name, c := range closeCalls {
+		n.Calls[name] += c
 	}
-	for _, n := range r.Calls {
-		r.CallsTotal += n
+	for _, c := range n.Calls {
+		n.CallsTotal += c
 	}
+	r.Nodes = append(r.Nodes, n)
+	if r.Calls == nil {
+		r.Calls = map[string]int64{}
+	}
+	for name, c := range n.Calls {
+		r.Calls[name] += c
+	}
+	r.Processed += n.Processed
+	r.CallsTotal += n.CallsTotal
+	r.LoadCalls += n.LoadCalls
+	r.RedisCPU += n.CPU
 }
 
 // check compares what Redis holds with what the server served.
@@ -404,8 +555,13 @@ type serverProcess struct {
 }
 
 func startServer(ctx context.Context, cfg Config, v Variant) (*serverProcess, error) {
-	cmd := cfg.ServerCommand([]string{"-variant", string(v), "-redis", cfg.RedisAddr,
-		"-flush-interval", cfg.FlushInterval.String()})
+	args := []string{"-variant", string(v), "-flush-interval", cfg.FlushInterval.String()}
+	if v.clustered() {
+		args = append(args, "-cluster", strings.Join(cfg.ClusterAddrs, ","))
+	} else {
+		args = append(args, "-redis", cfg.RedisAddr)
+	}
+	cmd := cfg.ServerCommand(args)
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}

@@ -36,13 +36,18 @@ const (
 	Pulse             Variant = "pulse"
 	PulseWriteThrough Variant = "pulse-write-through"
 	EchoPrometheus    Variant = "echoprometheus"
+	PulseCluster      Variant = "pulse-cluster"
 )
 
 // Variants lists every variant.
-var Variants = []Variant{Bare, Pulse, PulseWriteThrough, EchoPrometheus}
+var Variants = []Variant{Bare, Pulse, PulseWriteThrough, EchoPrometheus, PulseCluster}
 
 // records reports whether the variant writes hits to Redis.
-func (v Variant) records() bool { return v == Pulse || v == PulseWriteThrough }
+func (v Variant) records() bool { return v == Pulse || v == PulseWriteThrough || v == PulseCluster }
+
+// clustered reports whether the variant writes to the Redis Cluster
+// instead of the single server.
+func (v Variant) clustered() bool { return v == PulseCluster }
 
 func (v Variant) valid() bool {
 	for _, w := range Variants {
@@ -67,8 +72,9 @@ type app struct {
 	close   func(ctx context.Context) (timeseries.Health, error)
 }
 
-// newApp builds the Echo app of a variant over pool.
-func newApp(v Variant, pool *redis.Pool, flushInterval time.Duration) (*app, error) {
+// newApp builds the Echo app of a variant over pool: a *redis.Pool, or a
+// *redisc.Cluster for pulse-cluster.
+func newApp(v Variant, pool timeseries.Pool, flushInterval time.Duration) (*app, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	a := &app{handler: e, served: &atomic.Int64{}}
@@ -84,7 +90,7 @@ func newApp(v Variant, pool *redis.Pool, flushInterval time.Duration) (*app, err
 	})
 	switch v {
 	case Bare:
-	case Pulse, PulseWriteThrough:
+	case Pulse, PulseWriteThrough, PulseCluster:
 		rec, err := timeseries.NewRecorder(timeseries.Config{
 			Pool: pool, WriteThrough: v == PulseWriteThrough, FlushInterval: flushInterval,
 		})
@@ -148,6 +154,7 @@ func Serve(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	variant := fs.String("variant", string(Bare), "variant to serve")
 	redisAddr := fs.String("redis", "", "address of the Redis to record into")
+	clusterAddrs := fs.String("cluster", "", "comma-separated addresses of the Redis Cluster nodes to record into (pulse-cluster)")
 	flushInterval := fs.Duration("flush-interval", 0, "the recorder's FlushInterval (0: its default, 1 s)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole serve to this file")
 	if err := fs.Parse(args); err != nil {
@@ -157,7 +164,10 @@ func Serve(ctx context.Context, args []string, stdout io.Writer) error {
 	if !v.valid() {
 		return fmt.Errorf("bench: serve: unknown variant %q", v)
 	}
-	if v.records() && *redisAddr == "" {
+	if v.clustered() && *clusterAddrs == "" {
+		return errors.New("bench: serve: -cluster is required")
+	}
+	if v.records() && !v.clustered() && *redisAddr == "" {
 		return errors.New("bench: serve: -redis is required")
 	}
 	if *cpuProfile != "" {
@@ -171,8 +181,19 @@ func Serve(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	pool := newPool(*redisAddr)
-	defer pool.Close()
+	var pool timeseries.Pool
+	if v.clustered() {
+		cluster, err := newCluster(strings.Split(*clusterAddrs, ","))
+		if err != nil {
+			return fmt.Errorf("bench: serve: %w", err)
+		}
+		defer cluster.Close()
+		pool = cluster
+	} else {
+		p := newPool(*redisAddr)
+		defer p.Close()
+		pool = p
+	}
 	a, err := newApp(v, pool, *flushInterval)
 	if err != nil {
 		return err

@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
 # make bench: the Go benchmarks of every package, then the HTTP load
 # comparison (bare Echo, Pulse batched, Pulse write-through,
-# echoprometheus) under wrk against a redis-server of its own. Both land
-# in BENCHMARKS.md; the last line printed is "pulse/bare throughput
-# ratio: X.XX". Installs wrk and redis-server with apt-get when missing and
-# fetches nothing else. Takes about four minutes on 2 cores.
+# echoprometheus, Pulse batched on a Redis Cluster) under wrk against a
+# redis-server and a 3-master Redis Cluster of its own (formed with
+# redis-cli --cluster create; the cluster's Redis commands/s are reported
+# per node). Both land in BENCHMARKS.md; the last line printed is
+# "pulse/bare throughput ratio: X.XX". Installs wrk and redis-server (which
+# brings redis-cli) with apt-get when missing and fetches nothing else.
+# Takes about eight minutes on 2 cores.
 #
 # Settings (environment): BENCH_ROUNDS (20), BENCH_DURATION (1s),
-# BENCH_CONNECTIONS (32), BENCH_SCALE (1,8: extra Pulse runs at these
-# connection counts), BENCH_GOMAXPROCS (1: the server's), BENCH_THREADS (1:
-# wrk's), BENCH_COUNT (3: runs of each Go benchmark), BENCH_GO_TIME (300ms).
+# BENCH_CONNECTIONS (32), BENCH_SCALE (1,8: extra runs of pulse and
+# pulse-cluster at these connection counts), BENCH_GOMAXPROCS (1: the
+# server's), BENCH_THREADS (1: wrk's), BENCH_COUNT (3: runs of each Go
+# benchmark), BENCH_GO_TIME (300ms).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 
 missing=()
 command -v "$GO" >/dev/null || { echo "bench: Go is not installed (https://go.dev/dl/)" >&2; exit 1; }
-command -v redis-server >/dev/null || missing+=(redis-server)
+{ command -v redis-server && command -v redis-cli; } >/dev/null || missing+=(redis-server)
 command -v wrk >/dev/null || missing+=(wrk)
 . scripts/install.sh
 install_missing bench "${missing[@]}"

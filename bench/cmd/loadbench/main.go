@@ -1,12 +1,15 @@
 // Command loadbench compares the per-request cost of Pulse with a bare
 // Echo server and with echoprometheus under wrk, against a redis-server
-// it starts itself. `make bench` runs it; see package bench.
+// and a 3-master Redis Cluster it starts itself. `make bench` runs it;
+// see package bench.
 //
 //	loadbench [flags]                       run the comparison, print the tables
 //	loadbench -markdown BENCHMARKS.md ...   also write them into BENCHMARKS.md
 //	loadbench serve -variant pulse -redis ADDR   one server process (run by the above)
+//	loadbench serve -variant pulse-cluster -cluster ADDR,ADDR,ADDR
 //
-// Its last line is "pulse/bare throughput ratio: X.XX". It exits 1 when
+// Its last line is "pulse/bare throughput ratio: X.XX", after
+// "pulse-cluster/bare throughput ratio: X.XX" when that variant ran. It exits 1 when
 // the hits Redis holds differ from the requests a server served.
 package main
 
@@ -45,7 +48,7 @@ func run() error {
 		rounds      = flag.Int("rounds", 20, "rounds; every variant runs once per round")
 		duration    = flag.Duration("duration", time.Second, "length of every run")
 		connections = flag.Int("connections", 32, "wrk connections (-c)")
-		scale       = flag.String("scale", "1,8", "extra paced pulse runs at these connection counts, comma separated (\"\": none)")
+		scale       = flag.String("scale", "1,8", "extra paced pulse (and pulse-cluster) runs at these connection counts, comma separated (\"\": none)")
 		scalePause  = flag.Duration("scale-pause", time.Millisecond, "each connection's pause between requests in the paced extra runs")
 		scaleTime   = flag.Duration("scale-duration", 5*time.Second, "length of every extra run")
 		threads     = flag.Int("threads", 1, "wrk threads (-t)")

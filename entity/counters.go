@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
 // Counters keeps per-entity counts in SQL, cached in Redis. All methods
@@ -20,6 +22,7 @@ type Counters struct {
 	db               *sql.DB
 	q                queries
 	pool             Pool
+	router           *redisconn.Router // nil without a pool
 	kinds            map[string]*kindSpec
 	order            []string
 	prefix           string
@@ -69,6 +72,7 @@ func New(ctx context.Context, cfg Config) (*Counters, error) {
 		db:               cfg.DB,
 		q:                newQueries(cfg.Dialect, cfg.Table),
 		pool:             cfg.Pool,
+		router:           routerFor(cfg.Pool),
 		kinds:            kinds,
 		order:            order,
 		prefix:           cfg.Prefix,
@@ -251,4 +255,12 @@ func (c *Counters) now() time.Time {
 		return time.Now()
 	}
 	return c.clock.Now()
+}
+
+// routerFor is the Router of the cache's pool, nil without one.
+func routerFor(p Pool) *redisconn.Router {
+	if p == nil {
+		return nil
+	}
+	return redisconn.NewRouter(p)
 }

@@ -86,7 +86,7 @@ func (c *Counters) flush(ctx context.Context) error {
 // A crash before 3 commits leaves flushing for the next flush to apply; a
 // crash after leaves it for the next flush to find applied and delete.
 func (c *Counters) flushOnce(ctx context.Context) (batch string, fresh bool, err error) {
-	reply, err := redis.Values(c.runScript(ctx, moveScript, scriptCall([]string{c.pendingKey, c.flushingKey, c.epochKey}, c.newBatchID())))
+	reply, err := redis.Values(c.runScript(ctx, moveScript.Cmd([]string{c.pendingKey, c.flushingKey, c.epochKey}, c.newBatchID())))
 	if err != nil {
 		return "", false, err
 	}
@@ -119,7 +119,7 @@ func (c *Counters) flushOnce(ctx context.Context) (batch string, fresh bool, err
 	if err := c.step(stepCommitted); err != nil {
 		return batch, fresh, err
 	}
-	if _, err := c.runScript(ctx, doneScript, scriptCall([]string{c.flushingKey, c.epochKey}, batch)); err != nil {
+	if _, err := c.runScript(ctx, doneScript.Cmd([]string{c.flushingKey, c.epochKey}, batch)); err != nil {
 		return batch, fresh, err
 	}
 	return batch, fresh, c.step(stepDone)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
 // Get returns every declared field of one entity.
@@ -167,15 +169,15 @@ func (c *Counters) readEntities(ctx context.Context, k *kindSpec, keys []string,
 	for _, f := range k.fields {
 		args = append(args, f)
 	}
-	calls := make([]evalArgs, len(keys))
+	calls := make([]redisconn.Cmd, len(keys))
 	for i, key := range keys {
 		ks := []string{key, leaseKey(key)}
 		if c.writeBehind {
 			ks = append(ks, c.epochKey, c.flushingKey)
 		}
-		calls[i] = scriptCall(ks, args...)
+		calls[i] = readScript.Cmd(ks, args...)
 	}
-	replies, err := c.runScripts(ctx, readScript, calls)
+	replies, err := c.runScripts(ctx, calls)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +216,7 @@ func (c *Counters) readEntities(ctx context.Context, k *kindSpec, keys []string,
 func (c *Counters) warmEntities(ctx context.Context, k *kindSpec, keys []string, ids []int64, token string,
 	cold []coldEntity, base []int64, applied map[string]bool, vals []int64) (moved bool, err error) {
 	nf := len(k.fields)
-	calls := make([]evalArgs, len(cold))
+	calls := make([]redisconn.Cmd, len(cold))
 	for x, ce := range cold {
 		key := keys[ce.i]
 		ks := []string{key, leaseKey(key), marksKey(key)}
@@ -234,9 +236,9 @@ func (c *Counters) warmEntities(ctx context.Context, k *kindSpec, keys []string,
 		for j := 0; j < nf; j++ {
 			args = append(args, base[x*nf+j]+countOffset)
 		}
-		calls[x] = scriptCall(ks, args...)
+		calls[x] = warmScript.Cmd(ks, args...)
 	}
-	replies, err := c.runScripts(ctx, warmScript, calls)
+	replies, err := c.runScripts(ctx, calls)
 	if err != nil {
 		return false, err
 	}

@@ -1,10 +1,10 @@
 package entity
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
 	"strconv"
 	"time"
+
+	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
 const (
@@ -46,17 +46,9 @@ func pendingPrefix(kind string, id int64) string {
 	return kind + ":" + strconv.FormatInt(id, 10) + ":"
 }
 
-// luaScript is a script sent by its SHA1 (EVALSHA), with its source as
+// newScript is a script sent by its SHA1 (EVALSHA), with its source as
 // the fallback when the server does not know it yet (NOSCRIPT).
-type luaScript struct {
-	src  string
-	hash string
-}
-
-func newScript(src string) *luaScript {
-	h := sha1.Sum([]byte(src))
-	return &luaScript{src: src, hash: hex.EncodeToString(h[:])}
-}
+func newScript(src string) *redisconn.Script { return redisconn.NewScript(src) }
 
 // Lua scripts. Each runs atomically in Redis on the keys of one entity
 // (write-behind's also on its shared pending hash, which is why that mode

@@ -132,7 +132,7 @@ func (c *Counters) storeGlobals(ctx context.Context, globals map[string]int64) {
 	for name, v := range globals {
 		args = append(args, name, v)
 	}
-	if _, err := c.runScript(ctx, setIfGreaterScript, scriptCall([]string{c.globalsKey()}, args...)); err != nil {
+	if _, err := c.runScript(ctx, setIfGreaterScript.Cmd([]string{c.globalsKey()}, args...)); err != nil {
 		// The cached values may lag SQL: drop them, or let them expire.
 		if _, err2 := c.do(context.WithoutCancel(ctx), "DEL", c.globalsKey()); err2 != nil {
 			c.cacheError(ctx, "globals", errors.Join(err, err2))

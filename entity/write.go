@@ -3,10 +3,11 @@ package entity
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/gomodule/redigo/redis"
+	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
 // Incr adds delta to one counter. In the default write-through mode it
@@ -96,7 +97,7 @@ func (t *Tx) Incr(kind string, id int64, field string, delta int64) error {
 			// Announce the write before SQL has it, so no reader caches a
 			// value that holds it and then sees it added again.
 			token := c.newToken()
-			_, err := c.runScript(t.ctx, markWriteScript, scriptCall([]string{marksKey(ek)}, token, writeMarkTTL.Milliseconds()))
+			_, err := c.runScript(t.ctx, markWriteScript.Cmd([]string{marksKey(ek)}, token, writeMarkTTL.Milliseconds()))
 			if err == nil {
 				w.token = token
 			} else {
@@ -166,7 +167,7 @@ func (c *Counters) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx
 			continue
 		}
 		args := append([]any{w.token, coldBelow}, w.deltas...)
-		if _, err := c.runScript(ctx, throughIncrScript, scriptCall([]string{w.key, leaseKey(w.key), marksKey(w.key)}, args...)); err != nil {
+		if _, err := c.runScript(ctx, throughIncrScript.Cmd([]string{w.key, leaseKey(w.key), marksKey(w.key)}, args...)); err != nil {
 			c.cacheError(ctx, "incr", err)
 			c.abandonWrite(ctx, w)
 		}
@@ -177,25 +178,18 @@ func (c *Counters) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx
 // incrBehind is the write-behind increment. done is false if the command
 // cannot have reached Redis, so SQL may take the delta instead.
 func (c *Counters) incrBehind(ctx context.Context, kind string, id int64, field string, delta int64) (done bool, err error) {
-	conn, t, err := c.conn(ctx)
-	if err != nil {
-		c.cacheError(ctx, "incr", err)
-		if ctx.Err() != nil {
-			return true, fmt.Errorf("entity: incr: %w", err)
-		}
-		return false, nil
-	}
-	defer conn.Close()
 	ek := c.entityKey(kind, id)
-	args := append([]any{behindIncrScript.hash}, scriptCall([]string{ek, leaseKey(ek), c.pendingKey},
-		field, delta, coldBelow, pendingField(kind, id, field))...)
-	_, err = redis.DoWithTimeout(conn, t, "EVALSHA", args...)
-	if isNoScript(err) {
-		args[0] = behindIncrScript.src
-		_, err = redis.DoWithTimeout(conn, t, "EVAL", args...)
-	}
+	replies, err := c.send(ctx, behindIncrScript.Cmd([]string{ek, leaseKey(ek), c.pendingKey},
+		field, delta, coldBelow, pendingField(kind, id, field)))
 	if err != nil {
 		c.cacheError(ctx, "incr", err)
+		return true, fmt.Errorf("entity: incr: %w", err)
+	}
+	if err := replies[0].Err; err != nil {
+		c.cacheError(ctx, "incr", err)
+		if replies[0].Unsent {
+			return false, nil // never left: SQL may take the delta
+		}
 		// Redis may have taken the delta before failing: writing it to SQL
 		// as well could count it twice.
 		return true, fmt.Errorf("entity: incr: write-behind: outcome unknown: %w", err)
@@ -209,13 +203,11 @@ func (c *Counters) incrBehind(ctx context.Context, kind string, id int64, field 
 func (c *Counters) abandonWrite(ctx context.Context, w *entityWrite) {
 	ctx = context.WithoutCancel(ctx)
 	if c.cacheUp() {
-		conn, t, err := c.conn(ctx)
+		replies, err := c.send(ctx,
+			redisconn.Cmd{Key: w.key, Name: "ZREM", Args: []any{marksKey(w.key), w.token}},
+			redisconn.Cmd{Key: w.key, Name: "DEL", Args: []any{w.key, leaseKey(w.key)}})
 		if err == nil {
-			bindKey(conn, w.key)
-			_ = conn.Send("ZREM", marksKey(w.key), w.token)
-			_ = conn.Send("DEL", w.key, leaseKey(w.key))
-			_, err = redis.DoWithTimeout(conn, t, "")
-			conn.Close()
+			err = errors.Join(replies[0].Err, replies[1].Err)
 		}
 		if err == nil {
 			return

@@ -106,10 +106,33 @@ func (r *Router) Pool() Pool { return r.pool }
 // IsCluster reports whether the router talks to a Redis Cluster.
 func (r *Router) IsCluster() bool { return r.cluster != nil }
 
+// contextPool is a pool whose wait for a connection can be bounded, as a
+// *redis.Pool's can (when it is set to Wait for a free one).
+type contextPool interface {
+	GetContext(ctx context.Context) (redis.Conn, error)
+}
+
 // Get returns a connection for commands on key: on a cluster, bound to the
 // node serving key's slot.
 func (r *Router) Get(key string) (redis.Conn, error) {
-	conn := r.pool.Get()
+	return r.getBefore(key, time.Time{})
+}
+
+// getBefore is Get that waits for a free pooled connection no later than
+// deadline (zero: as long as the pool says).
+func (r *Router) getBefore(key string, deadline time.Time) (redis.Conn, error) {
+	var conn redis.Conn
+	if p, ok := r.pool.(contextPool); ok && !deadline.IsZero() {
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		c, err := p.GetContext(ctx)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		conn = c
+	} else {
+		conn = r.pool.Get()
+	}
 	if r.cluster != nil {
 		if err := redisc.BindConn(conn, key); err != nil {
 			conn.Close()
@@ -226,7 +249,7 @@ func (r *Router) run(cmds []Cmd, idx []int, replies []Reply, deadline time.Time,
 			replies[i] = Reply{Err: err}
 		}
 	}
-	conn, err := r.Get(cmds[idx[0]].Key)
+	conn, err := r.getBefore(cmds[idx[0]].Key, deadline)
 	if err == nil {
 		err = conn.Err() // a pool hands out a failed dial as a conn
 		if err != nil {

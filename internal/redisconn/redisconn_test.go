@@ -1,0 +1,121 @@
+package redisconn_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redisconn"
+	"github.com/pulse-dev/pulse/internal/redistest"
+)
+
+func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		err  error
+		want redisconn.Class
+	}{
+		{nil, redisconn.OK},
+		{errors.New("dial tcp: connection refused"), redisconn.Transient},
+		{redis.Error("OOM command not allowed when used memory > 'maxmemory'."), redisconn.Transient},
+		{redis.Error("READONLY You can't write against a read only replica."), redisconn.Transient},
+		{redis.Error("LOADING Redis is loading the dataset in memory"), redisconn.Transient},
+		{redis.Error("BUSY Redis is busy running a script."), redisconn.Transient},
+		{redis.Error("MOVED 3999 127.0.0.1:6381"), redisconn.Transient},
+		{redis.Error("TRYAGAIN Multiple keys request during rehashing of slot"), redisconn.Transient},
+		{redis.Error("ERR something nobody planned for"), redisconn.Transient},
+		{redis.Error("WRONGTYPE Operation against a key holding the wrong kind of value"), redisconn.KeyPermanent},
+		{redis.Error("ERR hash value is not an integer"), redisconn.KeyPermanent},
+		{redis.Error("ERR increment or decrement would overflow"), redisconn.KeyPermanent},
+		{redis.Error("NOSCRIPT No matching script. Please use EVAL."), redisconn.NoScript},
+		{fmt.Errorf("wrapped: %w", redis.Error("WRONGTYPE x")), redisconn.KeyPermanent},
+	}
+	for _, tt := range tests {
+		if got := redisconn.Classify(tt.err); got != tt.want {
+			t.Errorf("Classify(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}
+
+var echoScript = redisconn.NewScript(`return redis.call('INCRBY', KEYS[1], ARGV[1])`)
+
+// On one server: scripts by SHA with the source sent once after a SCRIPT
+// FLUSH, error replies per command, and a pool that cannot dial marks its
+// commands as never sent.
+func TestRouterOneServer(t *testing.T) {
+	srv := redistest.Start(t)
+	r := redisconn.NewRouter(srv.Pool())
+	srv.Do("SCRIPT", "FLUSH")
+	replies := r.Do([]redisconn.Cmd{
+		echoScript.Cmd([]string{"a"}, 2),
+		{Key: "s", Name: "SET", Args: []any{"s", "x"}},
+		{Key: "s", Name: "INCR", Args: []any{"s"}},
+		echoScript.Cmd([]string{"a"}, 3),
+	}, redisconn.Options{})
+	if v, err := redis.Int(replies[0].Value, replies[0].Err); err != nil || v != 2 {
+		t.Errorf("script after SCRIPT FLUSH: %v, %v", v, err)
+	}
+	if replies[1].Err != nil || redisconn.Classify(replies[2].Err) != redisconn.KeyPermanent {
+		t.Errorf("SET then INCR of a string: %v, %v", replies[1].Err, replies[2].Err)
+	}
+	if v, _ := redis.Int(replies[3].Value, replies[3].Err); v != 5 {
+		t.Errorf("second script call: %v", v)
+	}
+
+	down := &redis.Pool{Dial: func() (redis.Conn, error) { return nil, errors.New("no server here") }}
+	rep := redisconn.NewRouter(down).Do([]redisconn.Cmd{{Key: "k", Name: "GET", Args: []any{"k"}}}, redisconn.Options{})[0]
+	if rep.Err == nil || !rep.Unsent {
+		t.Errorf("a pool that cannot dial: %+v, want an error and Unsent", rep)
+	}
+
+	// DoContext returns when its context ends, even with Redis hung.
+	srv.Pause()
+	defer srv.Resume()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	rep = r.DoContext(ctx, []redisconn.Cmd{{Key: "k", Name: "GET", Args: []any{"k"}}}, redisconn.Options{Timeout: 5 * time.Second})[0]
+	if !errors.Is(rep.Err, context.DeadlineExceeded) || time.Since(start) > time.Second {
+		t.Errorf("DoContext on a hung server: %v after %v", rep.Err, time.Since(start))
+	}
+}
+
+// On a cluster: commands on keys of every node in one call, each answered
+// in order; WAIT with too many replicas asked makes their writes unsure.
+func TestRouterCluster(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	cl.Reset(t)
+	r := redisconn.NewRouter(cl.Client(t))
+	if !r.IsCluster() {
+		t.Fatal("a redisc cluster is not seen as one")
+	}
+	var cmds []redisconn.Cmd
+	nodes := map[string]bool{}
+	for i := range 60 {
+		key := fmt.Sprintf("k%d", i)
+		nodes[cl.MasterOf(key).Addr] = true
+		cmds = append(cmds, echoScript.Cmd([]string{key}, i))
+	}
+	if len(nodes) != 3 {
+		t.Fatalf("keys on %d nodes, want 3", len(nodes))
+	}
+	for i, rep := range r.Do(cmds, redisconn.Options{WaitReplicas: 1}) {
+		if v, err := redis.Int(rep.Value, rep.Err); err != nil || v != i {
+			t.Errorf("k%d: %v, %v", i, v, err)
+		}
+	}
+	replies := r.Do(cmds[:3], redisconn.Options{WaitReplicas: 2, Timeout: 500 * time.Millisecond})
+	var nr *redisconn.NotReplicatedError
+	if !errors.As(replies[0].Err, &nr) || nr.Want != 2 || nr.Got != 1 {
+		t.Errorf("WAIT 2 with one replica each: %v", replies[0].Err)
+	}
+	if v := cl.Do(t, "k1", "GET", "k1"); v == nil {
+		t.Error("k1 not written")
+	}
+}

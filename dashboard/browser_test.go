@@ -336,7 +336,19 @@ func richTraffic(t *testing.T, f *fixture) {
 func TestBrowser(t *testing.T) {
 	browser := newBrowser(t)
 
-	rich := newFixture(t, fixtureOptions{noTraffic: true, title: "Pulse forum", poll: 400 * time.Millisecond})
+	// Posts 12 and 31 have names (one of them markup, which must show as
+	// text); the others are shown by id.
+	labels := func(_ context.Context, kind string, ids []int64) (map[int64]string, error) {
+		names := map[int64]string{12: "hello world", 31: "<b>bold</b>"}
+		out := map[int64]string{}
+		for _, id := range ids {
+			if n, ok := names[id]; ok && kind == "post" {
+				out[id] = n
+			}
+		}
+		return out, nil
+	}
+	rich := newFixture(t, fixtureOptions{noTraffic: true, title: "Pulse forum", poll: 400 * time.Millisecond, labels: labels})
 	richTraffic(t, rich)
 	rich.record(t, hit{imgName, 10 * time.Minute, 2}, hit{scriptName, 9 * time.Minute, 3})
 	rich.ents.set("post", 12, map[string]int64{"views": 95, "likes": 14, "replies": 6})
@@ -382,7 +394,7 @@ func TestBrowser(t *testing.T) {
 		tb.waitFor("the entity top list", `document.querySelectorAll('#entity-top li').length === 6`)
 		var top []string
 		tb.eval(`Array.from(document.querySelectorAll('#entity-top li')).map(li => li.querySelector('.id').textContent + '=' + li.querySelector('.value').textContent)`, &top)
-		if got := strings.Join(top, " "); got != "#12=95 #31=61 #3=40 #5=22 #7=12 #9=12" {
+		if got := strings.Join(top, " "); got != `"hello world" (#12)=95 "<b>bold</b>" (#31)=61 #3=40 #5=22 #7=12 #9=12` {
 			t.Errorf("top posts by views: %s", got)
 		}
 		tb.eval(`document.getElementById('entity-id').value = '12'; document.querySelector('#entity-lookup button').click(); true`, nil)

@@ -492,7 +492,9 @@
       fill.style.width = (highest > 0 ? (100 * r.count) / highest : 0).toFixed(1) + '%';
       bar.append(fill);
       const name = r.label ? '"' + r.label + '" (#' + r.id + ')' : '#' + r.id;
-      li.append(el('span', 'id', name), bar, el('span', 'value', numberFormat.format(r.count)));
+      const label = el('span', 'id', name);
+      label.title = name; // the whole name, where a long one is cut short
+      li.append(label, bar, el('span', 'value', numberFormat.format(r.count)));
       frag.append(li);
     }
     list.replaceChildren(frag);

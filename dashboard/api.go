@@ -326,7 +326,12 @@ func (s *server) handleHealth(c echo.Context) error {
 	ctx, cancel := s.requestContext(c)
 	defer cancel()
 	pingErr := s.pingRedis(ctx)
+	// Since the last flush that ended well, empty or not: hits that
+	// arrived after an idle spell are not late.
 	since := h.LastFlush
+	if h.LastFlushOK.After(since) {
+		since = h.LastFlushOK
+	}
 	if since.IsZero() || since.Before(s.started) {
 		since = s.started
 	}

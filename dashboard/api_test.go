@@ -605,3 +605,16 @@ func TestOverviewReadsShared(t *testing.T) {
 		t.Errorf("8 identical overview reads listed the series more than once:\n%s", stats)
 	}
 }
+
+// Hits that arrive after an idle spell are not late: the flushes that had
+// nothing to write count as flushes.
+func TestHealthProbeAfterIdle(t *testing.T) {
+	f := newFixture(t, fixtureOptions{flushInterval: time.Second, noTraffic: true})
+	f.clock.Advance(10 * time.Second)
+	f.flush(t) // nothing to write: the flusher is alive all the same
+	c, _ := f.rec.Counter("hits")
+	c.Inc()
+	if r := get(t, f.root+"api/health"); r.status != http.StatusOK {
+		t.Errorf("a hit just after an empty flush: %d %s", r.status, r.body)
+	}
+}

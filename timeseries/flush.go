@@ -488,8 +488,10 @@ func (r *Recorder) succeeded(wrote bool) {
 	r.retryAt, r.backoff = time.Time{}, 0
 	r.health.RedisUp = true
 	r.health.LastError = ""
+	now := r.clock.Now()
+	r.health.LastFlushOK = now
 	if wrote {
-		r.health.LastFlush = r.clock.Now()
+		r.health.LastFlush = now
 	}
 }
 

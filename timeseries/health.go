@@ -6,6 +6,10 @@ import "time"
 type Health struct {
 	// LastFlush is when deltas last reached Redis; zero if never.
 	LastFlush time.Time `json:"last_flush"`
+	// LastFlushOK is when a flush last ended without error, whether or
+	// not it had hits to write: the flusher is alive and Redis took what
+	// it was given.
+	LastFlushOK time.Time `json:"last_flush_ok"`
 	// LastError is the text of the latest flush error, "" after a success.
 	LastError string `json:"last_error,omitempty"`
 	// LastErrorAt is when LastError happened.

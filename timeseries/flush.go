@@ -139,11 +139,12 @@ func (r *Recorder) groupOf(key string) int {
 
 // takeLocked picks the batches of one round: every outstanding batch
 // again, the next spilled batch of each marker that has none, and a new
-// batch from pending for each group whose marker has none. At most one
+// batch from pending for each group whose marker has none. leftover says
+// some of it had to wait for a later round (a group busy or full, spilled
+// batches queued behind others). At most one
 // batch per marker is in flight, so a later batch can never be applied
 // before an earlier one of the same marker that failed.
-func (r *Recorder) takeLocked() []*batch {
-	var out []*batch
+func (r *Recorder) takeLocked() (out []*batch, leftover bool) {
 	for _, b := range r.outstanding {
 		out = append(out, b)
 	}
@@ -160,7 +161,7 @@ func (r *Recorder) takeLocked() []*batch {
 		}
 	}
 	if len(r.pending) == 0 {
-		return out
+		return out, len(r.queued) > 0
 	}
 	type building struct {
 		b      *batch
@@ -183,6 +184,7 @@ func (r *Recorder) takeLocked() []*batch {
 			bl, ok := fresh[g]
 			if !ok {
 				if blocked[g] {
+					leftover = true
 					continue
 				}
 				m, ok := r.markers[g]
@@ -192,6 +194,7 @@ func (r *Recorder) takeLocked() []*batch {
 				}
 				if _, busy := r.outstanding[m]; busy {
 					blocked[g] = true // waits for the group's batch in flight
+					leftover = true
 					continue
 				}
 				r.seq++
@@ -205,7 +208,8 @@ func (r *Recorder) takeLocked() []*batch {
 			j, ok := bl.deltas[dk]
 			if !ok {
 				if len(b.Keys) >= maxBatchDeltas {
-					continue // the next round takes the rest
+					leftover = true // the next round takes the rest
+					continue
 				}
 				j = len(b.Keys)
 				bl.deltas[dk] = j
@@ -233,7 +237,7 @@ func (r *Recorder) takeLocked() []*batch {
 	for k, n := range partial {
 		r.pending[k] += n
 	}
-	return out
+	return out, leftover || len(r.queued) > 0
 }
 
 // cmd is the script call of b.
@@ -301,7 +305,7 @@ const maxRounds = 64
 func (r *Recorder) round(ctx context.Context) (more, wrote bool, err error) {
 	r.mu.Lock()
 	r.drainLocked()
-	batches := r.takeLocked()
+	batches, leftover := r.takeLocked()
 	r.mu.Unlock()
 
 	timeout := r.timeout
@@ -339,9 +343,10 @@ func (r *Recorder) round(ctx context.Context) (more, wrote bool, err error) {
 	if err := r.listLanded(timeout); err != nil && firstErr == nil {
 		firstErr = err
 	}
-	r.mu.Lock()
-	more = len(r.pending) > 0 || len(r.outstanding) > 0 || len(r.queued) > 0
-	r.mu.Unlock()
+	// Another round only for what this one had to leave: hits recorded
+	// meanwhile wait for the next flush, so a flush under steady traffic
+	// (write-through above all) ends.
+	more = leftover
 	if firstErr != nil {
 		return more, wrote, fmt.Errorf("timeseries: flush: %w", firstErr)
 	}

@@ -389,10 +389,16 @@ func (r *Recorder) Close(ctx context.Context) error {
 		r.cancel()
 		<-r.done
 	})
-	for {
+	for again := 0; ; {
 		err := r.flush(ctx, true)
 		if err == nil {
-			return nil
+			// Hits recorded while that flush ran (requests still
+			// finishing) get a few more; under traffic that goes on
+			// after Close, Close must still end.
+			if again++; again > 3 || r.Health().PendingHits == 0 {
+				return nil
+			}
+			continue
 		}
 		select {
 		case <-ctx.Done():

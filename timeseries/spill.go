@@ -54,7 +54,8 @@ func (r *Recorder) spill() error {
 	// follow any outstanding batch of the same marker, and the sender
 	// keeps a marker's batches in seq order.
 	for len(r.pending) > 0 {
-		all = append(all, r.takeLocked()...)
+		batches, _ := r.takeLocked()
+		all = append(all, batches...)
 		r.outstanding = map[string]*batch{}
 	}
 	var hits int64

@@ -306,6 +306,8 @@ func (r *Recorder) round(ctx context.Context) (more, wrote bool, err error) {
 	r.mu.Lock()
 	r.drainLocked()
 	batches, leftover := r.takeLocked()
+	r.takes++
+	take := r.takes
 	r.mu.Unlock()
 
 	timeout := r.timeout
@@ -345,8 +347,13 @@ func (r *Recorder) round(ctx context.Context) (more, wrote bool, err error) {
 	}
 	// Another round only for what this one had to leave: hits recorded
 	// meanwhile wait for the next flush, so a flush under steady traffic
-	// (write-through above all) ends.
+	// ends.
 	more = leftover
+	if firstErr == nil && !leftover {
+		r.mu.Lock()
+		r.written = max(r.written, take) // all pending before this take is in Redis
+		r.mu.Unlock()
+	}
 	if firstErr != nil {
 		return more, wrote, fmt.Errorf("timeseries: flush: %w", firstErr)
 	}

@@ -106,6 +106,8 @@ type Recorder struct {
 	refusedKeys map[string]struct{}
 	droppedIncr int64
 	seq         int64
+	takes       int64     // rounds that took pending hits into batches
+	written     int64     // the last such round after which all it took was in Redis
 	retryAt     time.Time // no background flush before it, after a failure
 	backoff     time.Duration
 	health      Health
@@ -271,18 +273,35 @@ func (r *Recorder) Record(counters ...*Counter) {
 	stripes.Put(st)
 }
 
-// writeNow is the write-through path: the hits join pending and a flush
-// runs at once. Calls that arrive while one flush runs share the next.
+// writeNow is the write-through path: the hits join pending and a round
+// runs at once, unless one that started after they joined has written
+// them meanwhile: calls that wait for a round in flight share the next
+// one (group commit).
 func (r *Recorder) writeNow(sec int64, counters []*Counter) {
 	r.mu.Lock()
 	for _, c := range counters {
 		r.addPendingLocked(c, sec, 1)
 	}
+	want := r.takes + 1 // the first round that can take these hits
 	skip := r.closed || r.clock.Now().Before(r.retryAt)
 	r.mu.Unlock()
-	if !skip {
-		_ = r.flush(context.Background(), false)
+	if skip {
+		return
 	}
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	r.mu.Lock()
+	done := r.written >= want
+	r.mu.Unlock()
+	if done {
+		return // the round another call ran while this one waited took them
+	}
+	_, wrote, err := r.round(context.Background())
+	if err != nil {
+		r.failed(err)
+		return
+	}
+	r.succeeded(wrote)
 }
 
 // now is the unix second to stamp a hit with.

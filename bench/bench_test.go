@@ -17,6 +17,8 @@ import (
 	"github.com/mna/redisc"
 
 	"github.com/pulse-dev/pulse/internal/redistest"
+
+	"github.com/pulse-dev/pulse/internal/ports"
 )
 
 // serveEnv makes the test binary act as a server process, so the smoke
@@ -457,7 +459,7 @@ func TestStartCluster(t *testing.T) {
 	}
 	for _, s := range c.Nodes {
 		_, port, _ := net.SplitHostPort(s.Addr)
-		if p, _ := strconv.Atoi(port); p <= 0 || p >= maxPort {
+		if p, _ := strconv.Atoi(port); p <= 0 || p >= ports.Max {
 			t.Errorf("node port %s: its bus port would be past 65535", port)
 		}
 		conn, err := s.dial()

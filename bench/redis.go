@@ -17,6 +17,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/mna/redisc"
+
+	"github.com/pulse-dev/pulse/internal/ports"
 )
 
 // RedisServer is a redis-server process started by this package: a free
@@ -57,7 +59,7 @@ func launchRedis(ctx context.Context, cluster bool) (*RedisServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: redis dir: %w", err)
 	}
-	port, err := freePort()
+	port, err := ports.Free()
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -144,35 +146,6 @@ func dialRedis(addr string) (redis.Conn, error) {
 		redis.DialConnectTimeout(time.Second),
 		redis.DialReadTimeout(5*time.Second),
 		redis.DialWriteTimeout(5*time.Second))
-}
-
-// maxPort keeps ports low enough that a cluster node's bus port
-// (port+10000) is a valid port too.
-const maxPort = 55535
-
-// freePort finds a loopback port below maxPort whose bus port is free too.
-func freePort() (int, error) {
-	var lastErr error
-	for range 200 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, fmt.Errorf("bench: find a free port: %w", err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		if port >= maxPort {
-			l.Close()
-			continue
-		}
-		bus, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+10000)))
-		l.Close()
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		bus.Close()
-		return port, nil
-	}
-	return 0, errors.Join(errors.New("bench: no free port below 55535 with a free bus port"), lastErr)
 }
 
 // RedisCluster is a Redis Cluster of three masters and no replicas, each a

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/ports"
 )
 
 // once makes a restore func idempotent.
@@ -58,7 +60,7 @@ func (s *Server) ReadOnly() (restore func()) {
 	if s.opts.Cluster {
 		s.fatalf("redistest: ReadOnly on cluster node %s: use Cluster.Failover or Cluster.KillMaster", s.Addr)
 	}
-	port, err := freePort()
+	port, err := ports.Free()
 	if err != nil {
 		s.fatalf("%v", err)
 	}

@@ -41,15 +41,3 @@ func TestParseNodes(t *testing.T) {
 		})
 	}
 }
-
-func TestFreePort(t *testing.T) {
-	for range 20 {
-		p, err := freePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p >= maxPort {
-			t.Fatalf("port %d leaves no cluster bus port", p)
-		}
-	}
-}

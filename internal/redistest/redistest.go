@@ -1,7 +1,6 @@
 package redistest
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -15,11 +14,9 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-)
 
-// maxPort keeps ports low enough that the cluster bus port (port+10000)
-// is a valid port too.
-const maxPort = 55535
+	"github.com/pulse-dev/pulse/internal/ports"
+)
 
 // Options changes how StartWith launches redis-server.
 type Options struct {
@@ -77,7 +74,7 @@ func newServer(dir string, o Options) (*Server, error) {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		port, err := freePort()
+		port, err := ports.Free()
 		if err != nil {
 			return nil, err
 		}
@@ -348,32 +345,6 @@ func (s *Server) FlushAll() {
 
 // Dir is the server's data directory.
 func (s *Server) Dir() string { return filepath.Clean(s.dir) }
-
-// freePort finds a loopback port that is free, below maxPort, and whose
-// cluster bus port (port+10000) is free too.
-func freePort() (int, error) {
-	var lastErr error
-	for range 200 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, fmt.Errorf("redistest: find a free port: %w", err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		if port >= maxPort {
-			l.Close()
-			continue
-		}
-		bus, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+10000)))
-		l.Close()
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		bus.Close()
-		return port, nil
-	}
-	return 0, errors.Join(errors.New("redistest: no free port below 55535 with a free bus port"), lastErr)
-}
 
 // Installed reports whether redis-server can be found, for benchmarks that
 // skip rather than fail.

@@ -28,24 +28,7 @@ func clusterRecorder(t *testing.T, cfg timeseries.Config) (*redistest.Cluster, *
 	if cfg.FlushInterval == 0 {
 		cfg.FlushInterval = 100 * time.Millisecond
 	}
-	return cl, newRecorderPool(t, cfg)
-}
-
-func newRecorderPool(t *testing.T, cfg timeseries.Config) *timeseries.Recorder {
-	t.Helper()
-	if cfg.OnError == nil {
-		cfg.OnError = func(error) {}
-	}
-	r, err := timeseries.NewRecorder(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = r.Close(ctx)
-	})
-	return r
+	return cl, newRecorder(t, nil, cfg) // the pool is set: no server needed
 }
 
 // clusterSum adds up one series at one precision on the cluster.

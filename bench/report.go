@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"os"
 	"regexp"
@@ -235,7 +236,7 @@ func (r *Report) extraRuns(v Variant) []RunResult {
 			runs = append(runs, run)
 		}
 	}
-	slices.SortFunc(runs, func(a, b RunResult) int { return cmpFloat(a.Load.RPS, b.Load.RPS) })
+	slices.SortFunc(runs, func(a, b RunResult) int { return cmp.Compare(a.Load.RPS, b.Load.RPS) })
 	return runs
 }
 
@@ -299,16 +300,6 @@ func (r *Report) clusterTable() *table {
 		row(loadLabel(run.Connections, run.Pause)+" (extra run)", []RunResult{run})
 	}
 	return t
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // loadLabel names a load: "32" or "4, 1ms pause".

@@ -231,14 +231,7 @@ func TestClusterNodeErrorReplies(t *testing.T) {
 			stop := traffic(hits, other)
 			time.Sleep(300 * time.Millisecond)
 			restore := f.start(cl.MasterOf("count:5:hits"))
-			saw := false
-			end := time.Now().Add(3 * time.Second)
-			for time.Now().Before(end) {
-				if h := r.Health(); !h.RedisUp && strings.Contains(h.LastError, f.code) {
-					saw = true
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			saw := sawHealthError(r, f.code, 3*time.Second)
 			restore()
 			time.Sleep(300 * time.Millisecond)
 			n := stop()

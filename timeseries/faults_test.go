@@ -49,6 +49,18 @@ func traffic(counters ...*timeseries.Counter) (stop func() int64) {
 	}
 }
 
+// sawHealthError watches r's Health for d and reports whether it showed
+// Redis down with an error containing code.
+func sawHealthError(r *timeseries.Recorder, code string, d time.Duration) bool {
+	saw := false
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if h := r.Health(); !h.RedisUp && strings.Contains(h.LastError, code) {
+			saw = true
+		}
+	}
+	return saw
+}
+
 // Error replies of a server that cannot take writes for a while must
 // cost no hit, and Health must say so while they last.
 func TestErrorRepliesLoseNothing(t *testing.T) {
@@ -76,14 +88,7 @@ func TestErrorRepliesLoseNothing(t *testing.T) {
 				stop := traffic(hits, route)
 				time.Sleep(300 * time.Millisecond)
 				restore := f.start(srv)
-				saw := false
-				deadline := time.Now().Add(5 * time.Second)
-				for time.Now().Before(deadline) {
-					if h := r.Health(); !h.RedisUp && strings.Contains(h.LastError, f.code) {
-						saw = true
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
+				saw := sawHealthError(r, f.code, 5*time.Second)
 				restore()
 				time.Sleep(300 * time.Millisecond)
 				n := stop()

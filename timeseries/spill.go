@@ -1,6 +1,7 @@
 package timeseries
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -76,7 +77,7 @@ func (r *Recorder) spill() error {
 		if c := strings.Compare(a.Marker, b.Marker); c != 0 {
 			return c
 		}
-		return cmpInt64(a.Seq, b.Seq)
+		return cmp.Compare(a.Seq, b.Seq)
 	})
 	name := filepath.Join(r.spillDir, fmt.Sprintf("pulse-%s-%d%s", r.id, time.Now().UnixNano(), spillSuffix))
 	if err := writeSpill(name, all); err != nil {
@@ -157,7 +158,7 @@ func (r *Recorder) loadSpills() error {
 	}
 	r.mu.Lock()
 	for _, q := range r.queued {
-		slices.SortFunc(q, func(a, b *batch) int { return cmpInt64(a.Seq, b.Seq) })
+		slices.SortFunc(q, func(a, b *batch) int { return cmp.Compare(a.Seq, b.Seq) })
 	}
 	r.mu.Unlock()
 	return nil

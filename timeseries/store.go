@@ -1,6 +1,7 @@
 package timeseries
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -196,7 +197,7 @@ func (s *Store) Samples(ctx context.Context, name string, precision int, r Range
 		}
 		samples = append(samples, Sample{Time: t, Count: n})
 	}
-	slices.SortFunc(samples, func(a, b Sample) int { return cmpInt64(a.Time, b.Time) })
+	slices.SortFunc(samples, func(a, b Sample) int { return cmp.Compare(a.Time, b.Time) })
 	if !r.FillZero {
 		return samples, nil
 	}
@@ -260,14 +261,4 @@ func FillZero(samples []Sample, precision int, from, to int64) []Sample {
 		out = append(out, Sample{Time: t, Count: c})
 	}
 	return out
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

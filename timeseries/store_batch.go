@@ -1,6 +1,7 @@
 package timeseries
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -167,6 +168,6 @@ func samplesFromHash(reply any, r Range) ([]Sample, error) {
 		}
 		samples = append(samples, Sample{Time: t, Count: n})
 	}
-	slices.SortFunc(samples, func(a, b Sample) int { return cmpInt64(a.Time, b.Time) })
+	slices.SortFunc(samples, func(a, b Sample) int { return cmp.Compare(a.Time, b.Time) })
 	return samples, nil
 }

@@ -19,14 +19,8 @@ import (
 // An error means the delta is not stored, with one exception spelled out
 // in the package documentation (a commit whose reply was lost).
 func (c *Counters) Incr(ctx context.Context, kind string, id int64, field string, delta int64) error {
-	k, fi, err := c.field(kind, field)
-	if err != nil {
-		return err
-	}
-	if delta == 0 {
-		return nil
-	}
-	if err := checkDelta(delta); err != nil {
+	k, fi, err := c.incrField(kind, field, delta)
+	if err != nil || delta == 0 {
 		return err
 	}
 	if k.buffer[fi] {
@@ -49,6 +43,16 @@ func checkDelta(delta int64) error {
 		return fmt.Errorf("entity: incr: delta %d beyond ±%d", delta, int64(MaxDelta))
 	}
 	return nil
+}
+
+// incrField checks an increment's kind, field and delta, and finds the
+// field.
+func (c *Counters) incrField(kind, field string, delta int64) (*kindSpec, int, error) {
+	k, fi, err := c.field(kind, field)
+	if err != nil {
+		return nil, 0, err
+	}
+	return k, fi, checkDelta(delta)
 }
 
 // Tx is one SQL transaction in which an app writes its own rows and the
@@ -77,14 +81,8 @@ type entityWrite struct {
 // are written at once too: the transaction is their durable path.
 func (t *Tx) Incr(kind string, id int64, field string, delta int64) error {
 	c := t.c
-	k, fi, err := c.field(kind, field)
-	if err != nil {
-		return err
-	}
-	if delta == 0 {
-		return nil
-	}
-	if err := checkDelta(delta); err != nil {
+	k, fi, err := c.incrField(kind, field, delta)
+	if err != nil || delta == 0 {
 		return err
 	}
 	ek := c.entityKey(kind, id)

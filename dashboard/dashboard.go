@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pulse-dev/pulse/entity"
+	"github.com/pulse-dev/pulse/internal/dashguard"
 	"github.com/pulse-dev/pulse/middleware"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -284,17 +285,9 @@ func (s *server) register(g *echo.Group) {
 func (s *server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		middleware.Skip(c)
-		setSecurityHeaders(c.Response().Header())
+		dashguard.SetHeaders(c.Response().Header())
 		return next(c)
 	}
-}
-
-// setSecurityHeaders sets what every dashboard answer carries: no content
-// sniffing, no framing, no referrer sent off the origin.
-func setSecurityHeaders(h http.Header) {
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "same-origin")
 }
 
 // wrap applies what every dashboard route shares: the request is not
@@ -305,7 +298,7 @@ func (s *server) wrap(h echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) (err error) {
 		middleware.Skip(c)
 		hdr := c.Response().Header()
-		setSecurityHeaders(hdr)
+		dashguard.SetHeaders(hdr)
 		if m := c.Request().Method; m != http.MethodGet && m != http.MethodHead {
 			hdr.Set("Allow", "GET, HEAD")
 			return jsonError(c, http.StatusMethodNotAllowed, "the dashboard is read-only: only GET and HEAD are allowed")

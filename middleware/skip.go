@@ -1,17 +1,18 @@
 package middleware
 
-import "github.com/labstack/echo/v4"
+import (
+	"github.com/labstack/echo/v4"
 
-// skipKey marks a request that must not be counted.
-const skipKey = "pulse.skip"
+	"github.com/pulse-dev/pulse/internal/track"
+)
 
 // Skip marks the request so the Hits middleware does not count it. The
 // dashboard calls it for its own routes, so watching the dashboard does
 // not show up as traffic.
-func Skip(c echo.Context) { c.Set(skipKey, true) }
+func Skip(c echo.Context) { c.Set(track.SkipKey, true) }
 
 // Skipped reports whether Skip was called for the request.
 func Skipped(c echo.Context) bool {
-	v, _ := c.Get(skipKey).(bool)
+	v, _ := c.Get(track.SkipKey).(bool)
 	return v
 }

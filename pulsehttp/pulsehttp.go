@@ -1,0 +1,154 @@
+package pulsehttp
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/pulse-dev/pulse/internal/track"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// Config configures the middleware. Nil and zero fields take the values
+// of DefaultConfig.
+type Config struct {
+	// Skipper decides, before the handler runs, that a request is not
+	// counted. Requests marked with Skip are not counted either.
+	Skipper func(r *http.Request) bool
+
+	// Recorder counts the hits; required.
+	Recorder *timeseries.Recorder
+
+	// HitsName is the series of every counted request (default "hits").
+	HitsName string
+
+	// Routes adds a series per route, "<METHOD> <path pattern>" such as
+	// "GET /posts/{id}", never the raw URL, so the names are bounded by
+	// the app's routes. Requests that match no route fold into
+	// UnmatchedName; methods outside the standard set are named "OTHER".
+	Routes bool
+	// RouteName returns the path template of the route that served r,
+	// read after the handler returns; "" means no route matched. By
+	// default it is r.Pattern, which http.ServeMux sets, without the
+	// method and host the pattern may start with. For chi, mount the
+	// middleware with the router's Use and read its pattern:
+	//
+	//	RouteName: func(r *http.Request) string {
+	//		return chi.RouteContext(r.Context()).RoutePattern()
+	//	},
+	RouteName func(r *http.Request) string
+	// UnmatchedName is the route series of requests that match no route
+	// (default "unmatched").
+	UnmatchedName string
+
+	// StatusClasses adds the series status:1xx … status:5xx (status:other
+	// for anything else).
+	StatusClasses bool
+
+	// SeriesName names one more series for a request, e.g. per tenant;
+	// "" means none. Names are checked once and share the Recorder's cap
+	// on distinct names, so a client cannot create keys without bound.
+	SeriesName func(r *http.Request) string
+}
+
+// DefaultConfig is the default configuration.
+var DefaultConfig = Config{
+	Skipper:       func(*http.Request) bool { return false },
+	HitsName:      track.DefaultHitsName,
+	RouteName:     PatternPath,
+	UnmatchedName: track.DefaultUnmatchedName,
+}
+
+// Hits returns a middleware that counts every request in the series
+// "hits" of rec. It panics if rec is nil.
+func Hits(rec *timeseries.Recorder) func(http.Handler) http.Handler {
+	c := DefaultConfig
+	c.Recorder = rec
+	return Middleware(c)
+}
+
+// Middleware returns the middleware configured by cfg. It panics on an
+// invalid config; use ToMiddleware to get the error instead.
+func Middleware(cfg Config) func(http.Handler) http.Handler {
+	mw, err := cfg.ToMiddleware()
+	if err != nil {
+		panic(err)
+	}
+	return mw
+}
+
+// ToMiddleware validates the config, creates the fixed series, and
+// returns the middleware.
+func (cfg Config) ToMiddleware() (func(http.Handler) http.Handler, error) {
+	if cfg.Recorder == nil {
+		return nil, errors.New("pulsehttp: Recorder is nil")
+	}
+	if cfg.Skipper == nil {
+		cfg.Skipper = DefaultConfig.Skipper
+	}
+	if cfg.RouteName == nil {
+		cfg.RouteName = DefaultConfig.RouteName
+	}
+	t, err := track.New(track.Config{
+		Recorder: cfg.Recorder, HitsName: cfg.HitsName, Routes: cfg.Routes,
+		UnmatchedName: cfg.UnmatchedName, StatusClasses: cfg.StatusClasses,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pulsehttp: %w", err)
+	}
+	return func(next http.Handler) http.Handler {
+		return &handler{cfg: cfg, track: t, next: next}
+	}, nil
+}
+
+type handler struct {
+	cfg   Config
+	track *track.Tracker
+	next  http.Handler
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.Skipper(r) {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	rw := getWriter(w)
+	finished := false
+	// Deferred, so a panicking handler is counted as the 500 it becomes;
+	// the panic goes on up untouched.
+	defer func() {
+		h.record(rw, r, finished)
+		putWriter(rw)
+	}()
+	h.next.ServeHTTP(rw, r)
+	finished = true
+}
+
+func (h *handler) record(rw *responseWriter, r *http.Request, finished bool) {
+	if rw.skip {
+		return
+	}
+	req := track.Request{Method: r.Method, Status: rw.finalStatus(finished)}
+	if h.cfg.Routes {
+		req.Route = h.cfg.RouteName(r)
+	}
+	if h.cfg.SeriesName != nil {
+		req.Series = h.cfg.SeriesName(r)
+	}
+	h.track.Record(req)
+}
+
+// PatternPath returns the path part of r.Pattern, the ServeMux pattern
+// that matched r: "GET /posts/{id}" gives "/posts/{id}", and a pattern
+// with a host keeps it ("example.com/docs/"). It is "" when no pattern
+// matched, or when a handler between the middleware and the ServeMux
+// passed a copy of r (r.WithContext) on, since ServeMux sets the
+// pattern on the request it is given.
+func PatternPath(r *http.Request) string {
+	p := r.Pattern
+	if i := strings.IndexByte(p, ' '); i >= 0 {
+		p = strings.TrimLeft(p[i+1:], " \t")
+	}
+	return p
+}

@@ -1,0 +1,117 @@
+package pulsehttp
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+)
+
+// responseWriter notes the status a handler answers with, and whether the
+// request was marked with Skip. It keeps http.Flusher, http.Hijacker and
+// io.ReaderFrom, and Unwrap lets http.ResponseController reach the
+// server's own writer for deadlines and full duplex.
+type responseWriter struct {
+	http.ResponseWriter
+	status   int // the final status written; 0 until then
+	skip     bool
+	hijacked bool
+}
+
+var writers = sync.Pool{New: func() any { return new(responseWriter) }}
+
+func getWriter(w http.ResponseWriter) *responseWriter {
+	rw := writers.Get().(*responseWriter)
+	*rw = responseWriter{ResponseWriter: w}
+	return rw
+}
+
+func putWriter(rw *responseWriter) {
+	*rw = responseWriter{}
+	writers.Put(rw)
+}
+
+// WriteHeader notes the first final status; informational ones (1xx but
+// 101) may precede it.
+func (w *responseWriter) WriteHeader(code int) {
+	if w.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *responseWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// ReadFrom keeps the server's sendfile path for io.Copy into the writer.
+func (w *responseWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(writerOnly{w.ResponseWriter}, r)
+}
+
+// writerOnly hides every method but Write, so io.Copy does not call
+// ReadFrom again.
+type writerOnly struct{ io.Writer }
+
+// Flush sends what is buffered; the status is 200 unless one was written.
+func (w *responseWriter) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Hijack hands the connection to the handler, when the server's writer
+// allows it; http.ErrNotSupported otherwise.
+func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil {
+		w.hijacked = true
+	}
+	return conn, rw, err
+}
+
+// Unwrap returns the writer it wraps, for http.ResponseController.
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finalStatus is the status counted for the request. finished is false
+// when the handler panicked.
+func (w *responseWriter) finalStatus(finished bool) int {
+	switch {
+	case w.status != 0:
+		return w.status
+	case w.hijacked:
+		return http.StatusSwitchingProtocols
+	case !finished:
+		return http.StatusInternalServerError
+	}
+	return http.StatusOK // net/http answers 200 for a handler that wrote nothing
+}
+
+// Skip marks the request answered through w so the middleware does not
+// count it. It finds the middleware's writer through any wrappers that
+// have an Unwrap method; called outside the middleware, it does nothing.
+// The dashboard calls it for its own requests.
+func Skip(w http.ResponseWriter) {
+	for w != nil {
+		switch t := w.(type) {
+		case *responseWriter:
+			t.skip = true
+			return
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return
+		}
+	}
+}

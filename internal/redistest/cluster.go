@@ -133,13 +133,42 @@ var (
 // any, and removes its files. Call it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+//
+// For the package's Example functions, which take no testing.T, it starts
+// one plain redis-server first and sets REDIS_URL to it, so an example
+// dials os.Getenv("REDIS_URL") the way an app would. The examples of a
+// package share it: each uses series names of its own.
 func Main(m *testing.M) int {
 	underMain.Store(true)
+	stopExamples, err := startExampleServer()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	code := m.Run()
+	stopExamples()
 	if shared.c != nil {
 		shared.c.stop()
 	}
 	return code
+}
+
+// startExampleServer starts the server Main offers examples in REDIS_URL.
+func startExampleServer() (stop func(), err error) {
+	dir, err := os.MkdirTemp("", "redistest-examples-")
+	if err != nil {
+		return nil, fmt.Errorf("redistest: %w", err)
+	}
+	s, err := newServer(dir, Options{})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	_ = os.Setenv("REDIS_URL", "redis://"+s.Addr+"/0")
+	return func() {
+		s.Stop()
+		_ = os.RemoveAll(dir)
+	}, nil
 }
 
 // SharedCluster returns the test binary's cluster of 3 masters with one

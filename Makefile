@@ -3,6 +3,9 @@
 # make bench - Go benchmarks and the wrk load comparison (BENCHMARKS.md)
 
 GO ?= go
+# Every package of every module in go.work: the library, the adapters in
+# modules of their own, the example and the benchmarks.
+PKGS = github.com/pulse-dev/pulse/...
 
 .PHONY: run test setup assets bench vet
 
@@ -10,8 +13,8 @@ run: assets
 	$(GO) run ./example
 
 test: setup
-	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 12m ./...
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 -timeout 12m $(PKGS)
 
 setup:
 	scripts/setup.sh
@@ -20,7 +23,7 @@ assets:
 	scripts/fetch-echarts.sh
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet $(PKGS)
 
 bench:
 	GO=$(GO) scripts/bench.sh

@@ -3,9 +3,9 @@ package cleaner_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/cleaner"
@@ -13,9 +13,9 @@ import (
 )
 
 func ExampleCleaner_Pass() {
-	mr, _ := miniredis.Run() // any Redis will do; this one lives in the process
-	defer mr.Close()
-	pool := &redis.Pool{Dial: func() (redis.Conn, error) { return redis.Dial("tcp", mr.Addr()) }}
+	pool := &redis.Pool{DialContext: func(ctx context.Context) (redis.Conn, error) {
+		return redis.DialURLContext(ctx, os.Getenv("REDIS_URL")) // e.g. redis://127.0.0.1:6379/0
+	}}
 	defer pool.Close()
 
 	// 130 five-second buckets of "hits", and one series long gone quiet.

@@ -2,8 +2,8 @@ package promexport_test
 
 import (
 	"log"
+	"net/http"
 
-	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -18,6 +18,6 @@ func ExampleNewCollector() {
 	if err := reg.Register(promexport.NewCollector(rec)); err != nil {
 		log.Fatal(err)
 	}
-	e := echo.New()
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 }

@@ -3,17 +3,17 @@ package timeseries_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/gomodule/redigo/redis"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
 func ExampleRecorder() {
-	mr, _ := miniredis.Run() // any Redis will do; this one lives in the process
-	defer mr.Close()
-	pool := &redis.Pool{Dial: func() (redis.Conn, error) { return redis.Dial("tcp", mr.Addr()) }}
+	pool := &redis.Pool{DialContext: func(ctx context.Context) (redis.Conn, error) {
+		return redis.DialURLContext(ctx, os.Getenv("REDIS_URL")) // e.g. redis://127.0.0.1:6379/0
+	}}
 	defer pool.Close()
 
 	clock := timeseries.NewManualClock(time.Unix(1700000000, 0))

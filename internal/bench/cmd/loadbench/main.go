@@ -26,7 +26,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pulse-dev/pulse/bench"
+	"github.com/pulse-dev/pulse/internal/bench"
 )
 
 func main() {

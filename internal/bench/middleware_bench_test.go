@@ -1,4 +1,4 @@
-package middleware_test
+package bench_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// BenchmarkMiddleware serves one full Echo request per op through
+// BenchmarkEchoMiddleware serves one full Echo request per op through
 // ServeHTTP, a route with a path parameter and a trivial handler, with no
 // monitoring (bare), with Pulse's Hits in its default and its
 // routes+status form, and with echoprometheus, the usual alternative. The
@@ -24,7 +24,7 @@ import (
 //
 // Pulse records into a real redis-server with its flusher running, and
 // each run checks afterwards that Redis holds one hit per request.
-func BenchmarkMiddleware(b *testing.B) {
+func BenchmarkEchoMiddleware(b *testing.B) {
 	if !redistest.Installed() {
 		b.Skip("redis-server not installed; `make bench` installs it")
 	}

@@ -1,0 +1,9 @@
+module github.com/pulse-dev/pulse/internal/mariadbtest
+
+go 1.26.0
+
+require github.com/go-sql-driver/mysql v1.10.1
+
+require filippo.io/edwards25519 v1.2.0 // indirect
+
+replace github.com/pulse-dev/pulse => ../..

@@ -3,13 +3,13 @@ module github.com/pulse-dev/pulse/echov5
 go 1.26.0
 
 require (
+	github.com/gomodule/redigo v1.9.3
 	github.com/labstack/echo/v5 v5.4.4
 	github.com/pulse-dev/pulse v0.0.0-00010101000000-000000000000
 )
 
 require (
 	github.com/go-echarts/go-echarts/v2 v2.6.7 // indirect
-	github.com/gomodule/redigo v1.9.3 // indirect
 	github.com/labstack/echo/v4 v4.16.0 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect

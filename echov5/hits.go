@@ -27,9 +27,10 @@ type HitsConfig struct {
 	// Routes adds a series per route, named by method and route template
 	// as registered ("GET /posts/:id"), never by the raw URL, so the
 	// names are bounded by the app's routes. Requests the router matched
-	// to no route (its 404 and 405, and RouteNotFound routes answering
-	// them) fold into UnmatchedName; methods outside the standard set are
-	// named "OTHER".
+	// to no route and that answer 404 or 405 (Echo's own answers, and
+	// RouteNotFound routes, a group's included) fold into UnmatchedName;
+	// Echo's automatic answer to OPTIONS counts under "OPTIONS <path>".
+	// Methods outside the standard set are named "OTHER".
 	Routes bool
 	// UnmatchedName is the route series of requests that match no route
 	// (default "unmatched").

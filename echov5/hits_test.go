@@ -34,10 +34,10 @@ func TestHitsSeriesNames(t *testing.T) {
 		{"GET", "/posts/404", 404, []string{"GET /posts/:id", "status:4xx"}},  // a matched route's own 404
 		{"GET", "/posts/gone", 404, []string{"GET /posts/:id", "status:4xx"}}, // ... as echo.ErrNotFound
 		{"GET", "/nowhere/at/all", 404, []string{"unmatched", "status:4xx"}},
-		{"DELETE", "/posts/7", 405, []string{"unmatched", "status:4xx"}}, // Path() names "/posts/:id" here
+		{"DELETE", "/posts/7", 405, []string{"unmatched", "status:4xx"}},           // Path() names "/posts/:id" here
 		{"OPTIONS", "/posts/7", 204, []string{"OPTIONS /posts/:id", "status:2xx"}}, // Echo's automatic answer
-		{"GET", "/files/a.txt", 404, []string{"unmatched", "status:4xx"}},  // the app's RouteNotFound
-		{"GET", "/admin/nope", 404, []string{"unmatched", "status:4xx"}},   // a group's catch-all 404 route
+		{"GET", "/files/a.txt", 404, []string{"unmatched", "status:4xx"}},          // the app's RouteNotFound
+		{"GET", "/admin/nope", 404, []string{"unmatched", "status:4xx"}},           // a group's catch-all 404 route
 		{"GET", "/admin/users", 200, []string{"GET /admin/users", "status:2xx"}},
 		{"PROPFIND", "/posts/7", 204, []string{"OTHER /posts/:id", "status:2xx"}},
 		{"POST", "/posts", 400, []string{"POST /posts", "status:4xx"}},

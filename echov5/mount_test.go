@@ -50,12 +50,46 @@ func TestMount(t *testing.T) {
 	rec.Record(ab)
 	seriesCounts(t, srv, rec) // flushed: the dashboard reads Redis
 
-	tests := []struct {
-		method, target string
-		authed         bool
-		code           int
-		check          func(t *testing.T, rr *httptest.ResponseRecorder)
-	}{
+	for _, tt := range mountCases() {
+		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
+			req := httptest.NewRequest(tt.method, tt.target, nil)
+			if tt.authed {
+				req.SetBasicAuth("ops", "secret")
+			}
+			rr := httptest.NewRecorder()
+			e.ServeHTTP(rr, req)
+			if rr.Code != tt.code {
+				t.Fatalf("status %d, want %d: %.200s", rr.Code, tt.code, rr.Body.String())
+			}
+			if strings.HasPrefix(tt.target, "/dashboard/") || tt.target == "/dashboard" {
+				for _, h := range []string{"X-Content-Type-Options", "X-Frame-Options", "Referrer-Policy"} {
+					if rr.Header().Get(h) == "" {
+						t.Errorf("no %s header", h)
+					}
+				}
+			}
+			if tt.check != nil {
+				tt.check(t, rr)
+			}
+		})
+	}
+	// Only the app's two requests; a/b is the test's own.
+	want := map[string]int64{"a/b": 2, "hits": 2, "GET /": 1, "unmatched": 1, "status:2xx": 1, "status:4xx": 1}
+	if got := seriesCounts(t, srv, rec); !maps.Equal(got, want) {
+		t.Errorf("series = %v, want %v", got, want)
+	}
+}
+
+// mountCase is a request to the app of TestMount and what it answers.
+type mountCase struct {
+	method, target string
+	authed         bool
+	code           int
+	check          func(t *testing.T, rr *httptest.ResponseRecorder)
+}
+
+func mountCases() []mountCase {
+	return []mountCase{
 		{"GET", "/dashboard/", false, 401, func(t *testing.T, rr *httptest.ResponseRecorder) {
 			if rr.Header().Get("WWW-Authenticate") == "" {
 				t.Error("no WWW-Authenticate: the login did not answer")
@@ -87,34 +121,6 @@ func TestMount(t *testing.T) {
 		{"DELETE", "/dashboard/api/counters", false, 401, nil}, // the login first
 		{"GET", "/dashboardish", true, 404, nil},               // not under the prefix: the app's miss
 		{"GET", "/", false, 200, nil},                          // the app
-	}
-	for _, tt := range tests {
-		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
-			req := httptest.NewRequest(tt.method, tt.target, nil)
-			if tt.authed {
-				req.SetBasicAuth("ops", "secret")
-			}
-			rr := httptest.NewRecorder()
-			e.ServeHTTP(rr, req)
-			if rr.Code != tt.code {
-				t.Fatalf("status %d, want %d: %.200s", rr.Code, tt.code, rr.Body.String())
-			}
-			if strings.HasPrefix(tt.target, "/dashboard/") || tt.target == "/dashboard" {
-				for _, h := range []string{"X-Content-Type-Options", "X-Frame-Options", "Referrer-Policy"} {
-					if rr.Header().Get(h) == "" {
-						t.Errorf("no %s header", h)
-					}
-				}
-			}
-			if tt.check != nil {
-				tt.check(t, rr)
-			}
-		})
-	}
-	// Only the app's two requests; a/b is the test's own.
-	want := map[string]int64{"a/b": 2, "hits": 2, "GET /": 1, "unmatched": 1, "status:2xx": 1, "status:4xx": 1}
-	if got := seriesCounts(t, srv, rec); !maps.Equal(got, want) {
-		t.Errorf("series = %v, want %v", got, want)
 	}
 }
 

@@ -89,6 +89,44 @@ func get(t *testing.T, client *http.Client, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// waitReady waits for url to answer 200 while the program starts.
+func waitReady(t *testing.T, client *http.Client, url string, logs *lockedBuffer) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if resp, err := client.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no dashboard within 30 s\n%s", logs.String())
+		}
+	}
+}
+
+// sendLoad sends each GETs from each of clients at once, every third one
+// to a path no route matches, and returns how many answered wrong.
+func sendLoad(t *testing.T, client *http.Client, base string, clients, each int) int64 {
+	var bad atomic.Int64
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for i := range each {
+				path, want := "/", http.StatusOK
+				if i%3 == 2 {
+					path, want = fmt.Sprintf("/nowhere/%d", i), http.StatusNotFound
+				}
+				if code, _ := get(t, client, base+path); code != want {
+					bad.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return bad.Load()
+}
+
 // TestMinimalV5 runs the program against a private redis-server: the
 // dashboard is served and not counted, the app's requests, sent at once
 // from many clients, are all counted at every precision, and SIGTERM
@@ -102,17 +140,7 @@ func TestMinimalV5(t *testing.T) {
 	noRedirect := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if resp, err := noRedirect.Get(base + "/dashboard/"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no dashboard within 30 s\n%s", logs.String())
-		}
-	}
+	waitReady(t, noRedirect, base+"/dashboard/", logs)
 	if code, page := get(t, noRedirect, base+"/dashboard/"); code != http.StatusOK || !strings.Contains(page, "<title>Pulse</title>") {
 		t.Errorf("dashboard page: %d %.200s", code, page)
 	}
@@ -124,24 +152,8 @@ func TestMinimalV5(t *testing.T) {
 	}
 
 	const clients, each = 8, 150 // each client's every third request misses
-	var bad atomic.Int64
-	var wg sync.WaitGroup
-	for range clients {
-		wg.Go(func() {
-			for i := range each {
-				path, want := "/", http.StatusOK
-				if i%3 == 2 {
-					path, want = fmt.Sprintf("/nowhere/%d", i), http.StatusNotFound
-				}
-				if code, _ := get(t, noRedirect, base+path); code != want {
-					bad.Add(1)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if bad.Load() != 0 {
-		t.Fatalf("%d requests answered wrong", bad.Load())
+	if bad := sendLoad(t, noRedirect, base, clients, each); bad != 0 {
+		t.Fatalf("%d requests answered wrong", bad)
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -1,0 +1,149 @@
+package echov5
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v5"
+	echomw "github.com/labstack/echo/v5/middleware"
+
+	"github.com/pulse-dev/pulse/internal/track"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// HitsConfig configures the Hits middleware. Nil and zero fields take the
+// values of DefaultHitsConfig.
+type HitsConfig struct {
+	// Skipper decides, before the handler runs, that a request is not
+	// counted. Requests marked with Skip are not counted either.
+	Skipper echomw.Skipper
+
+	// Recorder counts the hits; required.
+	Recorder *timeseries.Recorder
+
+	// HitsName is the series of every counted request (default "hits").
+	HitsName string
+
+	// Routes adds a series per route, named by method and route template
+	// as registered ("GET /posts/:id"), never by the raw URL, so the
+	// names are bounded by the app's routes. Requests the router matched
+	// to no route and that answer 404 or 405 (Echo's own answers, and
+	// RouteNotFound routes, a group's included) fold into UnmatchedName;
+	// Echo's automatic answer to OPTIONS counts under "OPTIONS <path>".
+	// Methods outside the standard set are named "OTHER".
+	Routes bool
+	// UnmatchedName is the route series of requests that match no route
+	// (default "unmatched").
+	UnmatchedName string
+
+	// StatusClasses adds the series status:1xx … status:5xx (status:other
+	// for anything else).
+	StatusClasses bool
+
+	// SeriesName names one more series for a request, e.g. per tenant;
+	// "" means none. Names are checked once and share the Recorder's cap
+	// on distinct names, so a client cannot create keys without bound.
+	SeriesName func(c *echo.Context) string
+
+	// HandleError calls the app's error handler (Echo.HTTPErrorHandler)
+	// when the handler returns an error, and returns nil: the status
+	// counted is then the one the error handler wrote, and the error
+	// handler still runs only once. Without it, the status is taken from
+	// the error (echo.StatusCode, 500 when it carries none) and the error
+	// is returned as usual.
+	HandleError bool
+}
+
+// DefaultHitsConfig is the default Hits configuration.
+var DefaultHitsConfig = HitsConfig{
+	Skipper:       echomw.DefaultSkipper,
+	HitsName:      track.DefaultHitsName,
+	UnmatchedName: track.DefaultUnmatchedName,
+}
+
+// Hits returns a middleware that counts every request in the series
+// "hits" of rec. It panics if rec is nil.
+func Hits(rec *timeseries.Recorder) echo.MiddlewareFunc {
+	c := DefaultHitsConfig
+	c.Recorder = rec
+	return HitsWithConfig(c)
+}
+
+// HitsWithConfig returns a Hits middleware with config. It panics on an
+// invalid config; use ToMiddleware to get the error instead.
+func HitsWithConfig(config HitsConfig) echo.MiddlewareFunc {
+	mw, err := config.ToMiddleware()
+	if err != nil {
+		panic(err)
+	}
+	return mw
+}
+
+// ToMiddleware validates the config, creates the fixed series, and
+// returns the middleware.
+func (config HitsConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
+	if config.Skipper == nil {
+		config.Skipper = DefaultHitsConfig.Skipper
+	}
+	t, err := track.New(track.Config{
+		Recorder: config.Recorder, HitsName: config.HitsName, Routes: config.Routes,
+		UnmatchedName: config.UnmatchedName, StatusClasses: config.StatusClasses,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("echov5: hits: %w", err)
+	}
+	h := &hits{config: config, track: t}
+	return h.middleware, nil
+}
+
+type hits struct {
+	config HitsConfig
+	track  *track.Tracker
+}
+
+func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		if h.config.Skipper(c) {
+			return next(c)
+		}
+		err := next(c)
+		if err != nil && h.config.HandleError {
+			if e := c.Echo(); e != nil && e.HTTPErrorHandler != nil {
+				e.HTTPErrorHandler(c, err)
+				err = nil
+			}
+		}
+		if Skipped(c) {
+			return err
+		}
+		// The status written, if any; else the one the error handler will
+		// write for err: its StatusCode(), 500 when it has none.
+		_, status := echo.ResolveResponseStatus(c.Response(), err)
+		r := track.Request{Method: c.Request().Method, Status: status}
+		if h.config.Routes {
+			r.Route = route(c, status)
+		}
+		if h.config.SeriesName != nil {
+			r.Series = h.config.SeriesName(c)
+		}
+		h.track.Record(r)
+		return err
+	}
+}
+
+// route returns the request's route template, "" when the router matched
+// no route.
+func route(c *echo.Context, status int) string {
+	path := c.Path()
+	if path == "" || (status != http.StatusNotFound && status != http.StatusMethodNotAllowed) {
+		return path
+	}
+	// On a miss Echo still names the path of the closest node, so only the
+	// route info tells. RouteInfo copies the route's parameters, so it is
+	// read only for the statuses a miss answers.
+	ri := c.RouteInfo()
+	if ri.Name == echo.NotFoundRouteName || ri.Name == echo.MethodNotAllowedRouteName || ri.Method == echo.RouteNotFound {
+		return ""
+	}
+	return path
+}

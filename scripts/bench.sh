@@ -32,7 +32,7 @@ echo "bench: go test -run '^\$' -bench . -benchmem over every package (one packa
 # -p 1: one test binary at a time, so benchmarks of two packages never
 # share the CPUs.
 "$GO" test -p 1 -run '^$' -bench . -benchmem -count "${BENCH_COUNT:-3}" -benchtime "${BENCH_GO_TIME:-300ms}" \
-	-timeout 10m ./... | tee "$work/gobench.txt"
+	-timeout 10m github.com/pulse-dev/pulse/... | tee "$work/gobench.txt"
 
 echo "bench: HTTP load comparison"
 "$GO" build -o "$work/loadbench" ./internal/bench/cmd/loadbench

@@ -101,9 +101,13 @@ func TestRunCountsEveryHit(t *testing.T) {
 			t.Errorf("paced run: %d connections, %.0f req/s", run.Connections, run.Load.RPS)
 		}
 		switch run.Variant {
-		case Bare, EchoPrometheus:
+		case Bare, BareV5, BareHTTP, EchoPrometheus:
 			if run.HitsInRedis != 0 || run.CallsTotal != 0 || run.Processed != 0 {
 				t.Errorf("%s wrote to Redis: %d hits, calls %v, %d processed", run.Variant, run.HitsInRedis, run.Calls, run.Processed)
+			}
+		case PulseV5, PulseHTTP:
+			if run.HitsInRedis != run.Server.Served {
+				t.Errorf("%s: %d hits in Redis, %d served", run.Variant, run.HitsInRedis, run.Server.Served)
 			}
 		case Pulse:
 			if run.HitsInRedis != run.Server.Served {
@@ -539,5 +543,27 @@ func TestWrkPaced(t *testing.T) {
 	}
 	if got := a.served.Load(); got < res.Requests {
 		t.Errorf("server served %d, wrk got %d responses", got, res.Requests)
+	}
+}
+
+// TestSetRatiosPerFramework: each Pulse variant is compared with its own
+// framework's bare server in the same round, never another framework's.
+func TestSetRatiosPerFramework(t *testing.T) {
+	run := func(v Variant, round int, rps float64) RunResult {
+		return RunResult{Variant: v, Round: round, Load: LoadResult{RPS: rps}}
+	}
+	runs := []RunResult{
+		run(Bare, 1, 1000), run(Pulse, 1, 970),
+		run(BareV5, 1, 2000), run(PulseV5, 1, 1900),
+		run(BareHTTP, 1, 4000), run(PulseHTTP, 1, 3000),
+		run(Bare, 2, 500), run(PulseHTTP, 2, 100), // round 2 has no bare-http
+		run(Pulse, 0, 900), // an extra run: no ratio
+	}
+	setRatios(runs)
+	want := []float64{1, 0.97, 1, 0.95, 1, 0.75, 1, 0, 0}
+	for i, r := range runs {
+		if r.RatioToBare != want[i] {
+			t.Errorf("%s round %d: ratio %.3f, want %.3f", r.Variant, r.Round, r.RatioToBare, want[i])
+		}
 	}
 }

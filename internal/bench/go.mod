@@ -40,3 +40,4 @@ replace github.com/pulse-dev/pulse => ../..
 replace github.com/pulse-dev/pulse/middleware => ../../middleware
 
 replace github.com/pulse-dev/pulse/promexport => ../../promexport
+replace github.com/pulse-dev/pulse/echov5 => ../../echov5

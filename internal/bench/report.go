@@ -381,6 +381,11 @@ func (r *Report) goals() []string {
 	if pulse > 0 {
 		out = append(out, fmt.Sprintf("pulse >= 0.97 × bare: %s (median %.2f)", verdict(pulse >= 0.97), pulse))
 	}
+	for _, v := range []Variant{PulseV5, PulseHTTP} {
+		if x := medianOf(r.roundRuns(v), func(x RunResult) float64 { return x.RatioToBare }); x > 0 {
+			out = append(out, fmt.Sprintf("%s >= 0.97 × %s: %s (median %.2f)", v, v.bare(), verdict(x >= 0.97), x))
+		}
+	}
 	if prom := medianOf(r.roundRuns(EchoPrometheus), func(x RunResult) float64 { return x.RatioToBare }); pulse > 0 && prom > 0 {
 		ahead := 0
 		for _, p := range r.roundRuns(Pulse) {

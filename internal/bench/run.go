@@ -331,16 +331,21 @@ func failureSuffix(r RunResult) string {
 	return "  FAILED: " + r.Failure
 }
 
-// setRatios fills the ratios to the bare run of the same round.
+// setRatios fills the ratios to the same framework's bare run of the
+// same round.
 func setRatios(runs []RunResult) {
-	bare := map[int]RunResult{}
+	type roundBare struct {
+		round int
+		bare  Variant
+	}
+	bare := map[roundBare]RunResult{}
 	for _, r := range runs {
-		if r.Round > 0 && r.Variant == Bare {
-			bare[r.Round] = r
+		if r.Round > 0 && r.Variant.isBare() {
+			bare[roundBare{r.Round, r.Variant}] = r
 		}
 	}
 	for i := range runs {
-		b, ok := bare[runs[i].Round]
+		b, ok := bare[roundBare{runs[i].Round, runs[i].Variant.bare()}]
 		if !ok || runs[i].Round == 0 {
 			continue
 		}

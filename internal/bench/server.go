@@ -19,35 +19,53 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/labstack/echo-contrib/echoprometheus"
-	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/pulse-dev/pulse/middleware"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // Variant is one server configuration under test.
 type Variant string
 
-// The variants, in the order a round starts from.
+// The variants, in the order a round starts from. Every framework has its
+// bare server, the ratio's denominator for its Pulse variant.
 const (
 	Bare              Variant = "bare"
 	Pulse             Variant = "pulse"
 	PulseWriteThrough Variant = "pulse-write-through"
 	EchoPrometheus    Variant = "echoprometheus"
 	PulseCluster      Variant = "pulse-cluster"
+	BareV5            Variant = "bare-v5"
+	PulseV5           Variant = "pulse-v5"
+	BareHTTP          Variant = "bare-http"
+	PulseHTTP         Variant = "pulse-http"
 )
 
 // Variants lists every variant.
-var Variants = []Variant{Bare, Pulse, PulseWriteThrough, EchoPrometheus, PulseCluster}
+var Variants = []Variant{Bare, Pulse, PulseWriteThrough, EchoPrometheus, PulseCluster, BareV5, PulseV5, BareHTTP, PulseHTTP}
 
 // records reports whether the variant writes hits to Redis.
-func (v Variant) records() bool { return v == Pulse || v == PulseWriteThrough || v == PulseCluster }
+func (v Variant) records() bool {
+	return v == Pulse || v == PulseWriteThrough || v == PulseCluster || v == PulseV5 || v == PulseHTTP
+}
 
 // clustered reports whether the variant writes to the Redis Cluster
 // instead of the single server.
 func (v Variant) clustered() bool { return v == PulseCluster }
+
+// bare is the variant v's throughput is compared with: the same
+// framework serving the same route with no monitoring.
+func (v Variant) bare() Variant {
+	switch v {
+	case BareV5, PulseV5:
+		return BareV5
+	case BareHTTP, PulseHTTP:
+		return BareHTTP
+	}
+	return Bare
+}
+
+// isBare reports whether v is some framework's bare server.
+func (v Variant) isBare() bool { return v == v.bare() }
 
 func (v Variant) valid() bool {
 	for _, w := range Variants {
@@ -72,51 +90,40 @@ type app struct {
 	close   func(ctx context.Context) (timeseries.Health, error)
 }
 
-// newApp builds the Echo app of a variant over pool: a *redis.Pool, or a
+// newApp builds the app of a variant over pool: a *redis.Pool, or a
 // *redisc.Cluster for pulse-cluster.
 func newApp(v Variant, pool timeseries.Pool, flushInterval time.Duration) (*app, error) {
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	a := &app{handler: e, served: &atomic.Int64{}}
+	a := &app{served: &atomic.Int64{}}
 	a.close = func(context.Context) (timeseries.Health, error) { return timeseries.Health{}, nil }
-	// Outermost, so it sees every request the monitoring sees, in every
-	// variant alike.
-	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			err := next(c)
-			a.served.Add(1)
-			return err
-		}
-	})
-	switch v {
-	case Bare:
-	case Pulse, PulseWriteThrough, PulseCluster:
-		rec, err := timeseries.NewRecorder(timeseries.Config{
+	var rec *timeseries.Recorder
+	if v.records() {
+		var err error
+		rec, err = timeseries.NewRecorder(timeseries.Config{
 			Pool: pool, WriteThrough: v == PulseWriteThrough, FlushInterval: flushInterval,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
 		}
-		mw, err := middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}.ToMiddleware()
-		if err != nil {
-			_ = rec.Close(context.Background())
-			return nil, fmt.Errorf("bench: %w", err)
-		}
-		e.Use(mw)
 		a.close = func(ctx context.Context) (timeseries.Health, error) {
 			err := rec.Close(ctx)
 			return rec.Health(), err
 		}
-	case EchoPrometheus:
-		mw, err := echoprometheus.MiddlewareConfig{Registerer: prometheus.NewRegistry()}.ToMiddleware()
-		if err != nil {
-			return nil, fmt.Errorf("bench: %w", err)
-		}
-		e.Use(mw)
-	default:
-		return nil, fmt.Errorf("bench: unknown variant %q", v)
 	}
-	e.GET(Route, func(c echo.Context) error { return c.String(http.StatusOK, "post") })
+	var err error
+	switch v {
+	case Bare, Pulse, PulseWriteThrough, PulseCluster, EchoPrometheus:
+		a.handler, err = echoV4App(v, rec, a.served)
+	case BareV5, PulseV5:
+		a.handler, err = echoV5App(rec, a.served)
+	case BareHTTP, PulseHTTP:
+		a.handler, err = netHTTPApp(rec, a.served)
+	default:
+		err = fmt.Errorf("bench: unknown variant %q", v)
+	}
+	if err != nil {
+		_, _ = a.close(context.Background())
+		return nil, err
+	}
 	return a, nil
 }
 

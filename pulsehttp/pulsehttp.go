@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"strings"
 
 	"github.com/pulse-dev/pulse/internal/track"
@@ -143,12 +144,36 @@ func (h *handler) record(rw *responseWriter, r *http.Request, finished bool) {
 // that matched r: "GET /posts/{id}" gives "/posts/{id}", and a pattern
 // with a host keeps it ("example.com/docs/"). It is "" when no pattern
 // matched, or when a handler between the middleware and the ServeMux
-// passed a copy of r (r.WithContext) on, since ServeMux sets the
-// pattern on the request it is given.
+// passed a copy of r (r.WithContext, http.StripPrefix) on, since ServeMux
+// sets the pattern on the request it is given.
 func PatternPath(r *http.Request) string {
 	p := r.Pattern
-	if i := strings.IndexByte(p, ' '); i >= 0 {
+	if connectRedirect(r) {
+		return ""
+	}
+	// ServeMux separates the method from the path with spaces or tabs.
+	if i := strings.IndexAny(p, " \t"); i >= 0 {
 		p = strings.TrimLeft(p[i+1:], " \t")
 	}
 	return p
+}
+
+// connectRedirect reports whether ServeMux answered a CONNECT request with
+// its trailing-slash redirect, for which it sets r.Pattern to the path
+// redirected to, not to a pattern: named after it, each path a client
+// sends would be a series. Only a path without a trailing slash is
+// redirected, and no pattern that matches such a path is the path plus
+// a slash.
+func connectRedirect(r *http.Request) bool {
+	if r.Method != http.MethodConnect || r.Pattern == "" || r.URL == nil {
+		return false
+	}
+	p := r.URL.Path
+	if strings.HasSuffix(p, "/") {
+		return false
+	}
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return r.Pattern == path.Clean(p)+"/"
 }

@@ -147,25 +147,33 @@ func (h *handler) record(rw *responseWriter, r *http.Request, finished bool) {
 // passed a copy of r (r.WithContext, http.StripPrefix) on, since ServeMux
 // sets the pattern on the request it is given.
 func PatternPath(r *http.Request) string {
-	p := r.Pattern
-	if connectRedirect(r) {
+	if r.Method == http.MethodConnect && connectRedirect(r) {
 		return ""
 	}
 	// ServeMux separates the method from the path with spaces or tabs.
-	if i := strings.IndexAny(p, " \t"); i >= 0 {
-		p = strings.TrimLeft(p[i+1:], " \t")
+	// A loop rather than strings.IndexAny and TrimLeft, which build their
+	// character set on every request.
+	p := r.Pattern
+	for i := 0; i < len(p); i++ {
+		if p[i] == ' ' || p[i] == '\t' {
+			p = p[i+1:]
+			for len(p) > 0 && (p[0] == ' ' || p[0] == '\t') {
+				p = p[1:]
+			}
+			break
+		}
 	}
 	return p
 }
 
-// connectRedirect reports whether ServeMux answered a CONNECT request with
-// its trailing-slash redirect, for which it sets r.Pattern to the path
-// redirected to, not to a pattern: named after it, each path a client
-// sends would be a series. Only a path without a trailing slash is
+// connectRedirect reports whether ServeMux answered r, a CONNECT
+// request, with its trailing-slash redirect, for which it sets r.Pattern
+// to the path redirected to, not to a pattern: named after it, each path
+// a client sends would be a series. Only a path without a trailing slash is
 // redirected, and no pattern that matches such a path is the path plus
 // a slash.
 func connectRedirect(r *http.Request) bool {
-	if r.Method != http.MethodConnect || r.Pattern == "" || r.URL == nil {
+	if r.Pattern == "" || r.URL == nil {
 		return false
 	}
 	p := r.URL.Path

@@ -36,7 +36,10 @@ type Config struct {
 	// middleware with the router's Use and read its pattern:
 	//
 	//	RouteName: func(r *http.Request) string {
-	//		return chi.RouteContext(r.Context()).RoutePattern()
+	//		if rc := chi.RouteContext(r.Context()); rc != nil {
+	//			return rc.RoutePattern()
+	//		}
+	//		return ""
 	//	},
 	RouteName func(r *http.Request) string
 	// UnmatchedName is the route series of requests that match no route

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"strings"
 
 	"github.com/pulse-dev/pulse/internal/track"
@@ -35,7 +36,10 @@ type Config struct {
 	// middleware with the router's Use and read its pattern:
 	//
 	//	RouteName: func(r *http.Request) string {
-	//		return chi.RouteContext(r.Context()).RoutePattern()
+	//		if rc := chi.RouteContext(r.Context()); rc != nil {
+	//			return rc.RoutePattern()
+	//		}
+	//		return ""
 	//	},
 	RouteName func(r *http.Request) string
 	// UnmatchedName is the route series of requests that match no route
@@ -143,12 +147,44 @@ func (h *handler) record(rw *responseWriter, r *http.Request, finished bool) {
 // that matched r: "GET /posts/{id}" gives "/posts/{id}", and a pattern
 // with a host keeps it ("example.com/docs/"). It is "" when no pattern
 // matched, or when a handler between the middleware and the ServeMux
-// passed a copy of r (r.WithContext) on, since ServeMux sets the
-// pattern on the request it is given.
+// passed a copy of r (r.WithContext, http.StripPrefix) on, since ServeMux
+// sets the pattern on the request it is given.
 func PatternPath(r *http.Request) string {
+	if r.Method == http.MethodConnect && connectRedirect(r) {
+		return ""
+	}
+	// ServeMux separates the method from the path with spaces or tabs.
+	// A loop rather than strings.IndexAny and TrimLeft, which build their
+	// character set on every request.
 	p := r.Pattern
-	if i := strings.IndexByte(p, ' '); i >= 0 {
-		p = strings.TrimLeft(p[i+1:], " \t")
+	for i := 0; i < len(p); i++ {
+		if p[i] == ' ' || p[i] == '\t' {
+			p = p[i+1:]
+			for len(p) > 0 && (p[0] == ' ' || p[0] == '\t') {
+				p = p[1:]
+			}
+			break
+		}
 	}
 	return p
+}
+
+// connectRedirect reports whether ServeMux answered r, a CONNECT
+// request, with its trailing-slash redirect, for which it sets r.Pattern
+// to the path redirected to, not to a pattern: named after it, each path
+// a client sends would be a series. Only a path without a trailing slash is
+// redirected, and no pattern that matches such a path is the path plus
+// a slash.
+func connectRedirect(r *http.Request) bool {
+	if r.Pattern == "" || r.URL == nil {
+		return false
+	}
+	p := r.URL.Path
+	if strings.HasSuffix(p, "/") {
+		return false
+	}
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return r.Pattern == path.Clean(p)+"/"
 }

@@ -14,9 +14,8 @@ import (
 // server's own writer for deadlines and full duplex.
 type responseWriter struct {
 	http.ResponseWriter
-	status   int // the final status written; 0 until then
-	skip     bool
-	hijacked bool
+	status int // the final status written, 101 once hijacked; 0 until then
+	skip   bool
 }
 
 var writers = sync.Pool{New: func() any { return new(responseWriter) }}
@@ -33,12 +32,14 @@ func putWriter(rw *responseWriter) {
 }
 
 // WriteHeader notes the first final status; informational ones (1xx but
-// 101) may precede it.
+// 101) may precede it. The code is noted after the server's writer took
+// it, so a code it panics on (outside 100 to 999) counts as the 500 the
+// panic becomes, not as itself.
 func (w *responseWriter) WriteHeader(code int) {
+	w.ResponseWriter.WriteHeader(code)
 	if w.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
 		w.status = code
 	}
-	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *responseWriter) Write(b []byte) (int, error) {
@@ -64,19 +65,25 @@ func (w *responseWriter) ReadFrom(r io.Reader) (int64, error) {
 type writerOnly struct{ io.Writer }
 
 // Flush sends what is buffered; the status is 200 unless one was written.
-func (w *responseWriter) Flush() {
+func (w *responseWriter) Flush() { _ = w.FlushError() }
+
+// FlushError is Flush with the server's error, which
+// http.ResponseController.Flush returns rather than drops.
+func (w *responseWriter) FlushError() error {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	_ = http.NewResponseController(w.ResponseWriter).Flush()
+	return http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 // Hijack hands the connection to the handler, when the server's writer
-// allows it; http.ErrNotSupported otherwise.
+// allows it; http.ErrNotSupported otherwise. A hijacked request counts as
+// 101 unless a status was written before: what the handler then writes
+// on the connection (an upgrade, usually) is out of the server's sight.
 func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	if err == nil {
-		w.hijacked = true
+	if err == nil && w.status == 0 {
+		w.status = http.StatusSwitchingProtocols
 	}
 	return conn, rw, err
 }
@@ -90,8 +97,6 @@ func (w *responseWriter) finalStatus(finished bool) int {
 	switch {
 	case w.status != 0:
 		return w.status
-	case w.hijacked:
-		return http.StatusSwitchingProtocols
 	case !finished:
 		return http.StatusInternalServerError
 	}

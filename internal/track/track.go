@@ -26,8 +26,9 @@ const (
 // the request out of the counts.
 const SkipKey = "pulse.skip"
 
-// MaxCachedNames bounds the cache of app-named series; names past it are
-// still counted, through the Recorder's own lookup.
+// MaxCachedNames bounds each cache of series (the routes of one method,
+// the app-named series); names past it are still counted, through the
+// Recorder's own lookup.
 const MaxCachedNames = 4096
 
 // Config is the framework-neutral part of a middleware's configuration.
@@ -142,7 +143,7 @@ func (t *Tracker) route(r Request) *timeseries.Counter {
 	if ctr, ok := (*t.routes[m].Load())[r.Route]; ok {
 		return ctr
 	}
-	if ctr := t.addName(&t.routes[m], r.Route, methodName(m)+" "+r.Route, 0); ctr != nil {
+	if ctr := t.addName(&t.routes[m], r.Route, methodName(m)+" "+r.Route, MaxCachedNames); ctr != nil {
 		return ctr
 	}
 	return t.unmatched // a template no series name can hold
@@ -158,7 +159,9 @@ func (t *Tracker) namedCounter(name string) *timeseries.Counter {
 }
 
 // addName looks up a series by full name and caches it under key. limit
-// bounds the cache (0: no bound, for names the app's routes bound).
+// bounds the cache: route templates are bounded by the app's routes, but
+// a RouteName hook could return raw paths, and past the limit a name is
+// still counted, through the Recorder's own lookup.
 func (t *Tracker) addName(cache *atomic.Pointer[map[string]*timeseries.Counter], key, name string, limit int) *timeseries.Counter {
 	ctr, err := t.rec.Counter(name)
 	if err != nil {
@@ -167,7 +170,7 @@ func (t *Tracker) addName(cache *atomic.Pointer[map[string]*timeseries.Counter],
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	old := *cache.Load()
-	if _, ok := old[key]; ok || (limit > 0 && len(old) >= limit) {
+	if _, ok := old[key]; ok || len(old) >= limit {
 		return ctr
 	}
 	next := make(map[string]*timeseries.Counter, len(old)+1)

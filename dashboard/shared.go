@@ -22,8 +22,9 @@ type windowSet struct {
 //
 // The read runs in the goroutine of the request that started it, so a
 // panic in it answers 500 to every request sharing it (singleflight
-// re-panics in each) rather than ending the process. Those that joined
-// wait at most until its own Timeout ends, which comes before theirs.
+// re-panics in each) rather than ending the process. Requests that join
+// it wait for it: it ends within Timeout of its start, before their own
+// deadlines.
 func (s *server) sharedWindows(ctx context.Context, p int, rng timeseries.Range) ([]string, map[string][]timeseries.Sample, error) {
 	key := strconv.Itoa(p) + ":" + strconv.FormatInt(rng.From, 10) + ":" + strconv.FormatInt(rng.To, 10)
 	v, err, _ := s.windows.Do(key, func() (any, error) { return s.readWindows(ctx, p, rng) })

@@ -1,5 +1,6 @@
 # make run   - the example app with embedded Redis and SQLite
-# make test  - installs what is missing, then the whole suite under -race
+# make test  - installs what is missing, then the whole suite under -race, then
+#              the browser test (internal/browsertest, a module of its own)
 # make bench - Go benchmarks and the wrk load comparison (BENCHMARKS.md)
 
 GO ?= go

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/labstack/echo/v4"
 )
 
 // static holds the page's own script, style and icon, and echarts.min.js
@@ -145,13 +143,10 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
-// handleAsset serves an embedded file: GET static/:file. With the current
+// handleAsset serves an embedded file: GET static/{file}. With the current
 // version in the query it is immutable; otherwise it is revalidated.
-func (s *server) handleAsset(c echo.Context) error {
-	name, err := pathParam(c, "file")
-	if err != nil {
-		return s.answerError(c, badRequest(err.Error()))
-	}
+func (s *server) handleAsset(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("file")
 	a := assets[name]
 	if name == echartsFile {
 		a = s.echarts
@@ -161,13 +156,13 @@ func (s *server) handleAsset(c echo.Context) error {
 		if name == echartsFile {
 			msg = "echarts.min.js is not embedded: the page loads it from " + EchartsCDN
 		}
-		return jsonError(c, http.StatusNotFound, msg)
+		jsonError(w, http.StatusNotFound, msg)
+		return
 	}
-	w, r := c.Response(), c.Request()
 	h := w.Header()
 	h.Set("Content-Type", a.ctype)
 	h.Add("Vary", "Accept-Encoding")
-	if c.QueryParam("v") == a.version {
+	if r.URL.Query().Get("v") == a.version {
 		h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	} else {
 		h.Set("Cache-Control", "no-cache")
@@ -179,5 +174,4 @@ func (s *server) handleAsset(c echo.Context) error {
 	}
 	h.Set("ETag", etag)
 	http.ServeContent(w, r, a.name, time.Time{}, bytes.NewReader(body))
-	return nil
 }

@@ -3,26 +3,46 @@
 //
 // # Mounting
 //
-// Mount serves the dashboard under a prefix of an Echo app, behind the
-// middleware given to it (a login, say):
+// Handler returns the dashboard as a net/http handler rooted at "/". A
+// net/http app mounts it under a prefix with http.StripPrefix, behind its
+// own login if it has one, and counts its traffic with pulsehttp:
 //
-//	err := dashboard.Mount(e, "/dashboard", dashboard.Config{
+//	h, err := dashboard.Handler(dashboard.Config{
 //		Store:    rec.Store(), // what the recorder writes; or timeseries.NewStore
 //		Health:   rec,      // *timeseries.Recorder: the status strip and api/health
 //		Entities: counters, // optional: the entity panel
 //		Title:    "My app",
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	mux := http.NewServeMux()
+//	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", h))
+//	mux.Handle("/dashboard", http.StripPrefix("/dashboard", h)) // redirects to /dashboard/
+//	srv := &http.Server{Handler: pulsehttp.Hits(rec)(mux)}
+//
+// Every request the dashboard answers is marked with pulsehttp.Skip, so
+// watching the page is not counted as traffic. A login the app puts in
+// front of it answers first: for its refusals to go uncounted too, call
+// pulsehttp.Skip(w) before the login runs.
+//
+// An Echo v4 app mounts it with the middleware package's Mount, behind the
+// middleware given to it (a login, say):
+//
+//	err := pulsemw.Mount(e, "/dashboard", dashboard.Config{
+//		Store:  rec.Store(),
+//		Health: rec,
 //	}, echomw.BasicAuth(check))
 //
-// The dashboard's guard runs first: it marks every request under the
-// prefix with middleware.Skip, so neither watching the page nor being
-// refused by its login counts as traffic, and it sets the security headers
-// on every answer, a 401 of the login included. Register mounts the same
-// on a group the app built (whose own middleware then runs first), and
-// Handler returns it as a net/http handler rooted at "/", for
-// http.StripPrefix. Every URL the page uses is relative to its root, so it
-// works behind a reverse proxy that adds a path prefix, and under HTTPS;
-// the root without its trailing slash redirects to the root with it. Only
-// GET and HEAD are served: nothing changes state.
+// There the dashboard's guard runs first: it marks every request under
+// the prefix as not counted, so neither watching the page nor being
+// refused by its login counts as traffic, and it sets the security
+// headers on every answer, a 401 of the login included.
+//
+// Every URL the page uses is relative to its root, so it works behind a
+// reverse proxy that adds a path prefix, and under HTTPS; the root without
+// its trailing slash redirects to the root with it. Only GET and HEAD are
+// served: nothing changes state.
 //
 // # The page
 //
@@ -52,7 +72,7 @@
 // dashboard/static/echarts.min.js before a build of this repository
 // (EchartsEmbedded reports it); else it loads EchartsCDN, an immutable
 // versioned URL, checked by the browser against EchartsIntegrity, and
-// Mount logs one line saying so and how to embed. Served files carry a
+// Handler logs one line saying so and how to embed. Served files carry a
 // content hash in their URL and are cached for good.
 //
 // # Security

@@ -13,12 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/entity"
 	"github.com/pulse-dev/pulse/internal/redistest"
-	"github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/pulsehttp"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -55,15 +53,15 @@ var knownTraffic = []hit{
 
 var fixtureNow = t0.Add(10*time.Minute + 2*time.Second)
 
-// fixture is a dashboard mounted under /dashboard on a Hits-instrumented
-// Echo app, reading a real redis-server written by a real Recorder.
+// fixture is a dashboard mounted under /dashboard on a net/http app whose
+// every request pulsehttp counts, reading a real redis-server written by a
+// real Recorder.
 type fixture struct {
 	srv    *redistest.Server
 	clock  *timeseries.ManualClock
 	rec    *timeseries.Recorder
 	store  *timeseries.Store
 	ents   *memEntities
-	app    *echo.Echo
 	server *httptest.Server
 	root   string // server URL + "/dashboard/"
 	// down makes the server drop every connection, as one that is
@@ -115,18 +113,20 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 		f.ents = newMemEntities()
 		cfg.Entities = f.ents
 	}
-	f.app = echo.New()
-	f.app.HideBanner, f.app.HidePort = true, true
-	f.app.Use(middleware.Hits(f.rec))
-	f.app.GET("/app", func(c echo.Context) error { return c.String(http.StatusOK, "app") })
-	if err := dashboard.Register(f.app.Group("/dashboard"), cfg); err != nil {
+	h, err := dashboard.Handler(cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /app", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "app") })
+	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", h))
+	mux.Handle("/dashboard", http.StripPrefix("/dashboard", h))
+	app := pulsehttp.Hits(f.rec)(mux)
 	f.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if f.down.Load() {
 			panic(http.ErrAbortHandler) // closes the connection, unanswered
 		}
-		f.app.ServeHTTP(w, r)
+		app.ServeHTTP(w, r)
 	}))
 	t.Cleanup(f.server.Close)
 	f.root = f.server.URL + "/dashboard/"

@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
-	"github.com/labstack/echo/v4"
 )
 
 //go:embed page.html
@@ -195,16 +194,12 @@ func integrityAttr(hash string) template.HTMLAttr {
 	return template.HTMLAttr(`integrity="` + hash + `"`)
 }
 
-// handlePage serves the page at the root, and redirects the root without
-// its trailing slash to it: GET <root>/.
-func (s *server) handlePage(c echo.Context) error {
-	r := c.Request()
-	if !strings.HasSuffix(r.URL.Path, "/") {
-		redirectToRoot(c.Response(), r)
-		return nil
-	}
-	h := c.Response().Header()
+// handlePage serves the page at the root: GET <root>/.
+func (s *server) handlePage(w http.ResponseWriter, _ *http.Request) {
+	h := w.Header()
 	h.Set("Content-Security-Policy", s.page.csp)
 	h.Set("Cache-Control", "no-cache")
-	return c.HTMLBlob(http.StatusOK, s.page.html)
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(s.page.html) // a failed write is the client gone
 }

@@ -3,7 +3,6 @@ package dashboard_test
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,11 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
-	echomw "github.com/labstack/echo/v4/middleware"
-
 	"github.com/pulse-dev/pulse/dashboard"
-	"github.com/pulse-dev/pulse/middleware"
 )
 
 var configRE = regexp.MustCompile(`(?s)<script type="application/json" id="pulse-config">(.*?)</script>`)
@@ -257,8 +252,8 @@ func TestAssets(t *testing.T) {
 	}
 }
 
-// TestDashboardTrafficIsNotCounted: an app counting every request with
-// the Hits middleware counts its own routes, not the dashboard's.
+// TestDashboardTrafficIsNotCounted: a net/http app counting every request
+// with pulsehttp counts its own routes, not the dashboard's.
 func TestDashboardTrafficIsNotCounted(t *testing.T) {
 	f := newFixture(t, fixtureOptions{noTraffic: true})
 	if r := get(t, f.server.URL+"/app"); r.status != http.StatusOK {
@@ -281,73 +276,5 @@ func TestDashboardTrafficIsNotCounted(t *testing.T) {
 	f.flush(t)
 	if got := f.srv.HashSum("count:86400:hits"); got != 2 {
 		t.Errorf("hits = %d after an app 404, want 2", got)
-	}
-}
-
-// TestRegisterOnGroupWithMiddleware: the group's own middleware (here a
-// login) runs in front of every dashboard route, including unknown ones.
-func TestRegisterOnGroupWithMiddleware(t *testing.T) {
-	f := newFixture(t, fixtureOptions{noTraffic: true})
-	e := echo.New()
-	g := e.Group("/admin", func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if c.Request().Header.Get("X-Login") != "ok" {
-				return c.JSON(http.StatusUnauthorized, map[string]string{"error": "login"})
-			}
-			return next(c)
-		}
-	})
-	if err := dashboard.Register(g, dashboard.Config{Store: f.store}); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(e)
-	defer srv.Close()
-	for _, p := range []string{"/admin", "/admin/", "/admin/api/counters", "/admin/static/dashboard.js", "/admin/nope"} {
-		if r := get(t, srv.URL+p); r.status != http.StatusUnauthorized {
-			t.Errorf("%s without login: %d", p, r.status)
-		}
-	}
-	if r := do(t, http.MethodGet, srv.URL+"/admin/api/counters", http.Header{"X-Login": {"ok"}}); r.status != http.StatusOK {
-		t.Errorf("with login: %d", r.status)
-	}
-}
-
-// TestMountLoginRefusedNotCounted: behind a login, requests the login
-// refuses are not counted as traffic, and its 401s carry the dashboard's
-// security headers; the app's own requests still count.
-func TestMountLoginRefusedNotCounted(t *testing.T) {
-	f := newFixture(t, fixtureOptions{noTraffic: true})
-	e := echo.New()
-	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: f.rec, Routes: true, StatusClasses: true}))
-	e.GET("/app", func(c echo.Context) error { return c.String(http.StatusOK, "app") })
-	login := echomw.BasicAuth(func(u, p string, _ echo.Context) (bool, error) { return u == "admin" && p == "secret", nil })
-	if err := dashboard.Mount(e, "/dashboard", dashboard.Config{Store: f.store, Health: f.rec}, login); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(e)
-	defer srv.Close()
-	paths := []string{"/dashboard", "/dashboard/", "/dashboard/static/dashboard.js", "/dashboard/api/overview?precision=5", "/dashboard/nope"}
-	for _, p := range paths {
-		r := get(t, srv.URL+p)
-		if r.status != http.StatusUnauthorized {
-			t.Errorf("%s without login: %d", p, r.status)
-		}
-		for h, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin"} {
-			if got := r.header.Get(h); got != want {
-				t.Errorf("%s 401: %s = %q, want %q", p, h, got, want)
-			}
-		}
-	}
-	auth := http.Header{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte("admin:secret"))}}
-	if r := do(t, http.MethodGet, srv.URL+"/dashboard/api/counters", auth); r.status != http.StatusOK {
-		t.Errorf("with login: %d", r.status)
-	}
-	get(t, srv.URL+"/app")
-	f.flush(t)
-	if got := f.srv.HashSum("count:86400:hits"); got != 1 {
-		t.Errorf("hits = %d after one app request and %d refused dashboard requests, want 1", got, len(paths))
-	}
-	if got := f.srv.HashSum("count:86400:status:4xx"); got != 0 {
-		t.Errorf("status:4xx = %d: refused dashboard requests were counted", got)
 	}
 }

@@ -3,79 +3,62 @@ package dashboard
 import (
 	"context"
 	"slices"
-	"sync"
+	"strconv"
 
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// windowKey names one overview read: every series at one precision over
-// one window.
-type windowKey struct {
-	precision int
-	from, to  int64
-}
-
-// windowRead is one overview read under way, shared by every request for
-// the same window that arrives while it runs: open dashboards poll the
-// same view at once, and one read serves them all.
-type windowRead struct {
-	done    chan struct{}
+// windowSet is what one overview read found: the series kept at a
+// precision and their samples over a window.
+type windowSet struct {
 	names   []string
 	windows map[string][]timeseries.Sample
-	err     error
 }
 
 // sharedWindows lists the series kept at precision p and reads their
-// samples over r, or waits for the identical read already under way. The
-// result is shared: callers must not change it.
-func (s *server) sharedWindows(ctx context.Context, p int, r timeseries.Range) ([]string, map[string][]timeseries.Sample, error) {
-	key := windowKey{p, r.From, r.To}
-	s.windowsMu.Lock()
-	if w, ok := s.windowReads[key]; ok {
-		s.windowsMu.Unlock()
-		select {
-		case <-w.done:
-			return w.names, w.windows, w.err
-		case <-ctx.Done():
-			return nil, nil, errBusy
-		}
+// samples over rng, or joins the identical read already under way: open
+// dashboards poll the same view at once, and one read serves them all.
+// The result is shared: callers must not change it.
+//
+// The read runs in the goroutine of the request that started it, so a
+// panic in it answers 500 to every request sharing it (singleflight
+// re-panics in each) rather than ending the process. Requests that join
+// it wait for it: it ends within Timeout of its start, before their own
+// deadlines.
+func (s *server) sharedWindows(ctx context.Context, p int, rng timeseries.Range) ([]string, map[string][]timeseries.Sample, error) {
+	key := strconv.Itoa(p) + ":" + strconv.FormatInt(rng.From, 10) + ":" + strconv.FormatInt(rng.To, 10)
+	v, err, _ := s.windows.Do(key, func() (any, error) { return s.readWindows(ctx, p, rng) })
+	if err != nil {
+		return nil, nil, err
 	}
-	w := &windowRead{done: make(chan struct{})}
-	s.windowReads[key] = w
-	s.windowsMu.Unlock()
-	defer func() {
-		s.windowsMu.Lock()
-		delete(s.windowReads, key)
-		s.windowsMu.Unlock()
-		close(w.done)
-	}()
+	set := v.(*windowSet)
+	return set.names, set.windows, nil
+}
 
-	// The read serves other requests too: one client leaving must not
-	// cut it short, so it runs under the server's own bound.
+// readWindows is the read sharedWindows shares.
+func (s *server) readWindows(ctx context.Context, p int, rng timeseries.Range) (*windowSet, error) {
+	// The read serves other requests too: the client that started it
+	// leaving must not cut it short, so it runs under the server's own
+	// bound.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
 	defer cancel()
 	release, err := s.acquireRead(ctx)
 	if err != nil {
-		w.err = err
-		return nil, nil, err
+		return nil, err
 	}
 	defer release()
 	infos, err := s.cfg.Store.Series(ctx)
 	if err != nil {
-		w.err = err
-		return nil, nil, err
+		return nil, err
 	}
+	set := &windowSet{}
 	for _, info := range infos {
 		if slices.Contains(info.Precisions, p) {
-			w.names = append(w.names, info.Name)
+			set.names = append(set.names, info.Name)
 		}
 	}
-	w.windows, w.err = s.cfg.Store.SamplesMany(ctx, w.names, p, r)
-	return w.names, w.windows, w.err
-}
-
-// windowReadsState is the server's table of overview reads under way.
-type windowReadsState struct {
-	windowsMu   sync.Mutex
-	windowReads map[windowKey]*windowRead
+	if set.windows, err = s.cfg.Store.SamplesMany(ctx, set.names, p, rng); err != nil {
+		return nil, err
+	}
+	return set, nil
 }

@@ -258,7 +258,7 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 	} else {
 		logger.Warn("dashboard and /metrics are open to anyone who can reach them and admin routes are off; set DASHBOARD_USER and DASHBOARD_PASSWORD to require a login and turn them on")
 	}
-	if err := dashboard.Mount(e, "/dashboard", dashboard.Config{
+	if err := pulsemw.Mount(e, "/dashboard", dashboard.Config{
 		Store:    store,
 		Health:   rec,
 		Entities: app.Counters(),

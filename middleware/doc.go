@@ -28,8 +28,11 @@
 // Mount Hits before Echo's Recover, so that Recover sits inside it and
 // a panicking request is counted as the 500 it becomes.
 //
-// Requests marked with Skip are not counted. dashboard.Mount marks every
-// request under its prefix before any other middleware of its group runs,
-// so neither the dashboard's traffic nor the requests its login refuses
-// are counted.
+// Requests marked with Skip are not counted. Mount serves the Pulse
+// dashboard under a prefix behind the app's login, and marks every request
+// under the prefix before the login runs, so neither the dashboard's
+// traffic nor the requests its login refuses are counted:
+//
+//	err := pulsemw.Mount(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec},
+//		echomw.BasicAuth(check))
 package middleware

@@ -5,24 +5,37 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/gomodule/redigo/redis"
 	"github.com/labstack/echo/v4"
+	echomw "github.com/labstack/echo/v4/middleware"
 
+	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/middleware"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
+// redisPool dials the Redis in REDIS_URL, as an app would.
+func redisPool() *redis.Pool {
+	return &redis.Pool{DialContext: func(ctx context.Context) (redis.Conn, error) {
+		return redis.DialURLContext(ctx, os.Getenv("REDIS_URL"))
+	}}
+}
+
 func ExampleHitsWithConfig() {
-	mr, _ := miniredis.Run() // any Redis will do; this one lives in the process
-	defer mr.Close()
-	pool := &redis.Pool{Dial: func() (redis.Conn, error) { return redis.Dial("tcp", mr.Addr()) }}
+	pool := redisPool()
 	defer pool.Close()
 
 	rec, _ := timeseries.NewRecorder(timeseries.Config{Pool: pool})
 	e := echo.New()
-	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
+	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{
+		Recorder:      rec,
+		HitsName:      "example-hits",
+		Routes:        true, // "GET /posts/:id", never the raw URL
+		StatusClasses: true,
+	}))
 	e.GET("/posts/:id", func(c echo.Context) error { return c.String(http.StatusOK, "a post") })
 	for _, path := range []string{"/posts/1", "/posts/2", "/nowhere"} {
 		e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil))
@@ -30,15 +43,51 @@ func ExampleHitsWithConfig() {
 	_ = rec.Close(context.Background()) // writes what is pending
 
 	store, _ := timeseries.NewStore(pool, timeseries.Schema{}, nil)
-	series, _ := store.Series(context.Background())
-	for _, s := range series {
-		samples, _ := store.Samples(context.Background(), s.Name, 86400, timeseries.Range{})
-		fmt.Println(s.Name, samples[0].Count)
+	for _, name := range []string{"GET /posts/:id", "example-hits", "status:2xx", "status:4xx", "unmatched"} {
+		samples, _ := store.Samples(context.Background(), name, 86400, timeseries.Range{})
+		fmt.Println(name, samples[0].Count)
 	}
 	// Output:
 	// GET /posts/:id 2
-	// hits 3
+	// example-hits 3
 	// status:2xx 2
 	// status:4xx 1
 	// unmatched 1
+}
+
+func ExampleMount() {
+	pool := redisPool()
+	defer pool.Close()
+	clock := timeseries.NewManualClock(time.Unix(1700000002, 0)) // a fixed time, for the output below
+	rec, _ := timeseries.NewRecorder(timeseries.Config{Pool: pool, Clock: clock})
+
+	e := echo.New()
+	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, HitsName: "example-mount"}))
+	e.GET("/", func(c echo.Context) error { return c.String(http.StatusOK, "home") })
+	login := echomw.BasicAuth(func(user, pass string, _ echo.Context) (bool, error) { return user == "ops" && pass == "s3cret", nil })
+	if err := middleware.Mount(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}, login); err != nil {
+		panic(err)
+	}
+
+	get := func(path string) string {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodGet, path, nil)
+		r.SetBasicAuth("ops", "s3cret")
+		e.ServeHTTP(w, r)
+		return fmt.Sprintf("%d %s", w.Code, w.Body)
+	}
+	get("/")
+	get("/")
+	get("/dashboard/")                                                                           // not counted: the dashboard skips its own requests
+	e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/dashboard/", nil)) // refused by the login: not counted either
+	_ = rec.Flush(context.Background())
+
+	fmt.Print(get("/dashboard/api/counters/example-mount?precision=5"))
+	fmt.Print(get("/dashboard/api/counters/example-mount?precision=7"))
+	fmt.Print(get("/dashboard/api/counters/nope?precision=5"))
+	_ = rec.Close(context.Background())
+	// Output:
+	// 200 {"name":"example-mount","precision":5,"samples":[{"time":1700000000,"count":2}],"current":1700000000}
+	// 400 {"error":"precision 7 is not kept; use one of [5 60 300 3600 18000 86400]"}
+	// 404 {"error":"no such series at this precision"}
 }

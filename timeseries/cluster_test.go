@@ -265,3 +265,26 @@ func TestClusterWrongTypeKey(t *testing.T) {
 		t.Errorf("health %+v, want 30 increments dropped at count:86400:unmatched", h)
 	}
 }
+
+// On a cluster Ping reaches the node serving the known set.
+func TestClusterPing(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	cl.Reset(t)
+	store, err := timeseries.NewStore(cl.Client(t), timeseries.Schema{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := store.Ping(ctx); err != nil {
+		t.Fatalf("healthy cluster: %v", err)
+	}
+	owner := cl.MasterOf(timeseries.Schema{}.KnownKey())
+	owner.Pause()
+	defer owner.Resume()
+	short, cancelShort := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancelShort()
+	if err := store.Ping(short); err == nil {
+		t.Error("Ping answered while the known set's node was paused")
+	}
+}

@@ -114,6 +114,22 @@ func (s *Store) CheckPrecision(p int) error {
 	return nil
 }
 
+// Ping sends PING through the store's pool and returns nil when Redis
+// answers PONG. On a cluster it asks the node serving the known set, the
+// node every listing of the series needs. It writes and reads nothing, so
+// a probe can call it as often as it likes.
+func (s *Store) Ping(ctx context.Context) error {
+	known := s.schema.KnownKey()
+	rep := s.router.DoContext(ctx, []redisconn.Cmd{{Key: known, Name: "PING"}}, redisconn.Options{Timeout: timeout(ctx)})[0]
+	if rep.Err != nil {
+		return fmt.Errorf("timeseries: ping: %w", rep.Err)
+	}
+	if pong, _ := redis.String(rep.Value, nil); pong != "PONG" {
+		return fmt.Errorf("timeseries: ping: answered %v, not PONG", rep.Value)
+	}
+	return nil
+}
+
 const knownPage = 1000
 
 // Series lists every known series, sorted by name, each with its

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -79,5 +81,34 @@ func TestStoreSeriesListsWhatRecordersWrote(t *testing.T) {
 	samples, err := store.Samples(context.Background(), "GET /posts/:id", 60, timeseries.Range{})
 	if err != nil || len(samples) != 1 || samples[0].Count != 1 {
 		t.Errorf("Samples = %v, %v; want one sample of 1", samples, err)
+	}
+}
+
+// Ping tells whether Redis answers: nil while it runs, an error once it
+// is stopped, nil again after a restart.
+func TestStorePing(t *testing.T) {
+	srv := redistest.Start(t)
+	store, err := timeseries.NewStore(srv.Pool(), timeseries.Schema{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ping := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		return store.Ping(ctx)
+	}
+	if err := ping(); err != nil {
+		t.Fatalf("Redis up: %v", err)
+	}
+	if n := srv.Do("DBSIZE"); n != int64(0) {
+		t.Errorf("Ping left %v keys behind, want none", n)
+	}
+	srv.Stop()
+	if err := ping(); err == nil || !strings.HasPrefix(err.Error(), "timeseries: ping: ") {
+		t.Errorf("Redis stopped: err = %v, want a timeseries: ping: error", err)
+	}
+	srv.Restart()
+	if err := ping(); err != nil {
+		t.Errorf("Redis restarted: %v", err)
 	}
 }

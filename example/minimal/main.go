@@ -56,7 +56,7 @@ func run(ctx context.Context, redisURL, addr string) (err error) {
 	e := echo.New()
 	e.Use(pulsemw.HitsWithConfig(pulsemw.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
 	e.GET("/", func(c echo.Context) error { return c.String(http.StatusOK, "Hello, counted.\n") })
-	if err := dashboard.Mount(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}); err != nil {
+	if err := pulsemw.Mount(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}); err != nil {
 		return err
 	}
 

@@ -1,4 +1,4 @@
-package dashboard_test
+package browsertest_test
 
 import (
 	"context"
@@ -638,7 +638,7 @@ func TestBrowser(t *testing.T) {
 }
 
 // writeScreenshot saves the whole page as artifacts/dashboard.png at the
-// module root, for people to look at.
+// root of the Pulse repository, for people to look at.
 func writeScreenshot(t *testing.T, tb *tab) {
 	t.Helper()
 	writeScreenshotAs(t, tb, "dashboard.png")
@@ -652,7 +652,7 @@ func writeScreenshotAs(t *testing.T, tb *tab, name string) {
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
-	dir := filepath.Join("..", "artifacts")
+	dir := filepath.Join("..", "..", "artifacts")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

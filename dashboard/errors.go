@@ -1,0 +1,69 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/pulse-dev/pulse/entity"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// badRequest is a client mistake, answered 400 with its text.
+type badRequest string
+
+func (e badRequest) Error() string { return string(e) }
+
+// answerError maps an error of a read to a status: client mistakes are 4xx
+// with their text; a backend failure is 503 with a generic text, its
+// details going to the log only.
+func (s *server) answerError(w http.ResponseWriter, r *http.Request, err error) {
+	var bad badRequest
+	var perr *timeseries.PrecisionError
+	switch {
+	case errors.As(err, &bad):
+		jsonError(w, http.StatusBadRequest, bad.Error())
+	case errors.As(err, &perr):
+		jsonError(w, http.StatusBadRequest, fmt.Sprintf("precision %d is not kept; use one of %v", perr.Precision, perr.Valid))
+	case errors.Is(err, timeseries.ErrRangeTooLarge):
+		jsonError(w, http.StatusBadRequest, "range too large: ask for at most "+strconv.Itoa(s.cfg.MaxBuckets)+" buckets, or do not zero-fill")
+	case errors.Is(err, errBusy):
+		jsonError(w, http.StatusServiceUnavailable, "too many reads at once; try again")
+	case errors.Is(err, timeseries.ErrUnknownSeries):
+		jsonError(w, http.StatusNotFound, "no such series at this precision")
+	case errors.Is(err, entity.ErrUnknownKind):
+		jsonError(w, http.StatusNotFound, "no such entity kind")
+	case errors.Is(err, entity.ErrUnknownField):
+		jsonError(w, http.StatusBadRequest, "no such field for this kind")
+	default:
+		s.cfg.Logger.Warn("pulse dashboard: read failed", "path", r.URL.Path, "err", err)
+		jsonError(w, http.StatusServiceUnavailable, "backend unavailable")
+	}
+}
+
+// apiError is the body of every error answer.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func jsonError(w http.ResponseWriter, status int, msg string) {
+	writeJSONStatus(w, status, apiError{Error: msg})
+}
+
+// writeJSON answers an API request with 200.
+func writeJSON(w http.ResponseWriter, v any) { writeJSONStatus(w, http.StatusOK, v) }
+
+// writeJSONStatus answers with v as JSON. API answers are never cached;
+// the encoder escapes <, > and &, so a series name cannot become markup
+// should the JSON ever be shown as HTML.
+func writeJSONStatus(w http.ResponseWriter, status int, v any) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	// The status is sent: a failed write is the client gone, and there
+	// is no one left to tell.
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,171 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/pulse-dev/pulse/internal/dashguard"
+	"github.com/pulse-dev/pulse/pulsehttp"
+)
+
+// server holds what every request needs.
+type server struct {
+	cfg     Config
+	page    *pageData
+	echarts *asset // nil: loaded from EchartsCDN
+	reads   chan struct{}
+	started time.Time // stands in for the last flush until there is one
+	// windows joins identical overview reads under way into one.
+	windows singleflight.Group
+	mux     *http.ServeMux
+}
+
+func newServer(cfg Config) (*server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &server{cfg: cfg, reads: make(chan struct{}, cfg.ConcurrentReads), started: cfg.Store.Now()}
+	switch {
+	case len(cfg.Echarts) > 0:
+		s.echarts = newAsset(echartsFile, cfg.Echarts)
+	case assets[echartsFile] != nil:
+		s.echarts = assets[echartsFile]
+	}
+	if s.page, err = newPageData(cfg, s.echarts); err != nil {
+		return nil, err
+	}
+	s.mux = s.routes()
+	return s, nil
+}
+
+// Handler returns the dashboard as a net/http handler with its root at
+// "/". Mount it under a prefix with http.StripPrefix, for both the prefix
+// and the prefix with a slash, so that the root without its slash
+// redirects to the page:
+//
+//	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", h))
+//	mux.Handle("/dashboard", http.StripPrefix("/dashboard", h))
+//
+// Every request is marked with pulsehttp.Skip, so an app that counts its
+// traffic with pulsehttp does not count the dashboard's. For Echo v4, the
+// middleware package's Mount puts the dashboard under a prefix behind a
+// login.
+func Handler(cfg Config) (http.Handler, error) {
+	s, err := newServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.logSource()
+	return s, nil
+}
+
+// logSource says once, at start, where the page takes echarts from.
+func (s *server) logSource() {
+	if s.echarts != nil {
+		return
+	}
+	s.cfg.Logger.Info("pulse dashboard: echarts is not embedded, so the page loads it from "+EchartsCDN+
+		" (integrity-checked) and needs internet access; for an offline dashboard, embed echarts.min.js and set dashboard.Config.Echarts",
+		"version", EchartsVersion)
+}
+
+// routes maps the dashboard's paths, relative to its root. No pattern
+// names a method: ServeHTTP has refused all but GET and HEAD already.
+func (s *server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", s.handlePage)
+	mux.HandleFunc("/static/{file}", s.handleAsset)
+	mux.HandleFunc("/api/counters", s.handleCounters)
+	mux.HandleFunc("/api/counters/{name}", s.handleSamples)
+	mux.HandleFunc("/api/overview", s.handleOverview)
+	mux.HandleFunc("/api/health", s.handleHealth)
+	mux.HandleFunc("/api/entities", s.handleKinds)
+	mux.HandleFunc("/api/entities/{kind}", s.entityHandler(s.handleEntityBatch))
+	mux.HandleFunc("/api/entities/{kind}/top", s.entityHandler(s.handleEntityTop))
+	mux.HandleFunc("/api/entities/{kind}/{id}", s.entityHandler(s.handleEntity))
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		jsonError(w, http.StatusNotFound, "no such dashboard page or endpoint")
+	})
+	return mux
+}
+
+// ServeHTTP applies what every request shares, before routing: the
+// request is not counted, the security headers are set, only GET and HEAD
+// are served, and a panic answers a generic 500 (its value goes to the
+// log) instead of reaching the app's handlers.
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	pulsehttp.Skip(w)
+	hdr := w.Header()
+	dashguard.SetHeaders(hdr)
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		hdr.Set("Allow", "GET, HEAD")
+		jsonError(w, http.StatusMethodNotAllowed, "the dashboard is read-only: only GET and HEAD are allowed")
+		return
+	}
+	if r.URL.Path == "" {
+		// StripPrefix left nothing: the root without its slash. ServeMux
+		// would answer it with an absolute redirect, which a proxy's
+		// prefix breaks.
+		redirectToRoot(w, r)
+		return
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.cfg.Logger.Error("pulse dashboard: panic", "path", r.URL.Path, "panic", fmt.Sprint(v))
+			jsonError(w, http.StatusInternalServerError, "internal error")
+		}
+	}()
+	s.mux.ServeHTTP(w, r)
+}
+
+// acquireRead waits for a turn among ConcurrentReads, within ctx. The
+// caller calls the returned release.
+func (s *server) acquireRead(ctx context.Context) (release func(), err error) {
+	select {
+	case s.reads <- struct{}{}:
+		return func() { <-s.reads }, nil
+	case <-ctx.Done():
+		return nil, errBusy
+	}
+}
+
+// errBusy is a read that found no turn within the request's timeout.
+var errBusy = errors.New("dashboard: too many reads at once")
+
+// requestContext bounds the reads of one request.
+func (s *server) requestContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), s.cfg.Timeout)
+}
+
+// redirectToRoot answers the root without its trailing slash with a
+// relative redirect to the root with it, so the page's relative URLs
+// resolve under any prefix a proxy adds.
+func redirectToRoot(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	if u, err := url.ParseRequestURI(r.RequestURI); err == nil && u.Path != "" {
+		p = u.Path // what the client asked for, before StripPrefix
+	}
+	last := path.Base("/" + strings.TrimSuffix(p, "/"))
+	target := "./"
+	if last != "/" && last != "." {
+		target = "./" + url.PathEscape(last) + "/"
+	}
+	if q := r.URL.RawQuery; q != "" {
+		target += "?" + q
+	}
+	w.Header().Set("Location", target)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusFound)
+}

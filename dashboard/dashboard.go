@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/pulse-dev/pulse/entity"
+	entity "github.com/pulse-dev/pulse/internal/entityapi"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -16,7 +16,9 @@ import (
 type HealthReporter interface{ Health() timeseries.Health }
 
 // Entities reads entity counters; the entity package's *entity.Counters
-// satisfies it.
+// satisfies it. Its types are those of package entity (entity.KindInfo,
+// entity.Counts, entity.Ranked), declared where the dashboard can name
+// them without depending on the entity module.
 type Entities interface {
 	Kinds() []entity.KindInfo
 	Get(ctx context.Context, kind string, id int64) (entity.Counts, error)

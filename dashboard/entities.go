@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pulse-dev/pulse/entity"
+	entity "github.com/pulse-dev/pulse/internal/entityapi"
 )
 
 // noEntities answers 404 when no Entities are configured, and says so.

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/pulse-dev/pulse/entity"
+	entity "github.com/pulse-dev/pulse/internal/entityapi"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/dashboard"
-	"github.com/pulse-dev/pulse/entity"
+	entity "github.com/pulse-dev/pulse/internal/entityapi"
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/pulsehttp"
 	"github.com/pulse-dev/pulse/timeseries"

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pulse-dev/pulse/entity"
+	entity "github.com/pulse-dev/pulse/internal/entityapi"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 

@@ -71,10 +71,10 @@ func TestConfigValidation(t *testing.T) {
 				c.q.table, c.ttl, c.flushInterval, c.foldInterval, c.cacheTimeout)
 		}
 		want := []KindInfo{
-			{"user", []string{"following", "followers", "posts", "replies", "coins", "groups"}},
-			{"post", []string{"views", "replies", "likes", "favorites"}},
-			{"group", []string{"subscribers", "posts", "featured"}},
-			{"message", []string{"replies", "mentions", "likes", "followers", "direct"}},
+			{Name: "user", Fields: []string{"following", "followers", "posts", "replies", "coins", "groups"}},
+			{Name: "post", Fields: []string{"views", "replies", "likes", "favorites"}},
+			{Name: "group", Fields: []string{"subscribers", "posts", "featured"}},
+			{Name: "message", Fields: []string{"replies", "mentions", "likes", "followers", "direct"}},
 		}
 		if got := c.Kinds(); !reflect.DeepEqual(got, want) {
 			t.Errorf("Kinds() = %v, want %v", got, want)
@@ -929,7 +929,7 @@ func TestTop(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []Ranked{{2, 9}, {5, 9}, {1, 5}, {3, 5}}
+		want := []Ranked{{ID: 2, Count: 9}, {ID: 5, Count: 9}, {ID: 1, Count: 5}, {ID: 3, Count: 5}}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Top 4 = %v, want %v", got, want)
 		}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/gomodule/redigo/redis"
 	_ "modernc.org/sqlite"
 
@@ -13,9 +13,9 @@ import (
 )
 
 func Example() {
-	mr, _ := miniredis.Run() // any Redis will do; this one lives in the process
-	defer mr.Close()
-	pool := &redis.Pool{Dial: func() (redis.Conn, error) { return redis.Dial("tcp", mr.Addr()) }}
+	pool := &redis.Pool{DialContext: func(ctx context.Context) (redis.Conn, error) {
+		return redis.DialURLContext(ctx, os.Getenv("REDIS_URL")) // e.g. redis://127.0.0.1:6379/0
+	}}
 	defer pool.Close()
 	db, _ := sql.Open("sqlite", "file::memory:")
 	db.SetMaxOpenConns(1) // one in-memory database, one writer

@@ -3,29 +3,29 @@ package entity
 import (
 	"context"
 	"errors"
+
+	"github.com/pulse-dev/pulse/internal/entityapi"
 )
 
-// ErrUnknownKind is returned for an entity kind the app did not declare.
-var ErrUnknownKind = errors.New("entity: unknown kind")
+// The types and errors the dashboard reads entity counters with; they
+// are declared in the library's root module (internal/entityapi), so the
+// dashboard does not depend on this module.
+type (
+	// Counts maps each declared field of one entity to its value; fields
+	// nobody touched are present with 0.
+	Counts = entityapi.Counts
+	// KindInfo names a kind and its fields, in declaration order.
+	KindInfo = entityapi.KindInfo
+	// Ranked is one entity of a top list.
+	Ranked = entityapi.Ranked
+)
 
-// ErrUnknownField is returned for a field its kind does not declare.
-var ErrUnknownField = errors.New("entity: unknown field")
-
-// Counts maps each declared field of one entity to its value; fields
-// nobody touched are present with 0.
-type Counts map[string]int64
-
-// KindInfo names a kind and its fields, in declaration order.
-type KindInfo struct {
-	Name   string   `json:"name"`
-	Fields []string `json:"fields"`
-}
-
-// Ranked is one entity of a top list.
-type Ranked struct {
-	ID    int64 `json:"id,string"`
-	Count int64 `json:"count"`
-}
+var (
+	// ErrUnknownKind is returned for an entity kind the app did not declare.
+	ErrUnknownKind = entityapi.ErrUnknownKind
+	// ErrUnknownField is returned for a field its kind does not declare.
+	ErrUnknownField = entityapi.ErrUnknownField
+)
 
 // ErrTooManyIDs is returned by BatchGet for more than MaxBatchIDs ids.
 var ErrTooManyIDs = errors.New("entity: too many ids")

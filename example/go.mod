@@ -4,6 +4,8 @@ go 1.26.0
 
 require github.com/pulse-dev/pulse v0.0.0-00010101000000-000000000000
 
+require github.com/pulse-dev/pulse/entity v0.0.0-00010101000000-000000000000
+
 require github.com/pulse-dev/pulse/middleware v0.0.0-00010101000000-000000000000
 
 require github.com/pulse-dev/pulse/promexport v0.0.0-00010101000000-000000000000
@@ -32,6 +34,7 @@ require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/kr/text v0.2.0 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
@@ -66,3 +69,5 @@ replace github.com/pulse-dev/pulse/promexport => ../promexport
 replace github.com/pulse-dev/pulse/internal/mariadbtest => ../internal/mariadbtest
 
 replace github.com/pulse-dev/pulse/internal/pgtest => ../internal/pgtest
+
+replace github.com/pulse-dev/pulse/entity => ../entity

@@ -31,35 +31,6 @@ func moduleRoot(t *testing.T) string {
 	return root
 }
 
-// TestReadmeQuotesMinimal: the README's "Mount it in your app" section is
-// this program, character for character.
-func TestReadmeQuotesMinimal(t *testing.T) {
-	root := moduleRoot(t)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	program, err := os.ReadFile("main.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "\n## Mount it in your app\n")
-	if !ok {
-		t.Fatal(`README.md has no "## Mount it in your app" section`)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	_, block, ok := strings.Cut(section, "```go\n")
-	if ok {
-		block, _, ok = strings.Cut(block, "```\n")
-	}
-	if !ok {
-		t.Fatal("the section has no go code block")
-	}
-	if block != string(program) {
-		t.Errorf("README.md's code block differs from example/minimal/main.go; copy the file into the README")
-	}
-}
-
 // cleanCopy copies the files a fresh clone has (tracked, or new and not
 // ignored by git) into a temporary directory: no echarts.min.js, which
 // only `make assets` fetches.

@@ -6,6 +6,7 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/pulse-dev/pulse v0.0.0-00010101000000-000000000000
+	github.com/pulse-dev/pulse/entity v0.0.0-00010101000000-000000000000
 )
 
 require (
@@ -16,4 +17,9 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 )
 
-replace github.com/pulse-dev/pulse => ../..
+replace (
+	github.com/pulse-dev/pulse => ../..
+	github.com/pulse-dev/pulse/entity => ../../entity
+	github.com/pulse-dev/pulse/internal/mariadbtest => ../mariadbtest
+	github.com/pulse-dev/pulse/internal/pgtest => ../pgtest
+)

@@ -196,11 +196,8 @@ func (c *Counters) applyBuffered(ctx context.Context, batch *bufBatch) error {
 		}
 	}
 	err := c.InTx(ctx, func(ctx context.Context, tx *Tx) error {
-		res, err := tx.ExecContext(ctx, c.q.markApplied, batch.id, c.now().Unix())
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
+		fresh, err := c.sql.MarkApplied(ctx, tx.Tx, batch.id, c.clock.Now())
+		if err != nil || !fresh {
 			return err // applied before
 		}
 		for _, r := range batch.rows {

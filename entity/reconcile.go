@@ -42,6 +42,30 @@ func (c *Counters) Reconcile(ctx context.Context, kind, field string, truth Sour
 	if err != nil {
 		return nil, fmt.Errorf("entity: reconcile: stored values: %w", err)
 	}
+	drifted := driftedIDs(stored, want)
+	fixes := []Fix{}
+	for len(drifted) > 0 {
+		n := min(len(drifted), reconcileChunk)
+		made, err := c.fixChunk(ctx, kind, k.fields[fi], drifted[:n], want)
+		if err != nil {
+			return fixes, fmt.Errorf("entity: reconcile: %w", err)
+		}
+		fixes = append(fixes, made...)
+		drifted = drifted[n:]
+	}
+	ids := make([]int64, len(fixes))
+	for i, f := range fixes {
+		ids[i] = f.ID
+	}
+	if err := c.invalidate(context.WithoutCancel(ctx), kind, ids); err != nil {
+		return fixes, err
+	}
+	return fixes, nil
+}
+
+// driftedIDs lists, sorted, the entities whose stored value differs from
+// the true one; entities missing from want are taken to be 0.
+func driftedIDs(stored, want map[int64]int64) []int64 {
 	var drifted []int64
 	for id, v := range stored {
 		if want[id] != v {
@@ -54,43 +78,30 @@ func (c *Counters) Reconcile(ctx context.Context, kind, field string, truth Sour
 		}
 	}
 	slices.Sort(drifted)
+	return drifted
+}
 
-	fixes := []Fix{}
-	for len(drifted) > 0 {
-		n := min(len(drifted), reconcileChunk)
-		chunk := drifted[:n]
-		drifted = drifted[n:]
-		var made []Fix
-		err := c.sql.InTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-			made = made[:0]
-			was, err := c.sql.LockedSums(ctx, tx, kind, field, chunk)
-			if err != nil {
+// fixChunk corrects some entities in one transaction, under their rows'
+// locks, each by an atomic add of the difference.
+func (c *Counters) fixChunk(ctx context.Context, kind, field string, chunk []int64, want map[int64]int64) ([]Fix, error) {
+	var made []Fix
+	err := c.sql.InTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		made = made[:0]
+		was, err := c.sql.LockedSums(ctx, tx, kind, field, chunk)
+		if err != nil {
+			return err
+		}
+		for _, id := range chunk {
+			now := want[id]
+			if was[id] == now {
+				continue // repaired meanwhile
+			}
+			if err := c.sql.Incr(ctx, tx, kind, id, field, 0, now-was[id]); err != nil {
 				return err
 			}
-			for _, id := range chunk {
-				now := want[id]
-				if was[id] == now {
-					continue // repaired meanwhile
-				}
-				d := now - was[id]
-				if err := c.sql.Incr(ctx, tx, kind, id, field, 0, d); err != nil {
-					return err
-				}
-				made = append(made, Fix{Kind: kind, ID: id, Field: k.fields[fi], Was: was[id], Now: now})
-			}
-			return nil
-		})
-		if err != nil {
-			return fixes, fmt.Errorf("entity: reconcile: %w", err)
+			made = append(made, Fix{Kind: kind, ID: id, Field: field, Was: was[id], Now: now})
 		}
-		fixes = append(fixes, made...)
-	}
-	ids := make([]int64, len(fixes))
-	for i, f := range fixes {
-		ids[i] = f.ID
-	}
-	if err := c.invalidate(context.WithoutCancel(ctx), kind, ids); err != nil {
-		return fixes, err
-	}
-	return fixes, nil
+		return nil
+	})
+	return made, err
 }

@@ -136,6 +136,16 @@ func (b *buffer) addPending(k *kindSpec, ids []int64, vals []int64) {
 	}
 }
 
+// anyBuffered reports whether reads of k must add buffered deltas.
+func (k *kindSpec) anyBuffered() bool {
+	for _, b := range k.buffer {
+		if b {
+			return true
+		}
+	}
+	return false
+}
+
 // FlushBuffered writes the buffered deltas now; the background work does
 // it every BufferInterval and Close does it last.
 func (c *Counters) FlushBuffered(ctx context.Context) error { return c.flushBuffered(ctx) }

@@ -321,12 +321,3 @@ func (cfg *Config) setDefaults() {
 		cfg.Clock = systemClock{}
 	}
 }
-
-func (k *kindSpec) anyBuffered() bool {
-	for _, b := range k.buffer {
-		if b {
-			return true
-		}
-	}
-	return false
-}

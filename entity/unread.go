@@ -118,7 +118,7 @@ func (u *unreads) check(feed Feed) error {
 // stores its notice under it. It costs one SQL row write and, after the
 // commit, one Redis write, whatever the number of users.
 func (t *Tx) PublishNotice() (int64, error) {
-	id, err := t.c.sql.NextSeq(t.ctx, t.Tx, markNotices)
+	id, err := t.c.unread.sql.NextSeq(t.ctx, t.Tx, markNotices)
 	if err != nil {
 		return 0, err
 	}

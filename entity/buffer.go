@@ -136,6 +136,16 @@ func (b *buffer) addPending(k *kindSpec, ids []int64, vals []int64) {
 	}
 }
 
+// anyBuffered reports whether reads of k must add buffered deltas.
+func (k *kindSpec) anyBuffered() bool {
+	for _, b := range k.buffer {
+		if b {
+			return true
+		}
+	}
+	return false
+}
+
 // FlushBuffered writes the buffered deltas now; the background work does
 // it every BufferInterval and Close does it last.
 func (c *Counters) FlushBuffered(ctx context.Context) error { return c.flushBuffered(ctx) }
@@ -196,11 +206,8 @@ func (c *Counters) applyBuffered(ctx context.Context, batch *bufBatch) error {
 		}
 	}
 	err := c.InTx(ctx, func(ctx context.Context, tx *Tx) error {
-		res, err := tx.ExecContext(ctx, c.q.markApplied, batch.id, c.now().Unix())
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
+		fresh, err := c.sql.MarkApplied(ctx, tx.Tx, batch.id, c.clock.Now())
+		if err != nil || !fresh {
 			return err // applied before
 		}
 		for _, r := range batch.rows {

@@ -24,6 +24,9 @@ func TestBufferedExactUnderConcurrency(t *testing.T) {
 		var trips atomic.Int64
 		c, err := New(context.Background(), Config{DB: db, Dialect: d, Pool: countingPool(t, srv, &trips),
 			Kinds: bufferedKinds, BufferInterval: 20 * time.Millisecond, OnError: func(err error) { t.Logf("background: %v", err) }})
+		if err == nil {
+			err = c.Migrate(context.Background())
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

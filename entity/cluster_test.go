@@ -10,6 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/mna/redisc"
 
+	"github.com/pulse-dev/pulse/entity/internal/redisstore"
 	"github.com/pulse-dev/pulse/internal/redistest"
 )
 
@@ -27,9 +28,9 @@ func TestCountersOnCluster(t *testing.T) {
 	const posts = 40
 	nodes := map[string]bool{}
 	for id := range int64(posts) {
-		key := c.entityKey("post", id+1)
+		key := c.keys.Entity("post", id+1)
 		nodes[cl.MasterOf(key).Addr] = true
-		if redisc.Slot(key) != redisc.Slot(leaseKey(key)) || redisc.Slot(key) != redisc.Slot(marksKey(key)) {
+		if redisc.Slot(key) != redisc.Slot(redisstore.LeaseKey(key)) || redisc.Slot(key) != redisc.Slot(redisstore.MarksKey(key)) {
 			t.Fatalf("%s and its lease or marks are in different slots", key)
 		}
 	}
@@ -75,7 +76,7 @@ func TestCountersOnCluster(t *testing.T) {
 		go func() { defer wg.Done(); run(stop, w) }()
 	}
 	time.Sleep(time.Second)
-	cl.Failover(t, cl.MasterOf(c.entityKey("post", 1)))
+	cl.Failover(t, cl.MasterOf(c.keys.Entity("post", 1)))
 	time.Sleep(time.Second)
 	close(stop)
 	wg.Wait()
@@ -92,9 +93,9 @@ func TestCountersOnCluster(t *testing.T) {
 		if got[i]["likes"] != want || sqlValue(t, c, "post", id, "likes") != want {
 			t.Errorf("post %d likes: read %d, SQL %d, written %d", id, got[i]["likes"], sqlValue(t, c, "post", id, "likes"), want)
 		}
-		key := c.entityKey("post", id)
-		if m, err := redis.Int64Map(cl.Do(t, key, "HGETALL", key), nil); err == nil && len(m) > 0 && m["likes"]-countOffset != want {
-			t.Errorf("post %d cached likes %d, want %d", id, m["likes"]-countOffset, want)
+		key := c.keys.Entity("post", id)
+		if m, err := redis.Int64Map(cl.Do(t, key, "HGETALL", key), nil); err == nil && len(m) > 0 && m["likes"]-redisstore.CountOffset != want {
+			t.Errorf("post %d cached likes %d, want %d", id, m["likes"]-redisstore.CountOffset, want)
 		}
 	}
 
@@ -104,8 +105,8 @@ func TestCountersOnCluster(t *testing.T) {
 	if err != nil || zero["likes"] != 0 {
 		t.Fatalf("untouched post: %v, %v", zero, err)
 	}
-	key := c.entityKey("post", 999)
-	if m, _ := redis.Int64Map(cl.Do(t, key, "HGETALL", key), nil); m["likes"] != countOffset {
+	key := c.keys.Entity("post", 999)
+	if m, _ := redis.Int64Map(cl.Do(t, key, "HGETALL", key), nil); m["likes"] != redisstore.CountOffset {
 		t.Errorf("untouched post cached as %v, want likes at the offset", m)
 	}
 

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/pulse-dev/pulse/entity/internal/sqlstore"
 	"github.com/pulse-dev/pulse/internal/ratelog"
 	"github.com/pulse-dev/pulse/internal/redisconn"
 )
@@ -88,8 +89,9 @@ type Config struct {
 	// Prefix goes before every Redis key. Counters sharing a Redis must
 	// either share Prefix and Table or differ in Prefix.
 	Prefix string
-	// Table is the SQL table (default "pulse_counters"); two more are made
-	// next to it, with the suffixes _batches and _stale.
+	// Table is the SQL table (default "pulse_counters"); Migrate makes four
+	// more next to it, with the suffixes _batches, _stale, _seqs and
+	// _marks.
 	Table string
 	// TTL is how long a cached entity lives (default 12 h), counted from
 	// the read that warmed it.
@@ -128,9 +130,9 @@ type Config struct {
 	// 10 s.
 	OnError func(error)
 	// Clock tells the time of notices, red dots, read marks, flushed
-	// batches and pruning; nil means the system clock. Any value with a
-	// Now method will do, a timeseries.ManualClock included.
-	Clock interface{ Now() time.Time }
+	// batches and pruning; nil means the system clock. A
+	// timeseries.ManualClock will do.
+	Clock Clock
 
 	hooks hooks // test instrumentation
 }
@@ -169,32 +171,24 @@ type kindSpec struct {
 	buffer []bool         // per field: increments aggregated in process
 }
 
+// Bind rewrites a query written with ? placeholders for d: PostgreSQL
+// numbers them ($1, $2...), the others keep ?. The query must hold no
+// other question marks.
+func (d Dialect) Bind(query string) string { return sqlstore.Bind(sqlstore.Dialect(d), query) }
+
+// Clock tells the time; timeseries.Clock has the same shape, so a
+// timeseries.ManualClock drives tests.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
 func (cfg *Config) validate() (map[string]*kindSpec, []string, error) {
-	if cfg.DB == nil {
-		return nil, nil, errors.New("entity: Config.DB is nil")
-	}
-	if cfg.Dialect != MySQL && cfg.Dialect != SQLite && cfg.Dialect != Postgres {
-		return nil, nil, fmt.Errorf("entity: Config.Dialect %q is not %q, %q or %q", cfg.Dialect, MySQL, SQLite, Postgres)
-	}
-	if cfg.Table == "" {
-		cfg.Table = DefaultTable
-	}
-	if !tablePattern.MatchString(cfg.Table) {
-		return nil, nil, fmt.Errorf("entity: Config.Table %q is not a plain identifier of at most 55 bytes", cfg.Table)
-	}
-	if cfg.TTL < 0 || cfg.FlushInterval < 0 || cfg.FoldInterval < 0 || cfg.CacheTimeout < 0 ||
-		cfg.StatementTimeout < 0 || cfg.BufferInterval < 0 || cfg.InactiveAfter < 0 || cfg.MaxFollowees < 0 {
-		return nil, nil, errors.New("entity: negative TTL, FlushInterval, FoldInterval, CacheTimeout, StatementTimeout, BufferInterval, InactiveAfter or MaxFollowees")
-	}
-	if cfg.TTL != 0 && cfg.TTL < time.Second {
-		return nil, nil, errors.New("entity: Config.TTL below 1 s")
-	}
-	if cfg.WriteBehind && cfg.Pool == nil {
-		return nil, nil, errors.New("entity: Config.WriteBehind needs Config.Pool")
-	}
-	if _, cluster := redisconn.Cluster(cfg.Pool); cluster && cfg.WriteBehind {
-		// Its pending and flushing hashes span every entity: one slot.
-		return nil, nil, errors.New("entity: Config.WriteBehind is not supported on Redis Cluster; use Kind.Buffered for hot fields")
+	if err := cfg.validateStores(); err != nil {
+		return nil, nil, err
 	}
 	if len(cfg.Kinds) == 0 {
 		return nil, nil, errors.New("entity: Config.Kinds is empty")
@@ -202,56 +196,103 @@ func (cfg *Config) validate() (map[string]*kindSpec, []string, error) {
 	kinds := map[string]*kindSpec{}
 	var order []string
 	for _, k := range cfg.Kinds {
-		if !namePattern.MatchString(k.Name) {
-			return nil, nil, fmt.Errorf("entity: kind name %q: want a lower-case letter, then letters, digits or _, at most 64 bytes", k.Name)
-		}
 		if _, dup := kinds[k.Name]; dup {
 			return nil, nil, fmt.Errorf("entity: kind %q declared twice", k.Name)
 		}
-		if len(k.Fields) == 0 {
-			return nil, nil, fmt.Errorf("entity: kind %q has no fields", k.Name)
-		}
-		spec := &kindSpec{name: k.Name, index: map[string]int{}}
-		for _, f := range k.Fields {
-			if !namePattern.MatchString(f) {
-				return nil, nil, fmt.Errorf("entity: kind %q: field name %q: want a lower-case letter, then letters, digits or _, at most 64 bytes", k.Name, f)
-			}
-			if _, dup := spec.index[f]; dup {
-				return nil, nil, fmt.Errorf("entity: kind %q: field %q declared twice", k.Name, f)
-			}
-			spec.index[f] = len(spec.fields)
-			spec.fields = append(spec.fields, f)
-			spec.slots = append(spec.slots, 1)
-			spec.buffer = append(spec.buffer, false)
-		}
-		for _, f := range k.Buffered {
-			i, ok := spec.index[f]
-			if !ok {
-				return nil, nil, fmt.Errorf("entity: kind %q: buffered field %q is not declared", k.Name, f)
-			}
-			if spec.buffer[i] {
-				return nil, nil, fmt.Errorf("entity: kind %q: buffered field %q listed twice", k.Name, f)
-			}
-			spec.buffer[i] = true
-		}
-		for f, n := range k.Hot {
-			i, ok := spec.index[f]
-			if !ok {
-				return nil, nil, fmt.Errorf("entity: kind %q: hot field %q is not declared", k.Name, f)
-			}
-			if n < 2 || n > MaxHotSlots {
-				return nil, nil, fmt.Errorf("entity: kind %q: hot field %q: %d slots, want 2 to %d", k.Name, f, n, MaxHotSlots)
-			}
-			spec.slots[i] = n
-		}
-		for i, f := range spec.fields {
-			if spec.slots[i] > 1 {
-				spec.hot = append(spec.hot, f)
-			}
+		spec, err := newKindSpec(k)
+		if err != nil {
+			return nil, nil, err
 		}
 		kinds[k.Name] = spec
 		order = append(order, k.Name)
 	}
+	cfg.setDefaults()
+	return kinds, order, nil
+}
+
+// validateStores checks the database, table, durations and cache mode.
+func (cfg *Config) validateStores() error {
+	if cfg.DB == nil {
+		return errors.New("entity: Config.DB is nil")
+	}
+	if cfg.Dialect != MySQL && cfg.Dialect != SQLite && cfg.Dialect != Postgres {
+		return fmt.Errorf("entity: Config.Dialect %q is not %q, %q or %q", cfg.Dialect, MySQL, SQLite, Postgres)
+	}
+	if cfg.Table == "" {
+		cfg.Table = DefaultTable
+	}
+	if !tablePattern.MatchString(cfg.Table) {
+		return fmt.Errorf("entity: Config.Table %q is not a plain identifier of at most 55 bytes", cfg.Table)
+	}
+	if cfg.TTL < 0 || cfg.FlushInterval < 0 || cfg.FoldInterval < 0 || cfg.CacheTimeout < 0 ||
+		cfg.StatementTimeout < 0 || cfg.BufferInterval < 0 || cfg.InactiveAfter < 0 || cfg.MaxFollowees < 0 {
+		return errors.New("entity: negative TTL, FlushInterval, FoldInterval, CacheTimeout, StatementTimeout, BufferInterval, InactiveAfter or MaxFollowees")
+	}
+	if cfg.TTL != 0 && cfg.TTL < time.Second {
+		return errors.New("entity: Config.TTL below 1 s")
+	}
+	if cfg.WriteBehind && cfg.Pool == nil {
+		return errors.New("entity: Config.WriteBehind needs Config.Pool")
+	}
+	if _, cluster := redisconn.Cluster(cfg.Pool); cluster && cfg.WriteBehind {
+		// Its pending and flushing hashes span every entity: one slot.
+		return errors.New("entity: Config.WriteBehind is not supported on Redis Cluster; use Kind.Buffered for hot fields")
+	}
+	return nil
+}
+
+// newKindSpec validates one kind.
+func newKindSpec(k Kind) (*kindSpec, error) {
+	if !namePattern.MatchString(k.Name) {
+		return nil, fmt.Errorf("entity: kind name %q: want a lower-case letter, then letters, digits or _, at most 64 bytes", k.Name)
+	}
+	if len(k.Fields) == 0 {
+		return nil, fmt.Errorf("entity: kind %q has no fields", k.Name)
+	}
+	spec := &kindSpec{name: k.Name, index: map[string]int{}}
+	for _, f := range k.Fields {
+		if !namePattern.MatchString(f) {
+			return nil, fmt.Errorf("entity: kind %q: field name %q: want a lower-case letter, then letters, digits or _, at most 64 bytes", k.Name, f)
+		}
+		if _, dup := spec.index[f]; dup {
+			return nil, fmt.Errorf("entity: kind %q: field %q declared twice", k.Name, f)
+		}
+		spec.index[f] = len(spec.fields)
+		spec.fields = append(spec.fields, f)
+		spec.slots = append(spec.slots, 1)
+		spec.buffer = append(spec.buffer, false)
+	}
+	for _, f := range k.Buffered {
+		i, ok := spec.index[f]
+		if !ok {
+			return nil, fmt.Errorf("entity: kind %q: buffered field %q is not declared", k.Name, f)
+		}
+		if spec.buffer[i] {
+			return nil, fmt.Errorf("entity: kind %q: buffered field %q listed twice", k.Name, f)
+		}
+		spec.buffer[i] = true
+	}
+	for f, n := range k.Hot {
+		i, ok := spec.index[f]
+		if !ok {
+			return nil, fmt.Errorf("entity: kind %q: hot field %q is not declared", k.Name, f)
+		}
+		if n < 2 || n > MaxHotSlots {
+			return nil, fmt.Errorf("entity: kind %q: hot field %q: %d slots, want 2 to %d", k.Name, f, n, MaxHotSlots)
+		}
+		spec.slots[i] = n
+	}
+	for i, f := range spec.fields {
+		if spec.slots[i] > 1 {
+			spec.hot = append(spec.hot, f)
+		}
+	}
+	return spec, nil
+}
+
+// setDefaults fills the zero fields, the clock included: set once here,
+// so no call checks it for nil.
+func (cfg *Config) setDefaults() {
 	if cfg.TTL == 0 {
 		cfg.TTL = DefaultTTL
 	}
@@ -276,14 +317,7 @@ func (cfg *Config) validate() (map[string]*kindSpec, []string, error) {
 	if cfg.OnError == nil {
 		cfg.OnError = ratelog.New("pulse: entity counters", 10*time.Second)
 	}
-	return kinds, order, nil
-}
-
-func (k *kindSpec) anyBuffered() bool {
-	for _, b := range k.buffer {
-		if b {
-			return true
-		}
+	if cfg.Clock == nil {
+		cfg.Clock = systemClock{}
 	}
-	return false
 }

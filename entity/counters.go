@@ -3,7 +3,6 @@ package entity
 import (
 	"context"
 	crand "crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,35 +11,27 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/redisconn"
+	"github.com/pulse-dev/pulse/entity/internal/redisstore"
+	"github.com/pulse-dev/pulse/entity/internal/sqlstore"
 )
 
 // Counters keeps per-entity counts in SQL, cached in Redis. All methods
 // are safe for concurrent use.
 type Counters struct {
-	clock            interface{ Now() time.Time }
-	db               *sql.DB
-	q                queries
-	pool             Pool
-	router           *redisconn.Router // nil without a pool
-	kinds            map[string]*kindSpec
-	order            []string
-	prefix           string
-	ttl              time.Duration
-	writeBehind      bool
-	flushInterval    time.Duration
-	foldInterval     time.Duration
-	cacheTimeout     time.Duration
-	statementTimeout time.Duration
-	bufferInterval   time.Duration
-	inactiveAfter    time.Duration
-	maxFollowees     int
-	onError          func(error)
-	hooks            hooks
-
-	pendingKey  string // write-behind deltas not yet taken by a flush
-	flushingKey string // the batch a flush is persisting
-	epochKey    string // moves whenever a flush starts or finishes a batch
+	clock          Clock
+	sql            *sqlstore.Store
+	cache          *redisstore.Client // nil without a pool
+	keys           redisstore.Keys
+	kinds          map[string]*kindSpec
+	order          []string
+	ttl            time.Duration
+	writeBehind    bool
+	flushInterval  time.Duration
+	foldInterval   time.Duration
+	bufferInterval time.Duration
+	inactiveAfter  time.Duration
+	onError        func(error)
+	hooks          hooks
 
 	instance  string // random, makes tokens and batch ids unique
 	seq       atomic.Uint64
@@ -48,17 +39,23 @@ type Counters struct {
 	outage    sync.RWMutex // writes recording stale entries read-lock it; see whileDown
 	flushMu   sync.Mutex   // one flush at a time in this process
 
-	buf *buffer // buffered fields' deltas not yet written
+	buf    *buffer  // buffered fields' deltas not yet written
+	unread *unreads // unread counts, built on the methods above
 
 	cancel    context.CancelFunc
 	done      chan struct{}
 	closeOnce sync.Once
 }
 
-// New validates cfg, creates the SQL tables if they do not exist, finishes
-// a write-behind flush a previous process left half done, and starts the
-// background work (write-behind and buffered flushes, the sweep of stale
-// cache entries, folding hot slots). Call Close to stop it.
+// New validates cfg and returns the Counters. It does no I/O: call
+// Migrate before serving.
+//
+// New starts the one background goroutine (write-behind and buffered
+// flushes, the sweep of stale cache entries, folding hot slots) because
+// its lifetime is the Counters' own, New to Close, whether or not the app
+// lets Migrate create the tables. It sleeps until its first tick, one
+// FlushInterval, BufferInterval or FoldInterval later, so New itself
+// touches neither SQL nor Redis.
 func New(ctx context.Context, cfg Config) (*Counters, error) {
 	kinds, order, err := cfg.validate()
 	if err != nil {
@@ -69,48 +66,45 @@ func New(ctx context.Context, cfg Config) (*Counters, error) {
 		return nil, fmt.Errorf("entity: instance id: %w", err)
 	}
 	c := &Counters{
-		db:               cfg.DB,
-		q:                newQueries(cfg.Dialect, cfg.Table),
-		pool:             cfg.Pool,
-		router:           routerFor(cfg.Pool),
-		kinds:            kinds,
-		order:            order,
-		prefix:           cfg.Prefix,
-		ttl:              cfg.TTL,
-		writeBehind:      cfg.WriteBehind,
-		flushInterval:    cfg.FlushInterval,
-		foldInterval:     cfg.FoldInterval,
-		cacheTimeout:     cfg.CacheTimeout,
-		statementTimeout: cfg.StatementTimeout,
-		bufferInterval:   cfg.BufferInterval,
-		inactiveAfter:    cfg.InactiveAfter,
-		maxFollowees:     cfg.MaxFollowees,
-		onError:          cfg.OnError,
-		clock:            cfg.Clock,
-		hooks:            cfg.hooks,
-		pendingKey:       cfg.Prefix + "pulse:ent-pending",
-		flushingKey:      cfg.Prefix + "pulse:ent-pending:flushing",
-		epochKey:         cfg.Prefix + "pulse:ent-epoch",
-		instance:         hex.EncodeToString(id),
-		buf:              newBuffer(),
-		done:             make(chan struct{}),
+		clock:          cfg.Clock,
+		sql:            sqlstore.New(cfg.DB, sqlstore.Dialect(cfg.Dialect), cfg.Table, cfg.StatementTimeout),
+		keys:           redisstore.NewKeys(cfg.Prefix),
+		kinds:          kinds,
+		order:          order,
+		ttl:            cfg.TTL,
+		writeBehind:    cfg.WriteBehind,
+		flushInterval:  cfg.FlushInterval,
+		foldInterval:   cfg.FoldInterval,
+		bufferInterval: cfg.BufferInterval,
+		inactiveAfter:  cfg.InactiveAfter,
+		onError:        cfg.OnError,
+		hooks:          cfg.hooks,
+		instance:       hex.EncodeToString(id),
+		buf:            newBuffer(),
+		done:           make(chan struct{}),
 	}
-	if err := c.createSchema(ctx); err != nil {
-		return nil, err
+	if cfg.Pool != nil {
+		c.cache = redisstore.NewClient(cfg.Pool, cfg.CacheTimeout)
 	}
-	for _, name := range []string{markNotices, markDot} {
-		if _, err := c.exec(ctx, c.q.seqInit, name); err != nil {
-			return nil, fmt.Errorf("entity: create tables: %w", err)
-		}
-	}
-	// Finish a flush a previous process left half done, and sweep what it
-	// recorded as stale, before serving; failures are retried in the
-	// background.
-	c.tick(ctx)
+	c.unread = newUnreads(c, cfg.MaxFollowees)
 	loopCtx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	go c.loop(loopCtx)
 	return c, nil
+}
+
+// Migrate creates the tables that do not exist (Config.Table and four
+// more next to it), then readies the cache for this process: it finishes
+// a write-behind flush a previous process left half done and drops the
+// cache entries recorded as stale, so nothing stale is served; failures
+// of that part go to OnError and are retried in the background. Safe to
+// run on every start, from several processes at once.
+func (c *Counters) Migrate(ctx context.Context) error {
+	if err := c.sql.Migrate(ctx, unreadSeqs...); err != nil {
+		return fmt.Errorf("entity: create tables: %w", err)
+	}
+	c.tick(ctx)
+	return nil
 }
 
 // Kinds lists the declared kinds and their fields, in declaration order.
@@ -147,6 +141,10 @@ func (c *Counters) newToken() string {
 	return c.instance + "." + strconv.FormatUint(c.seq.Add(1), 36)
 }
 
+func (c *Counters) newBatchID() string {
+	return "b" + c.newToken()
+}
+
 func (c *Counters) loop(ctx context.Context) {
 	defer close(c.done)
 	flushes := time.NewTicker(c.flushInterval)
@@ -174,7 +172,7 @@ func (c *Counters) loop(ctx context.Context) {
 // tick is the frequent background work: probe Redis while it is down,
 // sweep stale entries, flush write-behind deltas.
 func (c *Counters) tick(ctx context.Context) {
-	if c.pool == nil {
+	if c.cache == nil {
 		return
 	}
 	if !c.cacheUp() {
@@ -199,12 +197,11 @@ func (c *Counters) maintain(ctx context.Context) {
 	if err := c.fold(ctx); err != nil && ctx.Err() == nil {
 		c.onError(err)
 	}
-	cutoff := c.now().Add(-batchRetention).Unix()
-	if _, err := c.exec(ctx, c.q.prune, cutoff); err != nil && ctx.Err() == nil {
-		c.onError(fmt.Errorf("entity: prune batches: %w", err))
+	if err := c.sql.PruneBatches(ctx, c.clock.Now().Add(-batchRetention)); err != nil && ctx.Err() == nil {
+		c.onError(err)
 	}
 	if c.inactiveAfter > 0 {
-		if _, err := c.PruneInactive(ctx, c.now().Add(-c.inactiveAfter)); err != nil && ctx.Err() == nil {
+		if _, err := c.PruneInactive(ctx, c.clock.Now().Add(-c.inactiveAfter)); err != nil && ctx.Err() == nil {
 			c.onError(err)
 		}
 	}
@@ -247,20 +244,4 @@ func (c *Counters) stop() {
 		c.cancel()
 		<-c.done
 	})
-}
-
-// now is the time by Config.Clock.
-func (c *Counters) now() time.Time {
-	if c.clock == nil {
-		return time.Now()
-	}
-	return c.clock.Now()
-}
-
-// routerFor is the Router of the cache's pool, nil without one.
-func routerFor(p Pool) *redisconn.Router {
-	if p == nil {
-		return nil
-	}
-	return redisconn.NewRouter(p)
 }

@@ -65,10 +65,10 @@ func TestConfigValidation(t *testing.T) {
 	}
 	t.Run("valid with defaults", func(t *testing.T) {
 		c := newCounters(t, Config{DB: db, Dialect: SQLite, Pool: pool, Kinds: forumKinds})
-		if c.q.table != DefaultTable || c.ttl != DefaultTTL || c.flushInterval != DefaultFlushInterval ||
-			c.foldInterval != DefaultFoldInterval || c.cacheTimeout != DefaultCacheTimeout {
+		if c.sql.Table != DefaultTable || c.ttl != DefaultTTL || c.flushInterval != DefaultFlushInterval ||
+			c.foldInterval != DefaultFoldInterval || c.cache.Timeout() != DefaultCacheTimeout {
 			t.Errorf("defaults not applied: table %q ttl %v flush %v fold %v cache timeout %v",
-				c.q.table, c.ttl, c.flushInterval, c.foldInterval, c.cacheTimeout)
+				c.sql.Table, c.ttl, c.flushInterval, c.foldInterval, c.cache.Timeout())
 		}
 		want := []KindInfo{
 			{Name: "user", Fields: []string{"following", "followers", "posts", "replies", "coins", "groups"}},
@@ -221,7 +221,7 @@ func TestCountsReadAndWrite(t *testing.T) {
 						}
 						assertCacheMatchesSQL(t, srv, c, "user", id)
 					}
-					ttl, _ := redis.Int64(srv.Do("TTL", c.entityKey("user", 1)), nil)
+					ttl, _ := redis.Int64(srv.Do("TTL", c.keys.Entity("user", 1)), nil)
 					if ttl <= 0 || ttl > int64(DefaultTTL/time.Second) {
 						t.Errorf("cache TTL %d s, want up to %v", ttl, DefaultTTL)
 					}
@@ -264,7 +264,7 @@ func TestConcurrentLikesColdCache(t *testing.T) {
 							}
 							// Drop the entry now and then, so warm-ups keep racing the writers.
 							if rand.IntN(4) == 0 {
-								srv.Do("DEL", c.entityKey("post", 1))
+								srv.Do("DEL", c.keys.Entity("post", 1))
 							}
 						}
 					}()
@@ -467,7 +467,7 @@ func TestRedisDownWriteThrough(t *testing.T) {
 			}
 		}
 		var stale int
-		if err := db.QueryRow("SELECT COUNT(*) FROM " + c.q.stale).Scan(&stale); err != nil || stale != 0 {
+		if err := db.QueryRow("SELECT COUNT(*) FROM " + c.sql.Stale).Scan(&stale); err != nil || stale != 0 {
 			t.Errorf("%d stale records left (%v)", stale, err)
 		}
 		// Writes use the cache again.
@@ -526,6 +526,9 @@ func TestWriteBehindCrashBetweenSteps(t *testing.T) {
 					return nil
 				}
 				a, err := New(context.Background(), dying)
+				if err == nil {
+					err = a.Migrate(context.Background())
+				}
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -567,7 +570,7 @@ func TestWriteBehindCrashBetweenSteps(t *testing.T) {
 					}
 					assertCacheMatchesSQL(t, srv, b, w.kind, w.id)
 				}
-				for _, key := range []string{b.pendingKey, b.flushingKey} {
+				for _, key := range []string{b.keys.Pending, b.keys.Flushing} {
 					if n, _ := redis.Int(srv.Do("EXISTS", key), nil); n != 0 {
 						t.Errorf("%s left behind", key)
 					}
@@ -624,6 +627,9 @@ func TestWriteBehindCloseFlushes(t *testing.T) {
 	srv := redistest.Start(t)
 	c, err := New(context.Background(), Config{DB: db, Dialect: SQLite, Pool: srv.Pool(), Kinds: forumKinds,
 		WriteBehind: true, FlushInterval: time.Hour})
+	if err == nil {
+		err = c.Migrate(context.Background())
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -663,7 +669,7 @@ func TestReconcileRepairsDrift(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Drift behind the library's back, as a bug or a manual fix would.
-		if _, err := db.Exec("UPDATE " + c.q.table + " SET value = 12 WHERE kind = 'user' AND entity_id = 1 AND field = 'followers'"); err != nil {
+		if _, err := db.Exec("UPDATE " + c.sql.Table + " SET value = 12 WHERE kind = 'user' AND entity_id = 1 AND field = 'followers'"); err != nil {
 			t.Fatal(err)
 		}
 		truth := func(context.Context) (map[int64]int64, error) {
@@ -809,7 +815,7 @@ func TestHotFieldExactAcrossFolds(t *testing.T) {
 		wg.Wait()
 		<-folding
 		var slots int
-		if err := db.QueryRow("SELECT COUNT(DISTINCT slot) FROM " + c.q.table + " WHERE kind = 'post' AND field = 'views'").Scan(&slots); err != nil {
+		if err := db.QueryRow("SELECT COUNT(DISTINCT slot) FROM " + c.sql.Table + " WHERE kind = 'post' AND field = 'views'").Scan(&slots); err != nil {
 			t.Fatal(err)
 		}
 		if slots < 2 {
@@ -824,7 +830,7 @@ func TestHotFieldExactAcrossFolds(t *testing.T) {
 			t.Fatal(err)
 		}
 		var nonzero int
-		if err := db.QueryRow("SELECT COUNT(*) FROM " + c.q.table + " WHERE kind = 'post' AND field = 'views' AND slot > 0 AND value <> 0").Scan(&nonzero); err != nil {
+		if err := db.QueryRow("SELECT COUNT(*) FROM " + c.sql.Table + " WHERE kind = 'post' AND field = 'views' AND slot > 0 AND value <> 0").Scan(&nonzero); err != nil {
 			t.Fatal(err)
 		}
 		if nonzero != 0 {
@@ -832,7 +838,7 @@ func TestHotFieldExactAcrossFolds(t *testing.T) {
 		}
 		for _, id := range []int64{1, 2} {
 			var slot0 int64
-			if err := db.QueryRow(c.q.bind("SELECT value FROM "+c.q.table+" WHERE kind = 'post' AND entity_id = ? AND field = 'views' AND slot = 0"), id).Scan(&slot0); err != nil {
+			if err := db.QueryRow(c.sql.Bind("SELECT value FROM "+c.sql.Table+" WHERE kind = 'post' AND entity_id = ? AND field = 'views' AND slot = 0"), id).Scan(&slot0); err != nil {
 				t.Fatal(err)
 			}
 			if slot0 != writers*each/2 {

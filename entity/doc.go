@@ -6,17 +6,78 @@
 // an entity is a kind and an int64 id. A count nobody touched is 0 and
 // takes no storage.
 //
+// # Tutorial
+//
+// Declare the kinds and make the Counters. New only checks the config;
+// Migrate creates the tables (idempotent: run it at every start):
+//
+//	counters, err := entity.New(ctx, entity.Config{
+//		DB:      db,             // *sql.DB
+//		Dialect: entity.SQLite,  // or entity.MySQL, entity.Postgres
+//		Pool:    pool,           // *redis.Pool or *redisc.Cluster; nil: SQL only
+//		Kinds: []entity.Kind{
+//			{Name: "user", Fields: []string{"followers", "posts"}},
+//			{Name: "post", Fields: []string{"views", "likes"}, Hot: map[string]int{"views": 8}},
+//			{Name: "message", Fields: []string{"replies"}},
+//		},
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	defer counters.Close(ctx) // stops the background work, flushes what is pending
+//	if err := counters.Migrate(ctx); err != nil {
+//		return err
+//	}
+//
+// Count, and read one entity or many (one Redis round trip for the
+// cached ones, one SQL query for the rest):
+//
+//	err = counters.Incr(ctx, "post", 7, "likes", 1)
+//	post, err := counters.Get(ctx, "post", 7)                   // entity.Counts{"views": 12, "likes": 3}
+//	posts, err := counters.BatchGet(ctx, "post", []int64{7, 8}) // in the order asked
+//	top, err := counters.Top(ctx, "post", "views", 10)          // []entity.Ranked, from SQL
+//	err = counters.Reset(ctx, "message", 42, "replies")         // the user read the replies
+//
+// Write the app's own row and the counts that count it in one
+// transaction:
+//
+//	err = counters.InTx(ctx, func(ctx context.Context, tx *entity.Tx) error {
+//		if _, err := tx.ExecContext(ctx, "INSERT INTO posts (author) VALUES (?)", author); err != nil {
+//			return err
+//		}
+//		if err := tx.Incr("user", author, "posts", 1); err != nil {
+//			return err
+//		}
+//		return tx.Touch() // lights every user's red dot
+//	})
+//
+// Unread counts need no fan-out: a notice is one global write, the feed
+// is a sum over the followees' counts:
+//
+//	feed := entity.Feed{Kind: "user", Field: "posts"}
+//	u, err := counters.Unread(ctx, user, feed, followees) // u.Notices, u.Feed, u.Dot
+//	err = counters.MarkRead(ctx, user, feed, followees)
+//
+// Repair a counter from the app's own tables when it may have drifted:
+//
+//	fixes, err := counters.Reconcile(ctx, "user", "followers", countFollowersFromYourTable)
+//
+// The rest of this documentation is the protocol: how the counts stay
+// right across SQL, Redis, races, outages and crashes.
+//
 // # SQL
 //
 // One table (default pulse_counters) holds (kind, entity_id, field, slot)
-// → value, created by New if missing, for MySQL/MariaDB (utf8mb4 tables),
-// SQLite and PostgreSQL (through pgx's database/sql driver). Drivers are
+// → value, for MySQL/MariaDB (utf8mb4 tables), SQLite and PostgreSQL
+// (through pgx's database/sql driver). Drivers are
 // recognised by their errors' methods and type names, not imported, so a
 // program links only the driver it uses.
 // Increments are atomic upserts adding a delta (value = value + ?), never
-// a read and a write back; Reset is one UPDATE to 0. Two small tables sit
-// next to it: <table>_batches (write-behind batches applied) and
-// <table>_stale (entities whose cache entry must be dropped).
+// a read and a write back; Reset is one UPDATE to 0. Migrate creates it
+// and four small tables next to it, five in all: <table>_batches
+// (write-behind and buffered batches applied), <table>_stale (entities
+// whose cache entry must be dropped), <table>_seqs (the global notice
+// sequence and red-dot time) and <table>_marks (each user's read marks).
 //
 // SQLite allows one writer at a time. Open it with WAL and a busy timeout;
 // the tests also cap the pool at one connection:
@@ -121,9 +182,8 @@
 // outcome in Redis is unknown (the connection failed after sending) is
 // reported as an error rather than risk counting it twice. Deltas live
 // only in Redis until flushed, so run it with persistence (appendonly).
-// Top and
-// Reconcile see SQL, so they lag by up to one flush (Reconcile flushes
-// first). All processes sharing a Prefix must use the same mode.
+// Top and Reconcile see SQL, so they lag by up to one flush (Reconcile
+// flushes first). All processes sharing a Prefix must use the same mode.
 //
 // # Hot fields
 //
@@ -173,11 +233,25 @@
 // field, was, now). Entities with a stored value the Source does not list
 // are corrected to 0.
 //
-// # Background work
+// # Start-up and background work
 //
-// New finishes any flush a previous process left half done, then starts
-// one goroutine: every FlushInterval it probes Redis if it is down, sweeps
-// stale entries and flushes; every FoldInterval it folds hot slots and
-// prunes batch ids older than a week. Close stops it and flushes what is
-// pending. Background errors go to Config.OnError.
+// New does no I/O. It starts one goroutine, which sleeps until its first
+// tick: every FlushInterval it probes Redis if it is down, sweeps stale
+// entries and flushes; every BufferInterval it writes buffered deltas;
+// every FoldInterval it folds hot slots, prunes batch ids older than a
+// week and, with InactiveAfter, old read marks. Migrate creates the
+// tables, then finishes any flush a previous process left half done and
+// sweeps stale entries, so call it before serving. Close stops the
+// goroutine and flushes what is pending. Background errors go to
+// Config.OnError.
+//
+// # Where the code is
+//
+// counters.go holds New, Migrate and the background loop; read.go and
+// write.go the public reads and writes. Each consistency scheme has one
+// file: lease.go (leases and write marks), behind.go (write-behind
+// epochs and batches), outage.go (the stale table and the probe), hot.go
+// (hot slots), buffer.go (buffered fields); reconcile.go and unread.go
+// sit on top. The SQL of every dialect is in internal/sqlstore, the Lua
+// scripts and key names in internal/redisstore.
 package entity

@@ -36,6 +36,10 @@ func Example() {
 		return
 	}
 	defer counters.Close(ctx)
+	if err := counters.Migrate(ctx); err != nil { // creates the tables
+		fmt.Println(err)
+		return
+	}
 
 	_ = counters.Incr(ctx, "post", 1, "views", 3)
 	_ = counters.Incr(ctx, "post", 1, "likes", 1)

@@ -15,6 +15,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	_ "modernc.org/sqlite"
 
+	"github.com/pulse-dev/pulse/entity/internal/redisstore"
 	"github.com/pulse-dev/pulse/internal/mariadbtest"
 	"github.com/pulse-dev/pulse/internal/pgtest"
 	"github.com/pulse-dev/pulse/internal/redistest"
@@ -104,6 +105,9 @@ func newCounters(t testing.TB, cfg Config) *Counters {
 		cfg.OnError = func(err error) { t.Logf("background: %v", err) }
 	}
 	c, err := New(context.Background(), cfg)
+	if err == nil {
+		err = c.Migrate(context.Background())
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +125,7 @@ func newCounters(t testing.TB, cfg Config) *Counters {
 func sqlValue(t testing.TB, c *Counters, kind string, id int64, field string) int64 {
 	t.Helper()
 	var v sql.NullInt64
-	err := c.db.QueryRow(c.q.bind("SELECT "+c.q.sum+" FROM "+c.q.table+" WHERE kind = ? AND entity_id = ? AND field = ?"),
+	err := c.sql.DB().QueryRow(c.sql.Bind("SELECT "+c.sql.Sum()+" FROM "+c.sql.Table+" WHERE kind = ? AND entity_id = ? AND field = ?"),
 		kind, id, field).Scan(&v)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +137,7 @@ func sqlValue(t testing.TB, c *Counters, kind string, id int64, field string) in
 // removed; nil when it is not cached.
 func cached(t testing.TB, srv *redistest.Server, c *Counters, kind string, id int64) map[string]int64 {
 	t.Helper()
-	m, err := redis.Int64Map(srv.Do("HGETALL", c.entityKey(kind, id)), nil)
+	m, err := redis.Int64Map(srv.Do("HGETALL", c.keys.Entity(kind, id)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +145,7 @@ func cached(t testing.TB, srv *redistest.Server, c *Counters, kind string, id in
 		return nil
 	}
 	for f, v := range m {
-		m[f] = v - countOffset
+		m[f] = v - redisstore.CountOffset
 	}
 	return m
 }

@@ -44,7 +44,7 @@ func TestMemoryPerEntity(t *testing.T) {
 		}
 		var total int64
 		for id := int64(1); id <= n; id++ {
-			key := c.entityKey(k.Name, id)
+			key := c.keys.Entity(k.Name, id)
 			if enc, _ := redis.String(srv.Do("OBJECT", "ENCODING", key), nil); enc != "listpack" {
 				t.Errorf("%s encoded as %q, want listpack", key, enc)
 			}
@@ -54,6 +54,6 @@ func TestMemoryPerEntity(t *testing.T) {
 			}
 			total += b
 		}
-		t.Logf("kind %s (%d fields): %d bytes per cached entity (MEMORY USAGE, key %q)", k.Name, len(k.Fields), total/n, c.entityKey(k.Name, 1))
+		t.Logf("kind %s (%d fields): %d bytes per cached entity (MEMORY USAGE, key %q)", k.Name, len(k.Fields), total/n, c.keys.Entity(k.Name, 1))
 	}
 }

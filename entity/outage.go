@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/gomodule/redigo/redis"
+	"github.com/pulse-dev/pulse/entity/internal/redisstore"
 )
 
 // Outage handling: while Redis fails, SQL answers alone and writes record
@@ -14,7 +14,7 @@ import (
 
 // cacheUp reports whether the cache is in use: there is one, and it is not
 // known to be down.
-func (c *Counters) cacheUp() bool { return c.pool != nil && !c.cacheDown.Load() }
+func (c *Counters) cacheUp() bool { return c.cache != nil && !c.cacheDown.Load() }
 
 // cacheFailed takes the cache out of use until the background probe finds
 // Redis answering again and every entry written around meanwhile has been
@@ -33,21 +33,41 @@ func (c *Counters) cacheError(ctx context.Context, op string, err error) {
 	c.cacheFailed(op, err)
 }
 
+// whileDown is how writes go while the cache is out of use: fn's SQL
+// write and a record that the entity's cache entry is stale, in one
+// transaction. It does nothing (handled is false) if the cache is in use.
+// The probe holds the outage lock for its last sweep and while it puts the
+// cache back in use, so no stale record can commit after the sweep that
+// lets the cache be trusted again.
+func (c *Counters) whileDown(ctx context.Context, kind string, id int64, fn func(ctx context.Context, tx *sql.Tx) error) (handled bool, err error) {
+	c.outage.RLock()
+	defer c.outage.RUnlock()
+	if c.cacheUp() {
+		return false, nil
+	}
+	return true, c.sql.InTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := fn(ctx, tx); err != nil {
+			return err
+		}
+		return c.sql.MarkStale(ctx, tx, kind, id)
+	})
+}
+
 // dropEntries deletes entities' cache entries and leases, one DEL per
 // entity (its keys share a slot), in one round trip.
 func (c *Counters) dropEntries(ctx context.Context, kinds []string, ids []int64) error {
 	groups := make([][]any, len(ids))
 	for i, id := range ids {
-		k := c.entityKey(kinds[i], id)
-		groups[i] = []any{k, leaseKey(k)}
+		k := c.keys.Entity(kinds[i], id)
+		groups[i] = []any{k, redisstore.LeaseKey(k)}
 	}
-	return c.pipelineDel(ctx, groups)
+	return c.cache.DelGroups(ctx, groups)
 }
 
 // invalidate drops entities' cache entries; when Redis cannot be reached
 // it records them in SQL, so the entries are dropped once it is back.
 func (c *Counters) invalidate(ctx context.Context, kind string, ids []int64) error {
-	if c.pool == nil || len(ids) == 0 {
+	if c.cache == nil || len(ids) == 0 {
 		return nil
 	}
 	kinds := make([]string, len(ids))
@@ -79,7 +99,7 @@ func (c *Counters) recordStale(ctx context.Context, kind string, ids []int64) (d
 		return false, nil
 	}
 	for _, id := range ids {
-		if _, err := c.exec(ctx, c.q.markStale, kind, id); err != nil {
+		if err := c.sql.MarkStale(ctx, nil, kind, id); err != nil {
 			return true, fmt.Errorf("entity: record stale cache entry: %w", err)
 		}
 	}
@@ -93,21 +113,8 @@ const sweepBatch = 500
 // record written again meanwhile (its seq moved) stays for the next sweep.
 // It reports whether the table was found empty.
 func (c *Counters) sweep(ctx context.Context) (bool, error) {
-	type stale struct {
-		kind string
-		id   int64
-		seq  int64
-	}
 	for round := 0; round < 100; round++ {
-		var list []stale
-		err := c.queryRows(ctx, c.db, func() { list = list[:0] }, func(rows *sql.Rows) error {
-			var s stale
-			if err := rows.Scan(&s.kind, &s.id, &s.seq); err != nil {
-				return err
-			}
-			list = append(list, s)
-			return nil
-		}, c.q.listStale, sweepBatch)
+		list, err := c.sql.ListStale(ctx, sweepBatch)
 		if err != nil {
 			return false, fmt.Errorf("entity: sweep: %w", err)
 		}
@@ -117,20 +124,12 @@ func (c *Counters) sweep(ctx context.Context) (bool, error) {
 		kinds := make([]string, len(list))
 		ids := make([]int64, len(list))
 		for i, s := range list {
-			kinds[i], ids[i] = s.kind, s.id
+			kinds[i], ids[i] = s.Kind, s.ID
 		}
 		if err := c.dropEntries(ctx, kinds, ids); err != nil {
 			return false, fmt.Errorf("entity: sweep: %w", err)
 		}
-		err = c.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-			for _, s := range list {
-				if _, err := tx.ExecContext(ctx, c.q.dropStale, s.kind, s.id, s.seq); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := c.sql.DropStale(ctx, list); err != nil {
 			return false, fmt.Errorf("entity: sweep: %w", err)
 		}
 		if len(list) < sweepBatch {
@@ -144,10 +143,10 @@ func (c *Counters) sweep(ctx context.Context) (bool, error) {
 // the entries recorded as stale are swept, the last sweep under the outage
 // lock, and only then is the cache used again.
 func (c *Counters) probe(ctx context.Context) {
-	if _, err := c.do(ctx, "PING"); err != nil {
+	if _, err := c.cache.Do(ctx, "PING"); err != nil {
 		return
 	}
-	c.discardDeadConns(ctx)
+	c.cache.DiscardDeadConns(ctx)
 	// The bulk of it while writes still go on.
 	if _, err := c.sweep(ctx); err != nil {
 		c.onError(err)
@@ -168,34 +167,5 @@ func (c *Counters) probe(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-	}
-}
-
-// idleCounter is a pool that can say how many idle connections it keeps,
-// as a *redis.Pool can.
-type idleCounter interface {
-	IdleCount() int
-}
-
-// discardDeadConns pings the idle connections a pool kept from before an
-// outage, so that the broken ones are dropped now rather than failing the
-// next requests.
-func (c *Counters) discardDeadConns(ctx context.Context) {
-	p, ok := c.pool.(idleCounter)
-	if !ok {
-		return
-	}
-	n := p.IdleCount()
-	conns := make([]redis.Conn, 0, n)
-	for i := 0; i < n; i++ {
-		conn, _, err := c.conn(ctx)
-		if err != nil {
-			break
-		}
-		conns = append(conns, conn)
-	}
-	for _, conn := range conns {
-		_, _ = redis.DoWithTimeout(conn, c.cacheTimeout, "PING")
-		conn.Close()
 	}
 }

@@ -38,10 +38,34 @@ func (c *Counters) Reconcile(ctx context.Context, kind, field string, truth Sour
 	if err != nil {
 		return nil, fmt.Errorf("entity: reconcile: source of %s.%s: %w", kind, field, err)
 	}
-	stored, err := c.storedSums(ctx, kind, field)
+	stored, err := c.sql.Sums(ctx, kind, field)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("entity: reconcile: stored values: %w", err)
 	}
+	drifted := driftedIDs(stored, want)
+	fixes := []Fix{}
+	for len(drifted) > 0 {
+		n := min(len(drifted), reconcileChunk)
+		made, err := c.fixChunk(ctx, kind, k.fields[fi], drifted[:n], want)
+		if err != nil {
+			return fixes, fmt.Errorf("entity: reconcile: %w", err)
+		}
+		fixes = append(fixes, made...)
+		drifted = drifted[n:]
+	}
+	ids := make([]int64, len(fixes))
+	for i, f := range fixes {
+		ids[i] = f.ID
+	}
+	if err := c.invalidate(context.WithoutCancel(ctx), kind, ids); err != nil {
+		return fixes, err
+	}
+	return fixes, nil
+}
+
+// driftedIDs lists, sorted, the entities whose stored value differs from
+// the true one; entities missing from want are taken to be 0.
+func driftedIDs(stored, want map[int64]int64) []int64 {
 	var drifted []int64
 	for id, v := range stored {
 		if want[id] != v {
@@ -54,146 +78,30 @@ func (c *Counters) Reconcile(ctx context.Context, kind, field string, truth Sour
 		}
 	}
 	slices.Sort(drifted)
-
-	fixes := []Fix{}
-	for len(drifted) > 0 {
-		n := min(len(drifted), reconcileChunk)
-		chunk := drifted[:n]
-		drifted = drifted[n:]
-		var made []Fix
-		err := c.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-			made = made[:0]
-			was, err := c.lockedSums(ctx, tx, kind, field, chunk)
-			if err != nil {
-				return err
-			}
-			for _, id := range chunk {
-				now := want[id]
-				if was[id] == now {
-					continue // repaired meanwhile
-				}
-				d := now - was[id]
-				if _, err := tx.ExecContext(ctx, c.q.incr, kind, id, field, 0, d, d); err != nil {
-					return err
-				}
-				made = append(made, Fix{Kind: kind, ID: id, Field: k.fields[fi], Was: was[id], Now: now})
-			}
-			return nil
-		})
-		if err != nil {
-			return fixes, fmt.Errorf("entity: reconcile: %w", err)
-		}
-		fixes = append(fixes, made...)
-	}
-	ids := make([]int64, len(fixes))
-	for i, f := range fixes {
-		ids[i] = f.ID
-	}
-	if err := c.invalidate(context.WithoutCancel(ctx), kind, ids); err != nil {
-		return fixes, err
-	}
-	return fixes, nil
+	return drifted
 }
 
-// storedSums is every entity's stored value of one counter.
-func (c *Counters) storedSums(ctx context.Context, kind, field string) (map[int64]int64, error) {
-	var out map[int64]int64
-	err := c.queryRows(ctx, c.db, func() { out = map[int64]int64{} }, func(rows *sql.Rows) error {
-		var id, v int64
-		if err := rows.Scan(&id, &v); err != nil {
-			return err
-		}
-		out[id] = v
-		return nil
-	}, c.q.sums, kind, field)
-	if err != nil {
-		return nil, fmt.Errorf("entity: reconcile: stored values: %w", err)
-	}
-	return out, nil
-}
-
-// lockedSums reads ids' values of one counter, locking their rows.
-func (c *Counters) lockedSums(ctx context.Context, tx *sql.Tx, kind, field string, ids []int64) (map[int64]int64, error) {
-	args := make([]any, 0, 2+len(ids))
-	args = append(args, kind, field)
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	out := make(map[int64]int64, len(ids))
-	err := scanRows(ctx, tx, nil, func(rows *sql.Rows) error {
-		var id, v int64
-		if err := rows.Scan(&id, &v); err != nil {
-			return err
-		}
-		out[id] += v
-		return nil
-	}, c.q.lockRows(len(ids)), args...)
-	return out, err
-}
-
-// foldChunk is how many slot rows one fold transaction moves.
-const foldChunk = 500
-
-// fold moves the values of hot fields' slots above 0 into slot 0, under
-// the rows' locks, so the sum a reader sees never changes.
-func (c *Counters) fold(ctx context.Context) error {
-	for _, name := range c.order {
-		k := c.kinds[name]
-		for _, field := range k.hot {
-			// Bounded: writers keep refilling slots while this runs.
-			for i := 0; i < 100; i++ {
-				n, err := c.foldOnce(ctx, k.name, field)
-				if err != nil {
-					return fmt.Errorf("entity: fold %s.%s: %w", k.name, field, err)
-				}
-				if n < foldChunk {
-					break
-				}
-			}
-		}
-	}
-	return nil
-}
-
-func (c *Counters) foldOnce(ctx context.Context, kind, field string) (int, error) {
-	var n int
-	err := c.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		type slotRow struct {
-			id    int64
-			slot  int
-			value int64
-		}
-		var list []slotRow
-		err := scanRows(ctx, tx, nil, func(rows *sql.Rows) error {
-			var r slotRow
-			if err := rows.Scan(&r.id, &r.slot, &r.value); err != nil {
-				return err
-			}
-			list = append(list, r)
-			return nil
-		}, c.q.foldRows(), kind, field, foldChunk)
+// fixChunk corrects some entities in one transaction, under their rows'
+// locks, each by an atomic add of the difference.
+func (c *Counters) fixChunk(ctx context.Context, kind, field string, chunk []int64, want map[int64]int64) ([]Fix, error) {
+	var made []Fix
+	err := c.sql.InTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		made = made[:0]
+		was, err := c.sql.LockedSums(ctx, tx, kind, field, chunk)
 		if err != nil {
 			return err
 		}
-		n = len(list)
-		sums := map[int64]int64{}
-		var order []int64
-		for _, r := range list {
-			if _, ok := sums[r.id]; !ok {
-				order = append(order, r.id)
+		for _, id := range chunk {
+			now := want[id]
+			if was[id] == now {
+				continue // repaired meanwhile
 			}
-			sums[r.id] += r.value
-			if _, err := tx.ExecContext(ctx, c.q.subtract(), r.value, kind, r.id, field, r.slot); err != nil {
+			if err := c.sql.Incr(ctx, tx, kind, id, field, 0, now-was[id]); err != nil {
 				return err
 			}
-		}
-		for _, id := range order {
-			s := sums[id]
-			if _, err := tx.ExecContext(ctx, c.q.incr, kind, id, field, 0, s, s); err != nil {
-				return err
-			}
+			made = append(made, Fix{Kind: kind, ID: id, Field: field, Was: was[id], Now: now})
 		}
 		return nil
 	})
-	return n, err
+	return made, err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/pulse-dev/pulse/internal/entityapi"
+	"github.com/pulse-dev/pulse/entity/internal/sqlstore"
 )
 
 // The types and errors the dashboard reads entity counters with; they
@@ -46,3 +47,8 @@ type Fix struct {
 // value is not zero, computed from the app's own records (e.g. a COUNT over
 // its follows table). Entities it leaves out are taken to be 0.
 type Source func(ctx context.Context) (map[int64]int64, error)
+
+// ErrUnavailable is returned when the database did not answer within
+// Config.StatementTimeout, or the connection to it failed. Nothing of the
+// call is stored: apps answer it as 503 and the client may retry.
+var ErrUnavailable = sqlstore.ErrUnavailable

@@ -2,12 +2,14 @@ package entity
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/entity/internal/redisstore"
+	"github.com/pulse-dev/pulse/entity/internal/sqlstore"
 )
 
 // Unread counts without fan-out. Nothing that happens writes per user:
@@ -27,6 +29,13 @@ const (
 	markNotices = "notices"
 	markFeed    = "feed"
 	markDot     = "dot"
+)
+
+// unreadSeqs are the global values Migrate creates; markOrder is the order
+// marks are written in.
+var (
+	unreadSeqs = []string{markNotices, markDot}
+	markOrder  = []string{markNotices, markFeed, markDot}
 )
 
 // globalsTTL bounds how long a cached global value may lag SQL after a
@@ -49,30 +58,68 @@ type Feed struct {
 	Kind, Field string
 }
 
-func (c *Counters) globalsKey() string { return c.prefix + "pulse:ent:{globals}" }
-
-// setIfGreaterScript raises a cached global value, never lowers it: the
-// values only grow, so writers racing each other end on the largest.
+// unreads keeps the unread counts on top of the Counters: the feed is
+// summed with BatchGet, feeds are checked against Kinds, and the global
+// values ride on InTx's transactions. Its own rows (global values, read
+// marks) live in two tables of its own. Three things reach below the
+// Counters' exported methods, each for a reason:
 //
-// KEYS: globals. ARGV: ttl ms, then field, value pairs.
-var setIfGreaterScript = newScript(`
-for i = 2, #ARGV, 2 do
-  local cur = tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '-1')
-  if cur < tonumber(ARGV[i + 1]) then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-end
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return 1
-`)
+//   - the cache of global values shares the counters' outage state
+//     (health): a Redis the counters took out of use is not read for
+//     unread counts either, and a failed call here takes it out for both;
+//   - Tx.Followed reads the followee's count inside the app's transaction
+//     (sqlstore Value), because Get would take a second connection that
+//     can wait on this transaction's locks (SQLite has one writer) and
+//     would not see the transaction's own increments;
+//   - Tx's context and the globals it raised: PublishNotice and Touch take
+//     no context, and InTx hands the globals back once it has committed.
+type unreads struct {
+	counts       *Counters // through its exported methods only
+	fields       map[string]map[string]bool
+	sql          *sqlstore.Store
+	cache        *redisstore.Client // nil without a pool
+	globalsKey   string
+	health       cacheHealth
+	clock        Clock
+	maxFollowees int
+}
+
+// cacheHealth is the outage state the counters keep (see outage.go).
+type cacheHealth interface {
+	cacheUp() bool
+	cacheError(ctx context.Context, op string, err error)
+}
+
+func newUnreads(c *Counters, maxFollowees int) *unreads {
+	u := &unreads{counts: c, fields: map[string]map[string]bool{}, sql: c.sql, cache: c.cache,
+		globalsKey: c.keys.Globals, health: c, clock: c.clock, maxFollowees: maxFollowees}
+	for _, k := range c.Kinds() {
+		u.fields[k.Name] = map[string]bool{}
+		for _, f := range k.Fields {
+			u.fields[k.Name][f] = true
+		}
+	}
+	return u
+}
+
+// check makes sure feed names a declared counter.
+func (u *unreads) check(feed Feed) error {
+	fields, ok := u.fields[feed.Kind]
+	if !ok {
+		return fmt.Errorf("%w %q", ErrUnknownKind, feed.Kind)
+	}
+	if !fields[feed.Field] {
+		return fmt.Errorf("%w %q of kind %q", ErrUnknownField, feed.Field, feed.Kind)
+	}
+	return nil
+}
 
 // PublishNotice takes the next notice id, in the transaction, so the app
 // stores its notice under it. It costs one SQL row write and, after the
 // commit, one Redis write, whatever the number of users.
 func (t *Tx) PublishNotice() (int64, error) {
-	if _, err := t.ExecContext(t.ctx, t.c.q.seqNext, markNotices); err != nil {
-		return 0, err
-	}
-	var id int64
-	if err := t.QueryRowContext(t.ctx, t.c.q.seqGet, markNotices).Scan(&id); err != nil {
+	id, err := t.c.unread.sql.NextSeq(t.ctx, t.Tx, markNotices)
+	if err != nil {
 		return 0, err
 	}
 	t.setGlobal(markNotices, id)
@@ -83,13 +130,14 @@ func (t *Tx) PublishNotice() (int64, error) {
 // global write. The time never goes back, even across processes whose
 // clocks differ.
 func (t *Tx) Touch() error {
-	now := t.c.now().UnixMilli()
-	var cur int64
-	if err := t.QueryRowContext(t.ctx, t.c.q.seqGet+t.c.q.lockSuffix, markDot).Scan(&cur); err != nil {
+	u := t.c.unread
+	now := u.clock.Now().UnixMilli()
+	cur, err := u.sql.LockedSeq(t.ctx, t.Tx, markDot)
+	if err != nil {
 		return err
 	}
 	v := max(now, cur+1)
-	if _, err := t.ExecContext(t.ctx, t.c.q.seqSet, v, markDot, v); err != nil {
+	if err := u.sql.RaiseSeq(t.ctx, t.Tx, markDot, v); err != nil {
 		return err
 	}
 	t.setGlobal(markDot, v)
@@ -107,44 +155,39 @@ func (t *Tx) setGlobal(name string, v int64) {
 // so that only the followee's later posts count as unread. Call it in the
 // transaction that stores the follow.
 func (t *Tx) Followed(user, followee int64, feed Feed) error {
-	c := t.c
-	if _, _, err := c.field(feed.Kind, feed.Field); err != nil {
+	u := t.c.unread
+	if err := u.check(feed); err != nil {
 		return err
 	}
-	// Read in the transaction: a second connection could wait on this
-	// one's locks (SQLite has one writer).
-	var n sql.NullInt64
-	err := t.QueryRowContext(t.ctx, c.q.bind("SELECT "+c.q.sum+" FROM "+c.q.table+" WHERE kind = ? AND entity_id = ? AND field = ?"),
-		feed.Kind, followee, feed.Field).Scan(&n)
-	if err != nil || n.Int64 == 0 {
+	n, err := u.sql.Value(t.ctx, t.Tx, feed.Kind, followee, feed.Field)
+	if err != nil || n == 0 {
 		return err
 	}
-	_, err = t.ExecContext(t.ctx, c.q.bind("UPDATE "+c.q.marks+" SET value = value + ? WHERE user_id = ? AND name = ?"), n.Int64, user, markFeed)
-	return err
+	return u.sql.AddMark(t.ctx, t.Tx, user, markFeed, n)
 }
 
 // storeGlobals caches what a committed transaction raised.
-func (c *Counters) storeGlobals(ctx context.Context, globals map[string]int64) {
-	if len(globals) == 0 || !c.cacheUp() {
+func (u *unreads) storeGlobals(ctx context.Context, globals map[string]int64) {
+	if len(globals) == 0 || !u.health.cacheUp() {
 		return
 	}
 	args := []any{globalsTTL.Milliseconds()}
 	for name, v := range globals {
 		args = append(args, name, v)
 	}
-	if _, err := c.runScript(ctx, setIfGreaterScript.Cmd([]string{c.globalsKey()}, args...)); err != nil {
+	if _, err := u.cache.Run(ctx, redisstore.SetIfGreater.Cmd([]string{u.globalsKey}, args...)); err != nil {
 		// The cached values may lag SQL: drop them, or let them expire.
-		if _, err2 := c.do(context.WithoutCancel(ctx), "DEL", c.globalsKey()); err2 != nil {
-			c.cacheError(ctx, "globals", errors.Join(err, err2))
+		if _, err2 := u.cache.Do(context.WithoutCancel(ctx), "DEL", u.globalsKey); err2 != nil {
+			u.health.cacheError(ctx, "globals", errors.Join(err, err2))
 		}
 	}
 }
 
 // globals reads the notice sequence and the last-update time, from Redis
 // when cached, else from SQL (and caches them).
-func (c *Counters) globals(ctx context.Context) (notices, dot int64, err error) {
-	if c.cacheUp() {
-		vals, err := redis.Values(c.do(ctx, "HMGET", c.globalsKey(), markNotices, markDot))
+func (u *unreads) globals(ctx context.Context) (notices, dot int64, err error) {
+	if u.health.cacheUp() {
+		vals, err := redis.Values(u.cache.Do(ctx, "HMGET", u.globalsKey, markNotices, markDot))
 		if err == nil && len(vals) == 2 && vals[0] != nil && vals[1] != nil {
 			n, err1 := redis.Int64(vals[0], nil)
 			d, err2 := redis.Int64(vals[1], nil)
@@ -153,59 +196,32 @@ func (c *Counters) globals(ctx context.Context) (notices, dot int64, err error) 
 			}
 		}
 		if err != nil {
-			c.cacheError(ctx, "globals", err)
+			u.health.cacheError(ctx, "globals", err)
 		}
 	}
-	vals := map[string]int64{}
-	err = c.queryRows(ctx, c.db, func() { clear(vals) }, func(rows *sql.Rows) error {
-		var name string
-		var v int64
-		if err := rows.Scan(&name, &v); err != nil {
-			return err
-		}
-		vals[name] = v
-		return nil
-	}, c.q.bind("SELECT name, value FROM "+c.q.seqs+" WHERE name IN (?, ?)"), markNotices, markDot)
+	vals, err := u.sql.SeqPair(ctx, markNotices, markDot)
 	if err != nil {
 		return 0, 0, fmt.Errorf("entity: unread: %w", err)
 	}
-	c.storeGlobals(ctx, vals)
+	u.storeGlobals(ctx, vals)
 	return vals[markNotices], vals[markDot], nil
-}
-
-// marks reads a user's read marks; ok is false when they have none.
-func (c *Counters) marks(ctx context.Context, user int64) (m map[string]int64, ok bool, err error) {
-	m = map[string]int64{}
-	err = c.queryRows(ctx, c.db, func() { clear(m) }, func(rows *sql.Rows) error {
-		var name string
-		var v int64
-		if err := rows.Scan(&name, &v); err != nil {
-			return err
-		}
-		m[name] = v
-		return nil
-	}, c.q.bind("SELECT name, value FROM "+c.q.marks+" WHERE user_id = ?"), user)
-	if err != nil {
-		return nil, false, fmt.Errorf("entity: unread: %w", err)
-	}
-	return m, len(m) > 0, nil
 }
 
 // feedSum sums feed.Field over the followees, at most MaxFollowees of them
 // (the first ones given), in batch reads of up to MaxBatchIDs: one Redis
 // round trip per thousand followees when they are cached.
-func (c *Counters) feedSum(ctx context.Context, feed Feed, followees []int64) (int64, error) {
+func (u *unreads) feedSum(ctx context.Context, feed Feed, followees []int64) (int64, error) {
 	if len(followees) == 0 {
 		return 0, nil
 	}
-	if _, _, err := c.field(feed.Kind, feed.Field); err != nil {
+	if err := u.check(feed); err != nil {
 		return 0, err
 	}
-	followees = followees[:min(len(followees), c.maxFollowees)]
+	followees = followees[:min(len(followees), u.maxFollowees)]
 	var sum int64
 	for len(followees) > 0 {
 		n := min(len(followees), MaxBatchIDs)
-		counts, err := c.BatchGet(ctx, feed.Kind, followees[:n])
+		counts, err := u.counts.BatchGet(ctx, feed.Kind, followees[:n])
 		if err != nil {
 			return 0, err
 		}
@@ -222,73 +238,65 @@ func (c *Counters) feedSum(ctx context.Context, feed Feed, followees []int64) (i
 // many users there are; it is one SQL read of the user's marks and one
 // batch read per thousand followees.
 func (c *Counters) Unread(ctx context.Context, user int64, feed Feed, followees []int64) (Unread, error) {
-	m, ok, err := c.marks(ctx, user)
-	if err != nil || !ok {
-		return Unread{}, err
+	u := c.unread
+	m, err := u.sql.ReadMarks(ctx, user)
+	if err != nil {
+		return Unread{}, fmt.Errorf("entity: unread: %w", err)
 	}
-	notices, dot, err := c.globals(ctx)
+	if len(m) == 0 {
+		return Unread{}, nil
+	}
+	notices, dot, err := u.globals(ctx)
 	if err != nil {
 		return Unread{}, err
 	}
-	var u Unread
+	var out Unread
 	if v, ok := m[markNotices]; ok {
-		u.Notices = max(0, notices-v)
+		out.Notices = max(0, notices-v)
 	}
 	if v, ok := m[markDot]; ok {
-		u.Dot = dot > v
+		out.Dot = dot > v
 	}
 	if v, ok := m[markFeed]; ok && len(followees) > 0 {
-		sum, err := c.feedSum(ctx, feed, followees)
+		sum, err := u.feedSum(ctx, feed, followees)
 		if err != nil {
 			return Unread{}, err
 		}
-		u.Feed = max(0, sum-v)
+		out.Feed = max(0, sum-v)
 	}
-	return u, nil
+	return out, nil
 }
 
 // MarkRead records that user has read everything now: notices, feed and
 // the red dot. Only their marks are written.
 func (c *Counters) MarkRead(ctx context.Context, user int64, feed Feed, followees []int64) error {
-	notices, dot, err := c.globals(ctx)
+	u := c.unread
+	notices, dot, err := u.globals(ctx)
 	if err != nil {
 		return err
 	}
-	sum, err := c.feedSum(ctx, feed, followees)
+	sum, err := u.feedSum(ctx, feed, followees)
 	if err != nil {
 		return err
 	}
-	return c.setMarks(ctx, user, map[string]int64{
+	return u.setMarks(ctx, user, map[string]int64{
 		markNotices: notices,
 		markFeed:    sum,
-		markDot:     max(dot, c.now().UnixMilli()),
+		markDot:     max(dot, u.clock.Now().UnixMilli()),
 	})
 }
 
 // MarkFeedRead records that user has read their feed now.
 func (c *Counters) MarkFeedRead(ctx context.Context, user int64, feed Feed, followees []int64) error {
-	sum, err := c.feedSum(ctx, feed, followees)
+	sum, err := c.unread.feedSum(ctx, feed, followees)
 	if err != nil {
 		return err
 	}
-	return c.setMarks(ctx, user, map[string]int64{markFeed: sum})
+	return c.unread.setMarks(ctx, user, map[string]int64{markFeed: sum})
 }
 
-func (c *Counters) setMarks(ctx context.Context, user int64, marks map[string]int64) error {
-	seen := c.now().Unix()
-	err := c.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		for _, name := range []string{markNotices, markFeed, markDot} {
-			v, ok := marks[name]
-			if !ok {
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, c.q.markSet, user, name, v, seen); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+func (u *unreads) setMarks(ctx context.Context, user int64, marks map[string]int64) error {
+	if err := u.sql.SetMarks(ctx, user, markOrder, marks, u.clock.Now()); err != nil {
 		return fmt.Errorf("entity: mark read: %w", err)
 	}
 	return nil
@@ -299,10 +307,9 @@ func (c *Counters) setMarks(ctx context.Context, user int64, marks map[string]in
 // marks it dropped. With Config.InactiveAfter set, the background work
 // runs it every FoldInterval.
 func (c *Counters) PruneInactive(ctx context.Context, cutoff time.Time) (int64, error) {
-	res, err := c.exec(ctx, c.q.markPrune, cutoff.Unix())
+	n, err := c.unread.sql.PruneMarks(ctx, cutoff)
 	if err != nil {
 		return 0, fmt.Errorf("entity: prune inactive users: %w", err)
 	}
-	n, _ := res.RowsAffected()
 	return n, nil
 }

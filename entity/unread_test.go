@@ -27,7 +27,7 @@ func insertMarks(t *testing.T, c *Counters, users int, noticesRead int64) {
 	for from := 1; from <= users; from += 500 {
 		var b strings.Builder
 		var args []any
-		b.WriteString("INSERT INTO " + c.q.marks + " (user_id, name, value, seen_at) VALUES ")
+		b.WriteString("INSERT INTO " + c.sql.Marks + " (user_id, name, value, seen_at) VALUES ")
 		for u := from; u < from+500 && u <= users; u++ {
 			for _, name := range []string{markNotices, markFeed, markDot} {
 				if len(args) > 0 {
@@ -41,7 +41,7 @@ func insertMarks(t *testing.T, c *Counters, users int, noticesRead int64) {
 				args = append(args, u, name, v, now)
 			}
 		}
-		if _, err := c.db.Exec(c.q.bind(b.String()), args...); err != nil {
+		if _, err := c.sql.DB().Exec(c.sql.Bind(b.String()), args...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,9 +65,9 @@ func publish(t *testing.T, c *Counters) int64 {
 func tableRows(t *testing.T, c *Counters) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	for _, tbl := range []string{c.q.table, c.q.batches, c.q.stale, c.q.marks, c.q.seqs} {
+	for _, tbl := range []string{c.sql.Table, c.sql.Batches, c.sql.Stale, c.sql.Marks, c.sql.Seqs} {
 		var n int64
-		if err := c.db.QueryRow("SELECT COUNT(*) FROM " + tbl).Scan(&n); err != nil {
+		if err := c.sql.DB().QueryRow("SELECT COUNT(*) FROM " + tbl).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		out[tbl] = n
@@ -104,7 +104,7 @@ func TestNoticeToManyUsersCostsConstantWrites(t *testing.T) {
 			}
 		}
 		var seq int64
-		if err := db.QueryRow(c.q.seqGet, markNotices).Scan(&seq); err != nil || seq != 2 {
+		if err := db.QueryRow(c.sql.Bind("SELECT value FROM "+c.sql.Seqs+" WHERE name = ?"), markNotices).Scan(&seq); err != nil || seq != 2 {
 			t.Fatalf("notice sequence = %d, %v", seq, err)
 		}
 		// One script call caching the new sequence value.
@@ -248,7 +248,7 @@ func TestUnreadTimesFromClock(t *testing.T) {
 	if err := c.InTx(ctx, func(ctx context.Context, tx *Tx) error { return tx.Touch() }); err != nil {
 		t.Fatal(err)
 	}
-	_, dot, err := c.globals(ctx)
+	_, dot, err := c.unread.globals(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,11 +3,7 @@ package entity
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"math/rand/v2"
-
-	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
 // Incr adds delta to one counter. In the default write-through mode it
@@ -64,7 +60,7 @@ type Tx struct {
 	c       *Counters
 	writes  []*entityWrite
 	byKey   map[string]*entityWrite
-	globals map[string]int64 // global values raised, cached after commit
+	globals map[string]int64 // unread's global values raised, cached after commit
 }
 
 // entityWrite is what one transaction did to one entity, to be applied to
@@ -85,35 +81,26 @@ func (t *Tx) Incr(kind string, id int64, field string, delta int64) error {
 	if err != nil || delta == 0 {
 		return err
 	}
-	ek := c.entityKey(kind, id)
+	ek := c.keys.Entity(kind, id)
 	w := t.byKey[ek]
 	if w == nil {
 		w = &entityWrite{kind: kind, id: id, key: ek}
 		t.byKey[ek] = w
 		t.writes = append(t.writes, w)
-		if c.cacheUp() {
-			// Announce the write before SQL has it, so no reader caches a
-			// value that holds it and then sees it added again.
-			token := c.newToken()
-			_, err := c.runScript(t.ctx, markWriteScript.Cmd([]string{marksKey(ek)}, token, writeMarkTTL.Milliseconds()))
-			if err == nil {
-				w.token = token
-			} else {
-				c.cacheError(t.ctx, "incr", err)
-				if t.ctx.Err() != nil {
-					return t.ctx.Err()
-				}
-			}
+		// Announce the write before SQL has it, so no reader caches a
+		// value that holds it and then sees it added again.
+		if w.token, err = c.markWrite(t.ctx, ek); err != nil {
+			return err
 		}
-		if w.token == "" && c.pool != nil {
+		if w.token == "" && c.cache != nil {
 			// The cache is out of use: record the entity as stale in this
 			// transaction (the outage lock is held; see InTx).
-			if _, err := t.ExecContext(t.ctx, c.q.markStale, kind, id); err != nil {
+			if err := c.sql.MarkStale(t.ctx, t.Tx, kind, id); err != nil {
 				return err
 			}
 		}
 	}
-	if _, err := t.ExecContext(t.ctx, c.q.incr, kind, id, field, slot(k, fi), delta, delta); err != nil {
+	if err := c.sql.Incr(t.ctx, t.Tx, kind, id, field, slot(k, fi), delta); err != nil {
 		return err
 	}
 	w.deltas = append(w.deltas, field, delta)
@@ -134,7 +121,7 @@ func (c *Counters) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx
 		// back in use between a stale record and its commit.
 		c.outage.RLock()
 		defer c.outage.RUnlock()
-		return c.inTx(ctx, func(sctx context.Context, stx *sql.Tx) error {
+		return c.sql.InTx(ctx, func(sctx context.Context, stx *sql.Tx) error {
 			t := &Tx{Tx: stx, ctx: sctx, c: c, byKey: map[string]*entityWrite{}}
 			last = t
 			err := fn(sctx, t)
@@ -156,96 +143,16 @@ func (c *Counters) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx
 	if err != nil {
 		return fmt.Errorf("entity: write: %w", err)
 	}
-	c.storeGlobals(ctx, last.globals)
+	c.unread.storeGlobals(ctx, last.globals)
 	for _, w := range last.writes {
 		if h := c.hooks.afterSQLWrite; h != nil {
 			h(w.kind, w.id)
 		}
-		if w.token == "" {
-			continue
-		}
-		args := append([]any{w.token, coldBelow}, w.deltas...)
-		if _, err := c.runScript(ctx, throughIncrScript.Cmd([]string{w.key, leaseKey(w.key), marksKey(w.key)}, args...)); err != nil {
-			c.cacheError(ctx, "incr", err)
-			c.abandonWrite(ctx, w)
+		if w.token != "" {
+			c.applyWrite(ctx, w)
 		}
 	}
 	return nil
-}
-
-// incrBehind is the write-behind increment. done is false if the command
-// cannot have reached Redis, so SQL may take the delta instead.
-func (c *Counters) incrBehind(ctx context.Context, kind string, id int64, field string, delta int64) (done bool, err error) {
-	ek := c.entityKey(kind, id)
-	replies, err := c.send(ctx, behindIncrScript.Cmd([]string{ek, leaseKey(ek), c.pendingKey},
-		field, delta, coldBelow, pendingField(kind, id, field)))
-	if err != nil {
-		c.cacheError(ctx, "incr", err)
-		return true, fmt.Errorf("entity: incr: %w", err)
-	}
-	if err := replies[0].Err; err != nil {
-		c.cacheError(ctx, "incr", err)
-		if replies[0].Unsent {
-			return false, nil // never left: SQL may take the delta
-		}
-		// Redis may have taken the delta before failing: writing it to SQL
-		// as well could count it twice.
-		return true, fmt.Errorf("entity: incr: write-behind: outcome unknown: %w", err)
-	}
-	return true, nil
-}
-
-// abandonWrite withdraws a write's mark and drops the entity's entry, when
-// the write's outcome in SQL or in the cache is not known; if Redis cannot
-// be reached the entity is recorded as stale.
-func (c *Counters) abandonWrite(ctx context.Context, w *entityWrite) {
-	ctx = context.WithoutCancel(ctx)
-	if c.cacheUp() {
-		replies, err := c.send(ctx,
-			redisconn.Cmd{Key: w.key, Name: "ZREM", Args: []any{marksKey(w.key), w.token}},
-			redisconn.Cmd{Key: w.key, Name: "DEL", Args: []any{w.key, leaseKey(w.key)}})
-		if err == nil {
-			err = errors.Join(replies[0].Err, replies[1].Err)
-		}
-		if err == nil {
-			return
-		}
-		c.cacheError(ctx, "incr", err)
-	}
-	// The mark, if it stands, expires on its own.
-	if err := c.invalidate(ctx, w.kind, []int64{w.id}); err != nil {
-		c.onError(err)
-	}
-}
-
-// slot picks the SQL row an increment goes to: random among a hot field's
-// slots, chosen here because MySQL would evaluate RAND() once per row.
-func slot(k *kindSpec, fi int) int {
-	if n := k.slots[fi]; n > 1 {
-		return rand.IntN(n)
-	}
-	return 0
-}
-
-// whileDown is how writes go while the cache is out of use: fn's SQL
-// write and a record that the entity's cache entry is stale, in one
-// transaction. It does nothing (handled is false) if the cache is in use.
-// The probe holds the outage lock for its last sweep and while it puts the
-// cache back in use, so no stale record can commit after the sweep that
-// lets the cache be trusted again.
-func (c *Counters) whileDown(ctx context.Context, kind string, id int64, fn func(ctx context.Context, tx *sql.Tx) error) (handled bool, err error) {
-	c.outage.RLock()
-	defer c.outage.RUnlock()
-	if c.cacheUp() {
-		return false, nil
-	}
-	return true, c.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := fn(ctx, tx); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, c.q.markStale, kind, id)
-		return err
-	})
 }
 
 // Reset sets one counter to 0, e.g. an unread count the user just read.
@@ -268,10 +175,9 @@ func (c *Counters) Reset(ctx context.Context, kind string, id int64, field strin
 			c.onError(fmt.Errorf("entity: reset: %w", err))
 		}
 	}
-	if c.pool != nil {
+	if c.cache != nil {
 		handled, err := c.whileDown(ctx, kind, id, func(ctx context.Context, tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, c.q.reset, kind, id, field)
-			return err
+			return c.sql.Reset(ctx, tx, kind, id, field)
 		})
 		if handled {
 			if err != nil {
@@ -280,7 +186,7 @@ func (c *Counters) Reset(ctx context.Context, kind string, id int64, field strin
 			return nil
 		}
 	}
-	if _, err := c.exec(ctx, c.q.reset, kind, id, field); err != nil {
+	if err := c.sql.Reset(ctx, nil, kind, id, field); err != nil {
 		return fmt.Errorf("entity: reset: %w", err)
 	}
 	return c.invalidate(context.WithoutCancel(ctx), kind, []int64{id})

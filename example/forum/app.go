@@ -121,6 +121,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := counters.Migrate(ctx); err != nil {
+		counters.Close(ctx)
+		db.Close()
+		return nil, err
+	}
 	if cfg.DatabaseURL == "" {
 		cfg.Logger.Warn("DATABASE_URL is not set: keeping the forum in an SQLite file", "path", DefaultSQLitePath)
 	}

@@ -11,8 +11,38 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/redisconn"
+	"github.com/pulse-dev/pulse/entity/internal/redisstore"
+	"github.com/pulse-dev/pulse/entity/internal/sqlstore"
 )
+
+// Write-behind: increments go to Redis only, into the cached entity and a
+// pending hash; flushes move the pending hash to SQL in batches whose ids
+// SQL records, so a batch is applied once whoever finishes it. The epoch
+// moves whenever a flush starts or finishes a batch, which tells a cold
+// read (lease.go) that the deltas it added may be counted twice or not at
+// all.
+
+// incrBehind is the write-behind increment. done is false if the command
+// cannot have reached Redis, so SQL may take the delta instead.
+func (c *Counters) incrBehind(ctx context.Context, kind string, id int64, field string, delta int64) (done bool, err error) {
+	ek := c.keys.Entity(kind, id)
+	replies, err := c.cache.Send(ctx, redisstore.BehindIncr.Cmd([]string{ek, redisstore.LeaseKey(ek), c.keys.Pending},
+		field, delta, redisstore.ColdBelow, redisstore.PendingField(kind, id, field)))
+	if err != nil {
+		c.cacheError(ctx, "incr", err)
+		return true, fmt.Errorf("entity: incr: %w", err)
+	}
+	if err := replies[0].Err; err != nil {
+		c.cacheError(ctx, "incr", err)
+		if replies[0].Unsent {
+			return false, nil // never left: SQL may take the delta
+		}
+		// Redis may have taken the delta before failing: writing it to SQL
+		// as well could count it twice.
+		return true, fmt.Errorf("entity: incr: write-behind: outcome unknown: %w", err)
+	}
+	return true, nil
+}
 
 // flushStep names the points between the steps of a flush, where a crash
 // must lose nothing and apply nothing twice.
@@ -33,10 +63,6 @@ func (c *Counters) step(s flushStep) error {
 	return nil
 }
 
-func (c *Counters) newBatchID() string {
-	return "b" + c.instance + "." + strconv.FormatUint(c.seq.Add(1), 36)
-}
-
 // Flush persists the write-behind deltas recorded so far, after finishing
 // a batch an earlier flush (of any process) left half done. Without
 // write-behind it does nothing.
@@ -51,10 +77,10 @@ func (c *Counters) Flush(ctx context.Context) error {
 // batches left by write-behind processes that shared the Redis, e.g.
 // before a switch to write-through.
 func (c *Counters) flush(ctx context.Context) error {
-	if c.pool == nil {
+	if c.cache == nil {
 		return nil
 	}
-	if _, cluster := redisconn.Cluster(c.pool); cluster && !c.writeBehind {
+	if c.cache.Cluster() && !c.writeBehind {
 		// Write-behind is refused on a cluster (its hashes span every
 		// entity), so no batch can be left there to finish.
 		return nil
@@ -86,7 +112,7 @@ func (c *Counters) flush(ctx context.Context) error {
 // A crash before 3 commits leaves flushing for the next flush to apply; a
 // crash after leaves it for the next flush to find applied and delete.
 func (c *Counters) flushOnce(ctx context.Context) (batch string, fresh bool, err error) {
-	reply, err := redis.Values(c.runScript(ctx, moveScript.Cmd([]string{c.pendingKey, c.flushingKey, c.epochKey}, c.newBatchID())))
+	reply, err := redis.Values(c.cache.Run(ctx, redisstore.Move.Cmd([]string{c.keys.Pending, c.keys.Flushing, c.keys.Epoch}, c.newBatchID())))
 	if err != nil {
 		return "", false, err
 	}
@@ -102,11 +128,11 @@ func (c *Counters) flushOnce(ctx context.Context) (batch string, fresh bool, err
 	if err := c.step(stepMoved); err != nil {
 		return batch, fresh, err
 	}
-	deltas, err := redis.StringMap(c.do(ctx, "HGETALL", c.flushingKey))
+	deltas, err := redis.StringMap(c.cache.Do(ctx, "HGETALL", c.keys.Flushing))
 	if err != nil {
 		return batch, fresh, err
 	}
-	if deltas[batchField] != batch {
+	if deltas[redisstore.BatchField] != batch {
 		return batch, fresh, nil // another process finished it meanwhile
 	}
 	rows := c.parseDeltas(deltas)
@@ -119,7 +145,7 @@ func (c *Counters) flushOnce(ctx context.Context) (batch string, fresh bool, err
 	if err := c.step(stepCommitted); err != nil {
 		return batch, fresh, err
 	}
-	if _, err := c.runScript(ctx, doneScript.Cmd([]string{c.flushingKey, c.epochKey}, batch)); err != nil {
+	if _, err := c.cache.Run(ctx, redisstore.Done.Cmd([]string{c.keys.Flushing, c.keys.Epoch}, batch)); err != nil {
 		return batch, fresh, err
 	}
 	return batch, fresh, c.step(stepDone)
@@ -127,10 +153,10 @@ func (c *Counters) flushOnce(ctx context.Context) (batch string, fresh bool, err
 
 // parseDeltas turns the flushing hash into SQL rows, sorted so that
 // concurrent transactions lock rows in one order.
-func (c *Counters) parseDeltas(deltas map[string]string) []row {
-	rows := make([]row, 0, len(deltas))
+func (c *Counters) parseDeltas(deltas map[string]string) []sqlstore.Row {
+	rows := make([]sqlstore.Row, 0, len(deltas))
 	for name, v := range deltas {
-		if name == batchField {
+		if name == redisstore.BatchField {
 			continue
 		}
 		kind, rest, ok1 := strings.Cut(name, ":")
@@ -144,18 +170,18 @@ func (c *Counters) parseDeltas(deltas map[string]string) []row {
 		if delta == 0 {
 			continue
 		}
-		r := row{kind: kind, id: id, field: field, delta: delta}
+		r := sqlstore.Row{Kind: kind, ID: id, Field: field, Delta: delta}
 		// Kinds and fields no longer declared are still data: slot 0.
 		if k, ok := c.kinds[kind]; ok {
 			if fi, ok := k.index[field]; ok {
-				r.slot = slot(k, fi)
+				r.Slot = slot(k, fi)
 			}
 		}
 		rows = append(rows, r)
 	}
-	slices.SortFunc(rows, func(a, b row) int {
-		return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.id, b.id),
-			cmp.Compare(a.field, b.field), cmp.Compare(a.slot, b.slot))
+	slices.SortFunc(rows, func(a, b sqlstore.Row) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.ID, b.ID),
+			cmp.Compare(a.Field, b.Field), cmp.Compare(a.Slot, b.Slot))
 	})
 	return rows
 }
@@ -164,16 +190,13 @@ func (c *Counters) parseDeltas(deltas map[string]string) []row {
 // a batch recorded already is not applied again. The id goes in first, so
 // a second process applying the same batch waits on its row lock and then
 // finds it.
-func (c *Counters) applyBatch(ctx context.Context, batch string, rows []row) error {
-	return c.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, c.q.markApplied, batch, c.now().Unix())
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
+func (c *Counters) applyBatch(ctx context.Context, batch string, rows []sqlstore.Row) error {
+	return c.sql.InTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		fresh, err := c.sql.MarkApplied(ctx, tx, batch, c.clock.Now())
+		if err != nil || !fresh {
 			return err // applied before: nothing to do
 		}
-		if err := c.q.execUpserts(ctx, tx, rows); err != nil {
+		if err := c.sql.Upsert(ctx, tx, rows); err != nil {
 			return err
 		}
 		return c.step(stepApplied)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/pulse-dev/pulse/internal/entityapi"
 	"github.com/pulse-dev/pulse/entity/internal/sqlstore"
+	"github.com/pulse-dev/pulse/internal/entityapi"
 )
 
 // The types and errors the dashboard reads entity counters with; they

@@ -6,7 +6,8 @@ import (
 )
 
 // Clock tells the time. Inject one to make bucket and cleaner code
-// deterministic in tests; nil means the system clock.
+// deterministic in tests; nil means the system clock. A Recorder also
+// waits on it when it is a TimerClock.
 type Clock interface {
 	Now() time.Time
 }

@@ -253,8 +253,8 @@ func (l *ledger) fail(b *batch, maybeLanded bool) {
 }
 
 // age drops hits older than maxAge at unix second now, pending or in a
-// batch of this process; spilled batches are kept, since their hits were
-// counted lost by no one yet and Redis may still take them.
+// batch of this process; spilled batches are kept: they were saved to be
+// sent however late.
 func (l *ledger) age(now int64) {
 	cutoff := now - l.maxAge
 	for k, n := range l.pending {

@@ -70,6 +70,8 @@ type Config struct {
 	// Health.DroppedHits.
 	MaxPendingAge time.Duration
 	// Clock stamps hits and times retries; nil means the system clock.
+	// If it is a TimerClock, as SystemClock and *ManualClock are, the
+	// flush ticker and Close's pause between attempts run on it too.
 	Clock Clock
 	// OnError receives flush errors; nil logs them with log/slog, at most
 	// one line every 10 s.

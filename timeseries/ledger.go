@@ -93,9 +93,15 @@ func (l *ledger) take() (out []*batch, leftover bool) {
 	}
 	out = l.takeQueued(out)
 	if len(l.pending) > 0 {
-		r := roundBuilder{l: l, out: out, fresh: map[int]*building{}, blocked: map[int]bool{}}
+		r := roundBuilder{l: l, fresh: map[int]*building{}, blocked: map[int]bool{}}
 		r.takePending()
-		out, leftover = r.out, r.leftover
+		// The new batches are collected here, not as they start, so that
+		// nothing of r but the batches flows out and its maps stay off the
+		// heap. Their order did not matter: pending is a map.
+		for _, bl := range r.fresh {
+			out = append(out, bl.b)
+		}
+		leftover = r.leftover
 	}
 	return out, leftover || len(l.queued) > 0
 }
@@ -120,9 +126,8 @@ func (l *ledger) takeQueued(out []*batch) []*batch {
 // roundBuilder gathers the new batches of one take, one per flush group.
 type roundBuilder struct {
 	l        *ledger
-	out      []*batch
 	fresh    map[int]*building
-	blocked  map[int]bool
+	blocked  map[int]bool // groups whose marker has a batch in flight
 	leftover bool
 }
 
@@ -203,7 +208,6 @@ func (r *roundBuilder) batchFor(g int) *building {
 	bl := &building{b: &batch{Marker: m, Seq: l.seq, src: map[pendingKey]int64{}}, deltas: map[deltaKey]int{}}
 	r.fresh[g] = bl
 	l.outstanding[m] = bl.b
-	r.out = append(r.out, bl.b)
 	return bl
 }
 

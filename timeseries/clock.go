@@ -6,23 +6,86 @@ import (
 )
 
 // Clock tells the time. Inject one to make bucket and cleaner code
-// deterministic in tests; nil means the system clock.
+// deterministic in tests; nil means the system clock. A Recorder also
+// waits on it when it is a TimerClock.
 type Clock interface {
 	Now() time.Time
+}
+
+// Timer is the part of *time.Timer a Recorder uses.
+type Timer interface {
+	C() <-chan time.Time
+	// Reset and Stop behave as those of *time.Timer since Go 1.23: no
+	// stale value is received after they return.
+	Reset(d time.Duration) bool
+	Stop() bool
+}
+
+// Ticker is the part of *time.Ticker a Recorder uses.
+type Ticker interface {
+	C() <-chan time.Time
+	Stop()
+}
+
+// TimerClock is a Clock that also makes the timers and tickers a Recorder
+// waits on, so that a test moving the clock moves those too. SystemClock
+// and *ManualClock are TimerClocks; a Recorder given a Clock that is not
+// waits on the system's timers.
+type TimerClock interface {
+	Clock
+	NewTimer(d time.Duration) Timer
+	NewTicker(d time.Duration) Ticker
 }
 
 type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
 
+func (systemClock) NewTimer(d time.Duration) Timer { return sysTimer{time.NewTimer(d)} }
+
+func (systemClock) NewTicker(d time.Duration) Ticker { return sysTicker{time.NewTicker(d)} }
+
+type sysTimer struct{ *time.Timer }
+
+func (t sysTimer) C() <-chan time.Time { return t.Timer.C }
+
+type sysTicker struct{ *time.Ticker }
+
+func (t sysTicker) C() <-chan time.Time { return t.Ticker.C }
+
 // SystemClock is the wall clock.
 var SystemClock Clock = systemClock{}
 
-// ManualClock is a Clock that moves only when told to. Safe for
-// concurrent use.
+// timerClock is c's timers, or the system's if c makes none.
+func timerClock(c Clock) TimerClock {
+	if tc, ok := c.(TimerClock); ok {
+		return tc
+	}
+	return nowOnly{c}
+}
+
+// nowOnly gives a Clock that makes no timers the system's.
+type nowOnly struct{ Clock }
+
+func (nowOnly) NewTimer(d time.Duration) Timer { return systemClock{}.NewTimer(d) }
+
+func (nowOnly) NewTicker(d time.Duration) Ticker { return systemClock{}.NewTicker(d) }
+
+// ManualClock is a Clock that moves only when told to. Its timers and
+// tickers fire when Set or Advance moves it to or past their time. Safe
+// for concurrent use.
 type ManualClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu     sync.Mutex
+	now    time.Time
+	alarms map[*alarm]struct{} // armed timers and tickers
+}
+
+// alarm is a ManualClock's timer (period 0) or ticker.
+type alarm struct {
+	clock  *ManualClock
+	ch     chan time.Time
+	at     time.Time
+	period time.Duration
 }
 
 // NewManualClock returns a clock stopped at t.
@@ -35,16 +98,101 @@ func (c *ManualClock) Now() time.Time {
 	return c.now
 }
 
-// Set moves the clock to t.
+// Set moves the clock to t, firing what falls due.
 func (c *ManualClock) Set(t time.Time) {
 	c.mu.Lock()
 	c.now = t
+	c.fireLocked()
 	c.mu.Unlock()
 }
 
-// Advance moves the clock forward by d.
+// Advance moves the clock forward by d, firing what falls due.
 func (c *ManualClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
+	c.fireLocked()
 	c.mu.Unlock()
+}
+
+// NewTimer returns a timer that fires once the clock reaches d from now.
+func (c *ManualClock) NewTimer(d time.Duration) Timer { return c.arm(d, 0) }
+
+// NewTicker returns a ticker that fires each time the clock passes
+// another d; like a *time.Ticker it drops ticks a slow reader misses.
+func (c *ManualClock) NewTicker(d time.Duration) Ticker {
+	if d <= 0 {
+		panic("timeseries: non-positive interval for NewTicker")
+	}
+	return manualTicker{c.arm(d, d)}
+}
+
+type manualTicker struct{ *alarm }
+
+func (t manualTicker) Stop() { t.alarm.Stop() }
+
+func (c *ManualClock) arm(d, period time.Duration) *alarm {
+	a := &alarm{clock: c, ch: make(chan time.Time, 1), period: period}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a.at = c.now.Add(d)
+	c.startLocked(a)
+	return a
+}
+
+func (c *ManualClock) startLocked(a *alarm) {
+	if c.alarms == nil {
+		c.alarms = map[*alarm]struct{}{}
+	}
+	c.alarms[a] = struct{}{}
+	c.fireLocked()
+}
+
+// fireLocked sends the time to every alarm now due, without blocking.
+func (c *ManualClock) fireLocked() {
+	for a := range c.alarms {
+		if a.at.After(c.now) {
+			continue
+		}
+		select {
+		case a.ch <- a.at:
+		default:
+		}
+		if a.period == 0 {
+			delete(c.alarms, a)
+			continue
+		}
+		for !a.at.After(c.now) {
+			a.at = a.at.Add(a.period)
+		}
+	}
+}
+
+func (a *alarm) C() <-chan time.Time { return a.ch }
+
+// Reset rearms a timer to fire d from now.
+func (a *alarm) Reset(d time.Duration) bool {
+	c := a.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	active := a.stopLocked()
+	a.at = c.now.Add(d)
+	c.startLocked(a)
+	return active
+}
+
+// Stop disarms a timer or ticker.
+func (a *alarm) Stop() bool {
+	a.clock.mu.Lock()
+	defer a.clock.mu.Unlock()
+	return a.stopLocked()
+}
+
+func (a *alarm) stopLocked() bool {
+	_, active := a.clock.alarms[a]
+	delete(a.clock.alarms, a)
+	select {
+	case <-a.ch:
+	default:
+	}
+	return active
 }

@@ -19,13 +19,10 @@ const (
 // current second in one of several stripes, so that cores recording at
 // once rarely write the same cache line: no lock, no allocation, no Redis.
 type Counter struct {
-	rec     *Recorder
-	id      int32
-	name    string
-	keys    []string // count key per precision
-	members []string // known-set member per precision
-	groups  []int    // flush group (cluster slot) of each count key
-	shards  [numShards]ring
+	rec    *Recorder
+	id     int32
+	name   string
+	shards [numShards]ring
 	// moved counts the hits that left the ring (to pending, or written at
 	// once in write-through mode): with the ring's contents, the total.
 	moved atomic.Int64
@@ -119,5 +116,5 @@ func (r *Recorder) drainLocked() {
 // addPendingLocked adds n hits of c at second sec, due at every precision.
 func (r *Recorder) addPendingLocked(c *Counter, sec, n int64) {
 	c.moved.Add(n)
-	r.pending[pendingKey{counter: c.id, sec: sec, due: r.allPrecisions}] += n
+	r.ledger.add(c.id, sec, n)
 }

@@ -18,7 +18,8 @@
 // stays bounded. Record adds to a per-second slot of each Counter with one
 // atomic add: the request path never talks to Redis and does not allocate.
 //
-// Every Config.FlushInterval a background flusher turns the counts of each
+// Every Config.FlushInterval, timed by Config.Clock (a test moves a
+// ManualClock to run it), a background flusher turns the counts of each
 // second into per-bucket deltas for every precision and writes them with
 // a small Lua script per batch, sent as EVALSHA (EVAL only when the server
 // answers NOSCRIPT), all batches in one pipeline per server. On one server

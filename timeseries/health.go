@@ -1,6 +1,9 @@
 package timeseries
 
-import "time"
+import (
+	"log/slog"
+	"time"
+)
 
 // Health is a snapshot of a Recorder's state, for status pages and probes.
 type Health struct {
@@ -45,3 +48,91 @@ type Health struct {
 	// Series is the number of distinct series names recorded.
 	Series int `json:"series"`
 }
+
+// flushStatus is what the latest flushes tell: the Health fields they
+// set, the backoff after a failure, and the keys Redis refused. The
+// Recorder's mutex guards it.
+type flushStatus struct {
+	health      Health
+	retryAt     time.Time // no background flush before it, after a failure
+	backoff     time.Duration
+	refusedKeys map[string]struct{}
+}
+
+// succeeded clears the backoff and the error after a flush at now.
+func (s *flushStatus) succeeded(now time.Time, wrote bool) {
+	s.retryAt, s.backoff = time.Time{}, 0
+	s.health.RedisUp = true
+	s.health.LastError = ""
+	s.health.LastFlushOK = now
+	if wrote {
+		s.health.LastFlush = now
+	}
+}
+
+// failed records err at now and backs off: from interval, doubling up
+// to maxBackoff.
+func (s *flushStatus) failed(now time.Time, err error, interval time.Duration) {
+	if s.backoff == 0 {
+		s.backoff = interval
+	} else {
+		s.backoff = min(2*s.backoff, maxBackoff)
+	}
+	s.retryAt = now.Add(s.backoff)
+	s.health.RedisUp = false
+	s.health.LastError = err.Error()
+	s.health.LastErrorAt = now
+}
+
+// refused notes a key Redis will never take increments for, naming it in
+// the log the first time.
+func (s *flushStatus) refused(key string) {
+	s.health.LastDroppedKey = key
+	if _, seen := s.refusedKeys[key]; !seen && len(s.refusedKeys) < 1000 {
+		if s.refusedKeys == nil {
+			s.refusedKeys = map[string]struct{}{}
+		}
+		s.refusedKeys[key] = struct{}{}
+		slog.Warn("pulse: recorder: key holds a value Pulse cannot add to; its increments are dropped", "key", key)
+	}
+}
+
+func (r *Recorder) succeeded(wrote bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status.succeeded(r.clock.Now(), wrote)
+}
+
+func (r *Recorder) failed(err error) {
+	r.mu.Lock()
+	now := r.clock.Now()
+	r.status.failed(now, err, r.interval)
+	r.ledger.age(now.Unix())
+	r.mu.Unlock()
+	r.onError(err)
+}
+
+// Health returns a snapshot of the recorder's state. Hits are series
+// hits: a request counted in three series is three hits. Each hit is one
+// increment per precision; a hit written at some precisions but not yet
+// at others counts in proportion.
+func (r *Recorder) Health() Health {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := r.status.health
+	incr := r.ledger.unsettledIncr()
+	np := int64(len(r.schema.Precisions))
+	for _, c := range r.counters {
+		incr += c.ringHits() * np
+	}
+	h.PendingHits = ceilDiv(incr, np)
+	h.DroppedHits = ceilDiv(r.ledger.dropped, np)
+	h.DroppedIncrements = r.ledger.dropped
+	h.OverflowNames = r.refused.Load()
+	h.Series = len(r.names)
+	h.Cluster = r.router.IsCluster()
+	h.FlushInterval = r.interval
+	return h
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }

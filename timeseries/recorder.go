@@ -1,12 +1,12 @@
 package timeseries
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,6 +70,8 @@ type Config struct {
 	// Health.DroppedHits.
 	MaxPendingAge time.Duration
 	// Clock stamps hits and times retries; nil means the system clock.
+	// If it is a TimerClock, as SystemClock and *ManualClock are, the
+	// flush ticker and Close's pause between attempts run on it too.
 	Clock Clock
 	// OnError receives flush errors; nil logs them with log/slog, at most
 	// one line every 10 s.
@@ -91,33 +93,22 @@ type Recorder struct {
 	maxPendingAge int64
 	onError       func(error)
 	id            string // this process's marker name
-	allPrecisions uint32 // one bit per precision
 
-	mu          sync.Mutex // guards the fields below
-	names       map[string]*Counter
-	counters    []*Counter
-	overflow    *Counter
-	pending     map[pendingKey]int64 // hits not yet in a batch
-	outstanding map[string]*batch    // by marker: due or sent, outcome unknown
-	queued      map[string][]*batch  // spilled batches by marker, in seq order
-	unlisted    map[string]struct{}  // cluster: landed, not yet in known:
-	markers     map[int]string       // marker key by flush group
-	spillLeft   map[string]int       // spill file → its batches not yet written
-	refusedKeys map[string]struct{}
-	droppedIncr int64
-	seq         int64
-	takes       int64     // rounds that took pending hits into batches
-	written     int64     // the last such round after which all it took was in Redis
-	retryAt     time.Time // no background flush before it, after a failure
-	backoff     time.Duration
-	health      Health
-	closed      bool
+	mu       sync.Mutex // guards the fields below
+	names    map[string]*Counter
+	counters []*Counter
+	overflow *Counter
+	ledger   *ledger
+	unlisted map[string]struct{} // cluster: landed, not yet in known:
+	status   flushStatus
+	closed   bool
 
 	// nowSec is the current unix second when the clock is the system
 	// clock: a timer advances it at each second boundary, because reading
 	// the time costs more than the rest of Record together.
 	nowSec      atomic.Int64
 	coarseClock bool
+	timers      TimerClock // the clock's, for the flusher's waits
 
 	flushMu sync.Mutex // one flush at a time
 	refused atomic.Int64
@@ -131,40 +122,10 @@ type Recorder struct {
 // to stop it and write what is pending. With Config.SpillDir set, hits a
 // previous Recorder spilled there are sent first.
 func NewRecorder(cfg Config) (*Recorder, error) {
-	if cfg.Pool == nil {
-		return nil, errors.New("timeseries: Config.Pool is nil")
-	}
-	schema, err := cfg.Schema.withDefaults()
+	coarse := cfg.Clock == nil || cfg.Clock == SystemClock
+	cfg, schema, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
-	}
-	if cfg.FlushInterval < 0 || cfg.FlushTimeout < 0 || cfg.MaxNames < 0 || cfg.MaxPendingAge < 0 || cfg.WaitReplicas < 0 {
-		return nil, errors.New("timeseries: negative FlushInterval, FlushTimeout, MaxNames, MaxPendingAge or WaitReplicas")
-	}
-	if cfg.FlushInterval == 0 {
-		cfg.FlushInterval = DefaultFlushInterval
-	}
-	if cfg.FlushTimeout == 0 {
-		cfg.FlushTimeout = DefaultFlushTimeout
-	}
-	if cfg.MaxNames == 0 {
-		cfg.MaxNames = DefaultMaxNames
-	}
-	if cfg.OverflowName == "" {
-		cfg.OverflowName = DefaultOverflowName
-	}
-	if err := ValidateName(cfg.OverflowName); err != nil {
-		return nil, fmt.Errorf("timeseries: OverflowName: %w", err)
-	}
-	if cfg.MaxPendingAge == 0 {
-		cfg.MaxPendingAge = DefaultMaxPendingAge
-	}
-	coarse := cfg.Clock == nil || cfg.Clock == SystemClock
-	if cfg.Clock == nil {
-		cfg.Clock = SystemClock
-	}
-	if cfg.OnError == nil {
-		cfg.OnError = ratelog.New("pulse: recorder", 10*time.Second)
 	}
 	id := make([]byte, 8)
 	if _, err := crand.Read(id); err != nil {
@@ -184,29 +145,50 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 		onError:       cfg.OnError,
 		id:            hex.EncodeToString(id),
 		names:         map[string]*Counter{},
-		pending:       map[pendingKey]int64{},
-		allPrecisions: 1<<len(schema.Precisions) - 1,
-		outstanding:   map[string]*batch{},
-		queued:        map[string][]*batch{},
 		unlisted:      map[string]struct{}{},
-		markers:       map[int]string{},
-		spillLeft:     map[string]int{},
-		refusedKeys:   map[string]struct{}{},
 		done:          make(chan struct{}),
 		coarseClock:   coarse,
+		timers:        timerClock(cfg.Clock),
 	}
-	r.health.RedisUp = true
+	r.ledger = newLedger(schema, r.maxPendingAge, r.markerFor)
+	r.status.health.RedisUp = true
 	r.overflow = r.newCounterLocked(cfg.OverflowName)
 	if r.spillDir != "" {
 		if err := r.loadSpills(); err != nil {
 			return nil, err
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	r.nowSec.Store(time.Now().Unix())
-	go r.loop(ctx)
+	r.start()
 	return r, nil
+}
+
+// withDefaults checks cfg and fills its zero fields.
+func (cfg Config) withDefaults() (Config, Schema, error) {
+	if cfg.Pool == nil {
+		return cfg, Schema{}, errors.New("timeseries: Config.Pool is nil")
+	}
+	schema, err := cfg.Schema.withDefaults()
+	if err != nil {
+		return cfg, schema, err
+	}
+	if cfg.FlushInterval < 0 || cfg.FlushTimeout < 0 || cfg.MaxNames < 0 || cfg.MaxPendingAge < 0 || cfg.WaitReplicas < 0 {
+		return cfg, schema, errors.New("timeseries: negative FlushInterval, FlushTimeout, MaxNames, MaxPendingAge or WaitReplicas")
+	}
+	cfg.FlushInterval = cmp.Or(cfg.FlushInterval, DefaultFlushInterval)
+	cfg.FlushTimeout = cmp.Or(cfg.FlushTimeout, DefaultFlushTimeout)
+	cfg.MaxNames = cmp.Or(cfg.MaxNames, DefaultMaxNames)
+	cfg.OverflowName = cmp.Or(cfg.OverflowName, DefaultOverflowName)
+	if err := ValidateName(cfg.OverflowName); err != nil {
+		return cfg, schema, fmt.Errorf("timeseries: OverflowName: %w", err)
+	}
+	cfg.MaxPendingAge = cmp.Or(cfg.MaxPendingAge, DefaultMaxPendingAge)
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock
+	}
+	if cfg.OnError == nil {
+		cfg.OnError = ratelog.New("pulse: recorder", 10*time.Second)
+	}
+	return cfg, schema, nil
 }
 
 // Schema returns the recorder's schema with defaults filled in.
@@ -240,13 +222,14 @@ func (r *Recorder) Counter(name string) (*Counter, error) {
 }
 
 func (r *Recorder) newCounterLocked(name string) *Counter {
-	c := &Counter{rec: r, id: int32(len(r.counters)), name: name}
+	var s seriesKeys
 	for _, p := range r.schema.Precisions {
 		key := r.schema.CountKey(p, name)
-		c.keys = append(c.keys, key)
-		c.members = append(c.members, Member(p, name))
-		c.groups = append(c.groups, r.groupOf(key))
+		s.keys = append(s.keys, key)
+		s.members = append(s.members, Member(p, name))
+		s.groups = append(s.groups, r.groupOf(key))
 	}
+	c := &Counter{rec: r, id: r.ledger.addSeries(s), name: name}
 	for i := range c.shards {
 		for j := range c.shards[i].slots {
 			c.shards[i].slots[j].sec.Store(emptySlot)
@@ -282,8 +265,8 @@ func (r *Recorder) writeNow(sec int64, counters []*Counter) {
 	for _, c := range counters {
 		r.addPendingLocked(c, sec, 1)
 	}
-	want := r.takes + 1 // the first round that can take these hits
-	skip := r.closed || r.clock.Now().Before(r.retryAt)
+	want := r.ledger.nextRound()
+	skip := r.closed || r.clock.Now().Before(r.status.retryAt)
 	r.mu.Unlock()
 	if skip {
 		return
@@ -291,7 +274,7 @@ func (r *Recorder) writeNow(sec int64, counters []*Counter) {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	r.mu.Lock()
-	done := r.written >= want
+	done := r.ledger.hasWritten(want)
 	r.mu.Unlock()
 	if done {
 		return // the round another call ran while this one waited took them
@@ -312,88 +295,9 @@ func (r *Recorder) now() int64 {
 	return r.clock.Now().Unix()
 }
 
-// untilNextSecond is how long from t to the next whole second.
-func untilNextSecond(t time.Time) time.Duration {
-	return t.Truncate(time.Second).Add(time.Second).Sub(t)
-}
-
-func (r *Recorder) loop(ctx context.Context) {
-	defer close(r.done)
-	flushes := time.NewTicker(r.interval)
-	defer flushes.Stop()
-	// The second timer runs even with an injected clock; it is cheap.
-	second := time.NewTimer(untilNextSecond(time.Now()))
-	defer second.Stop()
-	flushDone := make(chan struct{}, 1)
-	flushing := false
-	for {
-		select {
-		case <-ctx.Done():
-			if flushing {
-				<-flushDone
-			}
-			return
-		case now := <-second.C:
-			r.nowSec.Store(time.Now().Unix())
-			second.Reset(untilNextSecond(now))
-		case <-flushes.C:
-			// Flush on its own goroutine so a slow Redis cannot stop the
-			// clock; at most one runs at a time.
-			if !flushing {
-				flushing = true
-				go func() {
-					// Not cancelled by Close: a flush under way finishes
-					// (within FlushTimeout) rather than leave a batch whose
-					// fate Redis alone knows.
-					_ = r.flush(context.WithoutCancel(ctx), false)
-					flushDone <- struct{}{}
-				}()
-			}
-		case <-flushDone:
-			flushing = false
-		}
-	}
-}
-
 // Flush writes everything recorded so far now, ignoring any retry
 // backoff, and returns the error of the attempt.
 func (r *Recorder) Flush(ctx context.Context) error { return r.flush(ctx, true) }
-
-// Health returns a snapshot of the recorder's state. Hits are series
-// hits: a request counted in three series is three hits. Each hit is one
-// increment per precision; a hit written at some precisions but not yet
-// at others counts in proportion.
-func (r *Recorder) Health() Health {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	h := r.health
-	var incr int64
-	for k, n := range r.pending {
-		incr += n * int64(bits.OnesCount32(k.due))
-	}
-	for _, b := range r.outstanding {
-		incr += b.incr
-	}
-	for _, q := range r.queued {
-		for _, b := range q {
-			incr += b.incr
-		}
-	}
-	np := int64(len(r.schema.Precisions))
-	for _, c := range r.counters {
-		incr += c.ringHits() * np
-	}
-	h.PendingHits = ceilDiv(incr, np)
-	h.DroppedHits = ceilDiv(r.droppedIncr, np)
-	h.DroppedIncrements = r.droppedIncr
-	h.OverflowNames = r.refused.Load()
-	h.Series = len(r.names)
-	h.Cluster = r.router.IsCluster()
-	h.FlushInterval = r.interval
-	return h
-}
-
-func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 // Close stops the flusher and writes everything pending, retrying until
 // it succeeds or ctx ends. Then, with Config.SpillDir set, what is left is
@@ -419,14 +323,27 @@ func (r *Recorder) Close(ctx context.Context) error {
 			}
 			continue
 		}
-		select {
-		case <-ctx.Done():
+		if !r.sleep(ctx, closeRetryWait) {
 			if r.spillDir != "" {
 				return r.spill()
 			}
 			return fmt.Errorf("timeseries: close: %d hits not written: %w", r.Health().PendingHits, err)
-		case <-time.After(100 * time.Millisecond):
 		}
+	}
+}
+
+// closeRetryWait is Close's pause between failed flushes.
+const closeRetryWait = 100 * time.Millisecond
+
+// sleep waits d on the clock; false means ctx ended first.
+func (r *Recorder) sleep(ctx context.Context, d time.Duration) bool {
+	t := r.timers.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
 	}
 }
 

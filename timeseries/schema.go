@@ -21,7 +21,7 @@ const MaxPrecisions = 16
 const MaxNameLen = 200
 
 // Schema names the Redis keys of a set of series. The zero value, after
-// Validate fills defaults, gives exactly the keys of the original design:
+// Normalize fills defaults, gives exactly the keys of the original design:
 // hashes "count:<precision>:<name>" and the sorted set "known:".
 type Schema struct {
 	// Prefix is put before every key, so several apps can share one Redis.

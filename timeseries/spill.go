@@ -1,7 +1,6 @@
 package timeseries
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -39,46 +37,16 @@ func (r *Recorder) spill() error {
 	defer r.flushMu.Unlock()
 	r.mu.Lock()
 	r.drainLocked()
-	var all []*batch
-	// Outstanding and queued first: they keep their marker and seq.
-	for m, b := range r.outstanding {
-		all = append(all, b)
-		all = append(all, r.queued[m]...)
-		delete(r.queued, m)
-	}
-	for _, q := range r.queued {
-		all = append(all, q...)
-	}
-	r.outstanding = map[string]*batch{}
-	r.queued = map[string][]*batch{}
-	// Then pending, in batches under this recorder's markers. Their seqs
-	// follow any outstanding batch of the same marker, and the sender
-	// keeps a marker's batches in seq order.
-	for len(r.pending) > 0 {
-		batches, _ := r.takeLocked()
-		all = append(all, batches...)
-		r.outstanding = map[string]*batch{}
+	all, files := r.ledger.handOff()
+	r.mu.Unlock()
+	if len(all) == 0 {
+		return nil
 	}
 	var hits int64
 	for _, b := range all {
 		hits += b.incr
 	}
-	files := make([]string, 0, len(r.spillLeft))
-	for f := range r.spillLeft {
-		files = append(files, f)
-	}
-	r.spillLeft = map[string]int{}
 	np := int64(len(r.schema.Precisions))
-	r.mu.Unlock()
-	if len(all) == 0 {
-		return nil
-	}
-	slices.SortStableFunc(all, func(a, b *batch) int {
-		if c := strings.Compare(a.Marker, b.Marker); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Seq, b.Seq)
-	})
 	name := filepath.Join(r.spillDir, fmt.Sprintf("pulse-%s-%d%s", r.id, time.Now().UnixNano(), spillSuffix))
 	if err := writeSpill(name, all); err != nil {
 		return fmt.Errorf("timeseries: close: %d hits not written or spilled: %w", ceilDiv(hits, np), err)
@@ -144,23 +112,12 @@ func (r *Recorder) loadSpills() error {
 			continue
 		}
 		r.mu.Lock()
-		for _, b := range batches {
-			b.file = name
-			r.queued[b.Marker] = append(r.queued[b.Marker], b)
-		}
-		if len(batches) > 0 {
-			r.spillLeft[name] = len(batches)
-		}
+		r.ledger.queue(name, batches)
 		r.mu.Unlock()
 		if len(batches) == 0 {
 			_ = os.Remove(name)
 		}
 	}
-	r.mu.Lock()
-	for _, q := range r.queued {
-		slices.SortFunc(q, func(a, b *batch) int { return cmp.Compare(a.Seq, b.Seq) })
-	}
-	r.mu.Unlock()
 	return nil
 }
 

@@ -43,30 +43,9 @@ func (s *Store) SamplesMany(ctx context.Context, names []string, precision int, 
 	if len(names) == 0 {
 		return out, nil
 	}
-	unique := make([]string, 0, len(names))
-	seen := make(map[string]bool, len(names))
-	for _, n := range names {
-		if !seen[n] {
-			seen[n] = true
-			unique = append(unique, n)
-		}
-	}
+	unique := uniqueNames(names)
 	fields, empty := windowFields(precision, r)
-
-	known := s.schema.KnownKey()
-	cmds := make([]redisconn.Cmd, 0, 2*len(unique))
-	for _, name := range unique {
-		cmds = append(cmds, redisconn.Cmd{Key: known, Name: "ZSCORE", Args: []any{known, Member(precision, name)}})
-		if empty {
-			continue
-		}
-		key := s.schema.CountKey(precision, name)
-		if fields != nil {
-			cmds = append(cmds, redisconn.Cmd{Key: key, Name: "HMGET", Args: append([]any{key}, fields...)})
-		} else {
-			cmds = append(cmds, redisconn.Cmd{Key: key, Name: "HGETALL", Args: []any{key}})
-		}
-	}
+	cmds := s.samplesManyCmds(unique, precision, fields, empty)
 	var err error
 	results := s.router.Do(cmds, redisconn.Options{Timeout: timeout(ctx)})
 	replies := make([]any, len(results))
@@ -170,4 +149,37 @@ func samplesFromHash(reply any, r Range) ([]Sample, error) {
 	}
 	slices.SortFunc(samples, func(a, b Sample) int { return cmp.Compare(a.Time, b.Time) })
 	return samples, nil
+}
+
+// uniqueNames is names without repeats, in first-seen order.
+func uniqueNames(names []string) []string {
+	unique := make([]string, 0, len(names))
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			unique = append(unique, n)
+		}
+	}
+	return unique
+}
+
+// samplesManyCmds reads, for each name, its known-set entry and, unless
+// the window is empty, its hash: the given fields, or all of it.
+func (s *Store) samplesManyCmds(names []string, precision int, fields []any, empty bool) []redisconn.Cmd {
+	known := s.schema.KnownKey()
+	cmds := make([]redisconn.Cmd, 0, 2*len(names))
+	for _, name := range names {
+		cmds = append(cmds, redisconn.Cmd{Key: known, Name: "ZSCORE", Args: []any{known, Member(precision, name)}})
+		if empty {
+			continue
+		}
+		key := s.schema.CountKey(precision, name)
+		if fields != nil {
+			cmds = append(cmds, redisconn.Cmd{Key: key, Name: "HMGET", Args: append([]any{key}, fields...)})
+		} else {
+			cmds = append(cmds, redisconn.Cmd{Key: key, Name: "HGETALL", Args: []any{key}})
+		}
+	}
+	return cmds
 }

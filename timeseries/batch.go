@@ -1,0 +1,72 @@
+package timeseries
+
+import "strconv"
+
+// pendingKey is hits of one series in one second, still due at the
+// precisions whose bit is set in due. Hits stay by second until batched,
+// so MaxPendingAge drops exactly the old ones; a group busy with a batch
+// in flight takes its precisions later, so an entry can lose bits.
+type pendingKey struct {
+	counter int32
+	sec     int64
+	due     uint32
+}
+
+// deltaKey is one bucket of one series at one precision.
+type deltaKey struct {
+	counter int32
+	prec    int8
+	bucket  int64
+}
+
+// batch is one flush script call: deltas for keys of one group (the one
+// server, or one cluster slot), guarded by the group's marker key. Its seq
+// lets Redis refuse a second application, so a batch whose reply was lost
+// is resent as it is, never rebuilt.
+type batch struct {
+	Marker  string   `json:"marker"`
+	Seq     int64    `json:"seq"`
+	Keys    []string `json:"keys"`
+	Fields  []string `json:"fields"`
+	Deltas  []int64  `json:"deltas"`
+	Members []string `json:"members"` // known-set member of each key
+	Newest  int64    `json:"newest"`
+	incr    int64    // sum of Deltas
+	file    string   // spill file it came from, if any
+	// src are the pending entries the batch was made of, each with the
+	// bit of one of this batch's precisions (none for a spilled batch), so
+	// a batch that surely did not land can go back to pending.
+	src map[pendingKey]int64
+	// uncertain is set once a send of the batch may have landed (a lost
+	// connection, a WAIT short of replicas): from then on only Redis can
+	// settle it, so it is resent as it is until Redis answers, even if a
+	// later send is refused outright.
+	uncertain bool
+}
+
+// building is a new batch and where each of its deltas is.
+type building struct {
+	b      *batch
+	deltas map[deltaKey]int // index into b's slices
+}
+
+// add adds n to the delta of dk, which is key's field, unless that needs
+// a new delta and the batch is full.
+func (bl *building) add(dk deltaKey, key, member string, n int64) bool {
+	b := bl.b
+	j, ok := bl.deltas[dk]
+	if !ok {
+		if len(b.Keys) >= maxBatchDeltas {
+			return false
+		}
+		j = len(b.Keys)
+		bl.deltas[dk] = j
+		b.Keys = append(b.Keys, key)
+		b.Fields = append(b.Fields, strconv.FormatInt(dk.bucket, 10))
+		b.Deltas = append(b.Deltas, 0)
+		b.Members = append(b.Members, member)
+	}
+	b.Deltas[j] += n
+	b.incr += n
+	return true
+}

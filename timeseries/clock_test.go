@@ -1,0 +1,145 @@
+package timeseries_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// fired reports whether c has a value now.
+func fired(c <-chan time.Time) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestManualClockTimer(t *testing.T) {
+	clock := timeseries.NewManualClock(t0)
+	tm := clock.NewTimer(time.Second)
+	clock.Advance(999 * time.Millisecond)
+	if fired(tm.C()) {
+		t.Fatal("timer fired before its time")
+	}
+	clock.Advance(time.Millisecond)
+	if !fired(tm.C()) {
+		t.Fatal("timer did not fire at its time")
+	}
+	clock.Advance(time.Hour)
+	if fired(tm.C()) {
+		t.Fatal("timer fired twice")
+	}
+	if tm.Reset(time.Second) {
+		t.Error("Reset of a fired timer says it was active")
+	}
+	if !tm.Stop() {
+		t.Error("Stop of an armed timer says it was not active")
+	}
+	clock.Advance(time.Hour)
+	if fired(tm.C()) {
+		t.Error("stopped timer fired")
+	}
+	clock.Set(t0) // back in time: nothing fires
+	tm.Reset(0)
+	if !fired(tm.C()) {
+		t.Error("timer reset to 0 did not fire at once")
+	}
+}
+
+func TestManualClockTicker(t *testing.T) {
+	clock := timeseries.NewManualClock(t0)
+	tk := clock.NewTicker(time.Second)
+	defer tk.Stop()
+	var ticks []time.Time
+	for range 3 {
+		clock.Advance(time.Second)
+		select {
+		case at := <-tk.C():
+			ticks = append(ticks, at)
+		default:
+			t.Fatal("ticker did not tick after its interval")
+		}
+	}
+	if !ticks[2].Equal(t0.Add(3 * time.Second)) {
+		t.Errorf("third tick at %v, want %v", ticks[2], t0.Add(3*time.Second))
+	}
+	clock.Advance(10 * time.Second) // a slow reader gets one tick, not ten
+	if !fired(tk.C()) || fired(tk.C()) {
+		t.Error("want exactly one tick after a long advance")
+	}
+	clock.Advance(999 * time.Millisecond)
+	if fired(tk.C()) {
+		t.Error("ticker ticked before its next interval")
+	}
+	tk.Stop()
+	clock.Advance(time.Hour)
+	if fired(tk.C()) {
+		t.Error("stopped ticker ticked")
+	}
+}
+
+// The background flush runs when the clock passes FlushInterval, not when
+// real time does.
+func TestFlushTickerRunsOnTheClock(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := timeseries.NewManualClock(t0)
+	const interval = 20 * time.Millisecond
+	r := newRecorder(t, srv, timeseries.Config{Clock: clock, FlushInterval: interval})
+	c := mustCounter(t, r, "hits")
+	for range 5 {
+		c.Inc()
+	}
+	time.Sleep(15 * interval) // a ticker on real time would have flushed
+	if got := srv.HashSum("count:5:hits"); got != 0 {
+		t.Fatalf("%d hits flushed before the clock moved", got)
+	}
+	clock.Advance(interval)
+	waitFor(t, func() bool { return srv.HashSum("count:5:hits") == 5 })
+	if h := r.Health(); h.PendingHits != 0 || !h.LastFlush.Equal(t0.Add(interval)) {
+		t.Errorf("health after the ticked flush = %+v", h)
+	}
+}
+
+// Close waits between its attempts on the clock: while the clock stands
+// still it does not retry, and moving it lets Close finish.
+func TestCloseRetriesOnTheClock(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := timeseries.NewManualClock(t0)
+	var errs atomic.Int64
+	r := newRecorder(t, srv, timeseries.Config{
+		Clock: clock, FlushTimeout: 200 * time.Millisecond,
+		OnError: func(error) { errs.Add(1) },
+	})
+	mustCounter(t, r, "hits").Inc()
+	srv.Stop()
+	closed := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		closed <- r.Close(ctx)
+	}()
+	waitFor(t, func() bool { return errs.Load() == 1 })
+	time.Sleep(500 * time.Millisecond) // five retries, were Close waiting on real time
+	if n := errs.Load(); n != 1 {
+		t.Fatalf("Close tried %d times while the clock stood still, want 1", n)
+	}
+	srv.Restart()
+	for {
+		select {
+		case err := <-closed:
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertSums(t, srv, "", "hits", 1)
+			return
+		case <-time.After(10 * time.Millisecond):
+			clock.Advance(100 * time.Millisecond)
+		}
+	}
+}

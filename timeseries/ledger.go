@@ -1,0 +1,338 @@
+package timeseries
+
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+)
+
+// seriesKeys are one series' count key, known-set member and flush group
+// at each precision.
+type seriesKeys struct {
+	keys    []string
+	members []string
+	groups  []int
+}
+
+// ledger is the bookkeeping of hits between the counters' rings and
+// Redis: hits pending by second, the batches taken from them and not yet
+// settled, spilled batches waiting their turn, and the sequence numbers
+// that make each batch land once. It does no I/O and takes no lock: the
+// Recorder's mutex guards it.
+type ledger struct {
+	schema   Schema
+	allDue   uint32 // one bit per precision
+	maxAge   int64  // seconds a hit may wait; older ones are dropped
+	markerOf func(group int) string
+
+	series      []seriesKeys
+	pending     map[pendingKey]int64 // hits not yet in a batch
+	outstanding map[string]*batch    // by marker: due or sent, outcome unknown
+	queued      map[string][]*batch  // spilled batches by marker, in seq order
+	markers     map[int]string       // marker key by flush group
+	spillLeft   map[string]int       // spill file → its batches not yet written
+	seq         int64
+	takes       int64 // rounds that took pending hits into batches
+	written     int64 // the last such round after which all it took was in Redis
+	dropped     int64 // increments that will never reach Redis
+}
+
+func newLedger(schema Schema, maxAge int64, markerOf func(group int) string) *ledger {
+	return &ledger{
+		schema:      schema,
+		allDue:      1<<len(schema.Precisions) - 1,
+		maxAge:      maxAge,
+		markerOf:    markerOf,
+		pending:     map[pendingKey]int64{},
+		outstanding: map[string]*batch{},
+		queued:      map[string][]*batch{},
+		markers:     map[int]string{},
+		spillLeft:   map[string]int{},
+	}
+}
+
+// addSeries registers a series' keys and returns its number.
+func (l *ledger) addSeries(s seriesKeys) int32 {
+	l.series = append(l.series, s)
+	return int32(len(l.series) - 1)
+}
+
+// add records n hits of series id at second sec, due at every precision.
+func (l *ledger) add(id int32, sec, n int64) {
+	l.pending[pendingKey{counter: id, sec: sec, due: l.allDue}] += n
+}
+
+// takeRound takes the batches of one send round and numbers the round,
+// so that wrote can later say all it took is in Redis.
+func (l *ledger) takeRound() (out []*batch, leftover bool, round int64) {
+	out, leftover = l.take()
+	l.takes++
+	return out, leftover, l.takes
+}
+
+// wrote records that everything round took, and every round before, is
+// in Redis.
+func (l *ledger) wrote(round int64) { l.written = max(l.written, round) }
+
+// nextRound is the first round that can take hits added now.
+func (l *ledger) nextRound() int64 { return l.takes + 1 }
+
+// hasWritten reports whether round and those before it are in Redis.
+func (l *ledger) hasWritten(round int64) bool { return l.written >= round }
+
+// take picks the batches of one round: every outstanding batch again, the
+// next spilled batch of each marker that has none, and a new batch from
+// pending for each group whose marker has none. leftover says some of it
+// had to wait for a later round (a group busy or full, spilled batches
+// queued behind others). At most one batch per marker is in flight, so a
+// later batch can never be applied before an earlier one of the same
+// marker that failed.
+func (l *ledger) take() (out []*batch, leftover bool) {
+	for _, b := range l.outstanding {
+		out = append(out, b)
+	}
+	out = l.takeQueued(out)
+	if len(l.pending) > 0 {
+		r := roundBuilder{l: l, fresh: map[int]*building{}, blocked: map[int]bool{}}
+		r.takePending()
+		// The new batches are collected here, not as they start, so that
+		// nothing of r but the batches flows out and its maps stay off the
+		// heap. Their order did not matter: pending is a map.
+		for _, bl := range r.fresh {
+			out = append(out, bl.b)
+		}
+		leftover = r.leftover
+	}
+	return out, leftover || len(l.queued) > 0
+}
+
+// takeQueued makes the next spilled batch of each idle marker outstanding.
+func (l *ledger) takeQueued(out []*batch) []*batch {
+	for m, q := range l.queued {
+		if _, busy := l.outstanding[m]; busy || len(q) == 0 {
+			continue
+		}
+		l.outstanding[m] = q[0]
+		out = append(out, q[0])
+		if len(q) == 1 {
+			delete(l.queued, m)
+		} else {
+			l.queued[m] = q[1:]
+		}
+	}
+	return out
+}
+
+// roundBuilder gathers the new batches of one take, one per flush group.
+type roundBuilder struct {
+	l        *ledger
+	fresh    map[int]*building
+	blocked  map[int]bool // groups whose marker has a batch in flight
+	leftover bool
+}
+
+// takePending moves every pending entry it can into the round's batches.
+func (r *roundBuilder) takePending() {
+	l := r.l
+	// Entries left with fewer bits are put back after the loop: a key
+	// added to a map while ranging over it may be visited again.
+	var partial map[pendingKey]int64
+	for k, n := range l.pending {
+		left := r.takeEntry(k, n)
+		if left == k.due {
+			continue
+		}
+		delete(l.pending, k)
+		if left != 0 {
+			if partial == nil {
+				partial = map[pendingKey]int64{}
+			}
+			partial[pendingKey{counter: k.counter, sec: k.sec, due: left}] += n
+		}
+	}
+	for k, n := range partial {
+		l.pending[k] += n
+	}
+}
+
+// takeEntry adds the n hits of k to the batch of each precision's group
+// that can take them, and returns the precision bits still due.
+func (r *roundBuilder) takeEntry(k pendingKey, n int64) (left uint32) {
+	l := r.l
+	s := &l.series[k.counter]
+	left = k.due
+	for i, prec := range l.schema.Precisions {
+		bit := uint32(1) << i
+		if k.due&bit == 0 {
+			continue
+		}
+		bl := r.batchFor(s.groups[i])
+		if bl == nil {
+			continue
+		}
+		dk := deltaKey{counter: k.counter, prec: int8(i), bucket: BucketStart(k.sec, prec)}
+		if !bl.add(dk, s.keys[i], s.members[i], n) {
+			r.leftover = true // the next round takes the rest
+			continue
+		}
+		b := bl.b
+		b.Newest = max(b.Newest, k.sec)
+		b.src[pendingKey{counter: k.counter, sec: k.sec, due: bit}] += n
+		left &^= bit
+	}
+	return left
+}
+
+// batchFor is the round's new batch for group g, started on first use,
+// or nil while g's marker has a batch in flight.
+func (r *roundBuilder) batchFor(g int) *building {
+	if bl, ok := r.fresh[g]; ok {
+		return bl
+	}
+	l := r.l
+	if r.blocked[g] {
+		r.leftover = true
+		return nil
+	}
+	m, ok := l.markers[g]
+	if !ok {
+		m = l.markerOf(g)
+		l.markers[g] = m
+	}
+	if _, busy := l.outstanding[m]; busy {
+		r.blocked[g] = true // waits for the group's batch in flight
+		r.leftover = true
+		return nil
+	}
+	l.seq++
+	bl := &building{b: &batch{Marker: m, Seq: l.seq, src: map[pendingKey]int64{}}, deltas: map[deltaKey]int{}}
+	r.fresh[g] = bl
+	l.outstanding[m] = bl.b
+	return bl
+}
+
+// settle closes a batch Redis applied (or had applied before). refused
+// are the script's indexes of keys that took none of their increments:
+// those are dropped and their keys returned. fileDone names a spill file
+// whose batches are now all written.
+func (l *ledger) settle(b *batch, refused []int64) (fileDone string, refusedKeys []string) {
+	if l.outstanding[b.Marker] == b {
+		delete(l.outstanding, b.Marker)
+	}
+	if b.file != "" {
+		if l.spillLeft[b.file]--; l.spillLeft[b.file] == 0 {
+			delete(l.spillLeft, b.file)
+			fileDone = b.file
+		}
+	}
+	for _, i := range refused {
+		switch {
+		case int(i) == len(b.Keys)+1:
+			refusedKeys = append(refusedKeys, l.schema.KnownKey())
+		case i >= 1 && int(i) <= len(b.Keys):
+			l.dropped += b.Deltas[i-1]
+			refusedKeys = append(refusedKeys, b.Keys[i-1])
+		}
+	}
+	return fileDone, refusedKeys
+}
+
+// fail records a send of b that failed. A batch that surely did not land
+// goes back to pending, unless it was spilled or an earlier send may have
+// landed; any other stays outstanding, to be resent as it is.
+func (l *ledger) fail(b *batch, maybeLanded bool) {
+	if maybeLanded {
+		b.uncertain = true
+		return
+	}
+	if len(b.src) == 0 || b.uncertain {
+		return
+	}
+	if l.outstanding[b.Marker] == b {
+		delete(l.outstanding, b.Marker)
+	}
+	for k, n := range b.src {
+		l.pending[k] += n
+	}
+}
+
+// age drops hits older than maxAge at unix second now, pending or in a
+// batch of this process; spilled batches are kept: they were saved to be
+// sent however late.
+func (l *ledger) age(now int64) {
+	cutoff := now - l.maxAge
+	for k, n := range l.pending {
+		if k.sec < cutoff {
+			l.dropped += n * int64(bits.OnesCount32(k.due))
+			delete(l.pending, k)
+		}
+	}
+	for m, b := range l.outstanding {
+		if b.Newest < cutoff && b.file == "" {
+			l.dropped += b.incr
+			delete(l.outstanding, m)
+		}
+	}
+}
+
+// queue adds the batches of spill file name, to be sent before anything
+// else.
+func (l *ledger) queue(name string, batches []*batch) {
+	for _, b := range batches {
+		b.file = name
+		l.queued[b.Marker] = append(l.queued[b.Marker], b)
+	}
+	if len(batches) > 0 {
+		l.spillLeft[name] = len(batches)
+	}
+	for _, q := range l.queued {
+		slices.SortFunc(q, func(a, b *batch) int { return cmp.Compare(a.Seq, b.Seq) })
+	}
+}
+
+// handOff empties the ledger for a spill: every batch not settled, then
+// pending in new batches, and the spill files they replace. Outstanding
+// and queued batches keep their marker and seq; pending gets seqs after
+// them, and each marker's batches come out in seq order.
+func (l *ledger) handOff() (all []*batch, files []string) {
+	for m, b := range l.outstanding {
+		all = append(all, b)
+		all = append(all, l.queued[m]...)
+		delete(l.queued, m)
+	}
+	for _, q := range l.queued {
+		all = append(all, q...)
+	}
+	l.outstanding = map[string]*batch{}
+	l.queued = map[string][]*batch{}
+	for len(l.pending) > 0 {
+		batches, _ := l.take()
+		all = append(all, batches...)
+		l.outstanding = map[string]*batch{}
+	}
+	for f := range l.spillLeft {
+		files = append(files, f)
+	}
+	l.spillLeft = map[string]int{}
+	slices.SortStableFunc(all, func(a, b *batch) int {
+		return cmp.Or(cmp.Compare(a.Marker, b.Marker), cmp.Compare(a.Seq, b.Seq))
+	})
+	return all, files
+}
+
+// unsettledIncr is the increments not yet in Redis that the ledger holds.
+func (l *ledger) unsettledIncr() int64 {
+	var incr int64
+	for k, n := range l.pending {
+		incr += n * int64(bits.OnesCount32(k.due))
+	}
+	for _, b := range l.outstanding {
+		incr += b.incr
+	}
+	for _, q := range l.queued {
+		for _, b := range q {
+			incr += b.incr
+		}
+	}
+	return incr
+}

@@ -1,6 +1,9 @@
 // Package middleware counts the requests of an Echo v4 app in Pulse time
-// series. Echo's own middleware package has the same name, so import this
-// one under a short alias:
+// series. It is a module of its own
+// (go get github.com/pulse-dev/pulse/middleware), so apps on Echo v5
+// (package echov5) or net/http (package pulsehttp) do not get Echo v4.
+// Echo's own middleware package has the same name, so import this one
+// under a short alias:
 //
 //	import pulsemw "github.com/pulse-dev/pulse/middleware"
 //
@@ -14,6 +17,12 @@
 //		Routes:        true, // "GET /posts/:id", never the raw URL
 //		StatusClasses: true, // "status:2xx" …
 //	}))
+//
+// Series are named by the route template ("GET /posts/:id"); requests no
+// route matched (Echo's 404 and 405 stand-ins) fold into "unmatched", and
+// methods outside the standard set into "OTHER". The naming, the caches of
+// series and the status classes are shared with the Echo v5 and net/http
+// middleware, so the three name the same request alike.
 //
 // Counting is an atomic add per series; the Recorder writes to Redis in
 // the background, so a request never waits on Redis nor fails because of

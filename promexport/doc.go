@@ -1,9 +1,17 @@
 // Package promexport exposes a Pulse recorder to Prometheus, for Grafana
-// and alerting. It is a package of its own so that only apps that want
-// Prometheus link its client library.
+// and alerting. It is a module of its own
+// (go get github.com/pulse-dev/pulse/promexport), so that only apps that
+// want Prometheus get its client library in their module graph.
+//
+// Register a collector over the app's recorder and serve the registry,
+// with any router:
 //
 //	reg := prometheus.NewRegistry()
 //	reg.MustRegister(promexport.NewCollector(rec))
+//	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+//
+// With Echo, wrap the same handler:
+//
 //	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 //
 // The collector reads the recorder at each scrape and exposes:

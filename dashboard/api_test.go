@@ -153,7 +153,7 @@ func TestSamplesBadInput(t *testing.T) {
 func TestOnlyGetAndHead(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	for _, path := range []string{"", "api/counters", "api/counters/hits?precision=5", "api/overview?precision=5", "api/health",
-		"api/entities", "api/entities/post/7", "static/dashboard.js", "api/nothing"} {
+		"api/entities", "api/entities/post/7", "static/main.js", "api/nothing"} {
 		for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodOptions} {
 			r := do(t, m, f.root+path, nil)
 			checkError(t, r, http.StatusMethodNotAllowed)

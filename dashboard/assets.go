@@ -15,9 +15,10 @@ import (
 	"time"
 )
 
-// static holds the page's own script, style and icon, and echarts.min.js
-// when `make assets` fetched it before the build. The directory always
-// has the committed files, so the embed compiles without it.
+// static holds the page's own script (its ES modules, see modules.go),
+// style and icon, and echarts.min.js when `make assets` fetched it before
+// the build. The directory always has the committed files, so the embed
+// compiles without it.
 //
 //go:embed static
 var static embed.FS
@@ -55,6 +56,7 @@ var assets = loadAssets()
 
 func loadAssets() map[string]*asset {
 	out := map[string]*asset{}
+	modules := map[string][]byte{}
 	entries, err := fs.ReadDir(static, "static")
 	if err != nil {
 		panic("dashboard: embedded assets: " + err.Error()) // the embed guarantees the directory
@@ -67,7 +69,14 @@ func loadAssets() map[string]*asset {
 		if err != nil {
 			panic("dashboard: embedded assets: " + err.Error())
 		}
+		if isModule(e.Name()) {
+			modules[e.Name()] = body
+			continue
+		}
 		out[e.Name()] = newAsset(e.Name(), body)
+	}
+	for name, a := range linkModules(modules) {
+		out[name] = a
 	}
 	return out
 }

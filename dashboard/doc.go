@@ -78,10 +78,14 @@
 // # Security
 //
 // Series names are data: the page puts them into the document only as
-// text, and draws tooltips on the canvas, never as HTML. The chart option
-// built with go-echarts travels as JSON in a non-executable script element,
-// escaped so that no value can close it, and the page's own script starts
-// the charts; no inline script runs, so the page is served with a
+// text, and draws tooltips on the canvas, never as HTML. The page's
+// settings travel as JSON in a non-executable script element, escaped so
+// that no value can close it; they are data only. The page's own script
+// is a set of ES modules in static/, one per part of the page (main.js
+// loads the rest; options.js builds every echarts option, while go-echarts
+// gives how each chart is initialised), loaded with <script type="module">
+// from the dashboard, each import carrying the imported file's version. No
+// inline script runs, so the page is served with a
 // Content-Security-Policy that allows scripts from its own origin only
 // (plus the CDN's origin when echarts is not embedded). Every answer
 // carries X-Content-Type-Options: nosniff, X-Frame-Options: DENY and

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 )
 
@@ -17,15 +16,6 @@ import (
 var pageTemplate string
 
 var pageTmpl = template.Must(template.New("page").Parse(pageTemplate))
-
-// Chart colours: one hue per meaning, readable on white.
-const (
-	colorLine    = "#2563eb"
-	colorArea    = "rgba(37, 99, 235, 0.10)"
-	colorPartial = "#f59e0b"
-	colorAxis    = "#64748b"
-	colorGrid    = "#e2e8f0"
-)
 
 // precisionView is one choice of the precision selector.
 type precisionView struct {
@@ -47,8 +37,10 @@ type pageConfig struct {
 	// Echarts is where the page loads echarts from, for the notice shown
 	// when it fails to load.
 	Echarts string `json:"echarts"`
-	// Chart is the option every chart starts from, built with go-echarts.
-	Chart map[string]any `json:"chart"`
+	// ChartInit is how the page initialises each chart's container. The
+	// options of the charts are all built by static/options.js: the server
+	// sends data and settings, never option fragments.
+	ChartInit chartInit `json:"chartInit"`
 }
 
 // pageData is the rendered page and the headers it is served with.
@@ -75,62 +67,24 @@ func humanSeconds(s int) string {
 	return fmt.Sprintf("%d s", s)
 }
 
-// chartOption builds the line chart every series is drawn with: complete
-// buckets as a solid line over a light area, the still-open bucket as a
-// dashed segment ending in a hollow dot. The page fills in the data.
-func chartOption() map[string]any {
-	line := charts.NewLine()
-	line.SetGlobalOptions(
-		charts.WithInitializationOpts(opts.Initialization{Renderer: "canvas"}),
-		charts.WithAnimation(false),
-		charts.WithColorsOpts(opts.Colors{colorLine, colorPartial}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
-		charts.WithTooltipOpts(opts.Tooltip{
-			Show:        opts.Bool(true),
-			Trigger:     "axis",
-			AxisPointer: &opts.AxisPointer{Type: "line", Snap: opts.Bool(true)},
-		}),
-		charts.WithGridOpts(opts.Grid{Left: "6", Right: "18", Top: "14", Bottom: "4", ContainLabel: opts.Bool(true)}),
-		charts.WithXAxisOpts(opts.XAxis{
-			Type:     "time",
-			AxisLine: &opts.AxisLine{LineStyle: &opts.LineStyle{Color: colorGrid}},
-			AxisTick: &opts.AxisTick{Show: opts.Bool(false)},
-			// The ends of the window fall between round times: label only
-			// the round ones, so no label crowds its neighbour.
-			AxisLabel: &opts.AxisLabel{Color: colorAxis, HideOverlap: opts.Bool(true), FontSize: 11,
-				ShowMinLabel: opts.Bool(false), ShowMaxLabel: opts.Bool(false)},
-			SplitLine: &opts.SplitLine{Show: opts.Bool(false)},
-		}),
-		charts.WithYAxisOpts(opts.YAxis{
-			Type:        "value",
-			Min:         0,
-			MinInterval: 1,
-			SplitNumber: 4,
-			AxisLabel:   &opts.AxisLabel{Color: colorAxis, FontSize: 11, ShowMinLabel: opts.Bool(true), ShowMaxLabel: opts.Bool(true)},
-			SplitLine:   &opts.SplitLine{Show: opts.Bool(true), LineStyle: &opts.LineStyle{Color: colorGrid}},
-		}),
-	)
-	line.AddSeries("complete buckets", nil,
-		charts.WithSeriesId("complete"),
-		charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false), Symbol: "circle"}),
-		charts.WithLineStyleOpts(opts.LineStyle{Color: colorLine, Width: 2}),
-		charts.WithAreaStyleOpts(opts.AreaStyle{Color: colorArea}),
-		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorLine}),
-	)
-	line.AddSeries("current bucket (still filling)", nil,
-		charts.WithSeriesId("partial"),
-		charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true), Symbol: "emptyCircle", SymbolSize: 7}),
-		charts.WithLineStyleOpts(opts.LineStyle{Color: colorPartial, Width: 2, Type: "dashed"}),
-		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorPartial}),
-	)
-	line.Validate()
-	return line.JSON()
+// chartInit is what echarts.init takes besides the element: the theme
+// and the renderer. They come from go-echarts' chart initialisation, so
+// each chart is started as a go-echarts page starts its charts, with the
+// canvas renderer and go-echarts' default theme.
+type chartInit struct {
+	Theme    string `json:"theme"`
+	Renderer string `json:"renderer"`
+}
+
+func newChartInit() chartInit {
+	init := opts.Initialization{Renderer: "canvas"}
+	init.Validate() // go-echarts' defaults for what is unset
+	return chartInit{Theme: init.Theme, Renderer: init.Renderer}
 }
 
 // newPageData renders the page; echarts is the served copy of echarts, or
 // nil to load it from EchartsCDN.
 func newPageData(cfg Config, echarts *asset) (*pageData, error) {
-	option := chartOption()
 	scriptSrc := "'self'"
 	echartsURL, integrity := EchartsCDN, EchartsIntegrity
 	if echarts != nil {
@@ -145,8 +99,8 @@ func newPageData(cfg Config, echarts *asset) (*pageData, error) {
 		MaxPinned:  MaxPinned,
 		Entities:   cfg.Entities != nil,
 		Health:     cfg.Health != nil,
-		Chart:      option,
 		Echarts:    echartsURL,
+		ChartInit:  newChartInit(),
 	}
 	last := min(windowBuckets, cfg.MaxBuckets)
 	for _, p := range cfg.Store.Schema().Precisions {
@@ -166,7 +120,8 @@ func newPageData(cfg Config, echarts *asset) (*pageData, error) {
 		"EchartsURL": echartsURL,
 		// A constant: written as is, so the hash keeps its '+' and '/'.
 		"Integrity": integrityAttr(integrity),
-		"ScriptURL": assetURL("dashboard.js"),
+		"ScriptURL": assetURL(entryModule),
+		"Modules":   moduleURLs(),
 		"StyleURL":  assetURL("dashboard.css"),
 		"IconURL":   assetURL("favicon.svg"),
 		"Entities":  cfg.Entities != nil,

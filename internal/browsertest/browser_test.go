@@ -447,6 +447,11 @@ func TestBrowser(t *testing.T) {
 		// Hovering a chart draws its tooltip on the canvas, not as HTML.
 		tb.eval(`(() => { const c = echarts.getInstanceByDom(document.querySelector('#chart-grid .card .chart'));
 			c.dispatchAction({type: 'showTip', seriesIndex: 0, dataIndex: 5}); return true; })()`, nil)
+		// A card's star unpins its series, and the URL follows.
+		js, _ := json.Marshal(scriptName)
+		tb.eval(`document.querySelector('#chart-grid .card[data-series='+JSON.stringify(`+string(js)+`)+'] .pin').click(); true`, nil)
+		tb.waitFor("the unpinned chart", `document.querySelectorAll('#chart-grid .card[data-pinned="true"]').length === 1 &&
+			new URLSearchParams(location.search).getAll('series').length === 1`)
 		tb.checkClean(rich.server.URL, false)
 		// Pins persist for the next visit; unpin them for the other tabs.
 		tb.eval(`localStorage.clear(); true`, nil)

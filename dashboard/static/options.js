@@ -1,0 +1,165 @@
+// Every echarts option the page sets is built here, and only here:
+// chartOption when a chart is made, dataOption on every poll, zoomOption
+// for the shared zoom. The server sends data and configuration only (see
+// pageConfig in page.go); the one thing it decides about a chart is how
+// its container is initialised (cfg.chartInit: renderer and theme, from
+// go-echarts), which is echarts.init's business, not an option's.
+//
+// Every series is drawn the same way: complete buckets as a solid line
+// over a light area, the still-open bucket as a dashed segment ending in
+// a hollow dot, since its count is still growing.
+
+import { axisTime, bucketLabel, compactFormat, numberFormat, rateFormat } from './format.js';
+
+// Chart colours: one hue per meaning, readable on white. dashboard.css
+// draws the legend's swatches in the same two line colours.
+const color = {
+  line: '#2563eb',
+  area: 'rgba(37, 99, 235, 0.10)',
+  partial: '#f59e0b',
+  axis: '#64748b',
+  grid: '#e2e8f0',
+};
+
+const series = [
+  {
+    id: 'complete',
+    name: 'complete buckets',
+    type: 'line',
+    showSymbol: false,
+    symbol: 'circle',
+    itemStyle: { color: color.line },
+    lineStyle: { color: color.line, width: 2 },
+    areaStyle: { color: color.area },
+  },
+  {
+    id: 'partial',
+    name: 'current bucket (still filling)',
+    type: 'line',
+    showSymbol: true,
+    symbol: 'emptyCircle',
+    symbolSize: 7,
+    itemStyle: { color: color.partial },
+    lineStyle: { color: color.partial, width: 2, type: 'dashed' },
+  },
+];
+
+// tooltipText is the crosshair's tooltip: the full name (a card's title
+// may be cut short), the bucket, and its value.
+function tooltipText(card, params) {
+  const list = Array.isArray(params) ? params : [params];
+  if (!list.length) return '';
+  // Both series hold the last complete bucket: take the last entry.
+  const point = list[list.length - 1];
+  const t = point.value[0] / 1000;
+  const value = point.value[1];
+  const width = card.precision;
+  let text = card.name + '\n' + bucketLabel(t, width);
+  if (width < 3600) text += ' – ' + bucketLabel(t + width, width);
+  if (card.mode === 'rate') {
+    text += '\n' + rateFormat.format(value) + ' hits/s';
+  } else {
+    text += '\n' + numberFormat.format(value) + (value === 1 ? ' hit' : ' hits');
+  }
+  if (t === card.current) text += ' so far (still filling)';
+  return text;
+}
+
+function xAxis(card) {
+  return {
+    type: 'time',
+    axisLine: { lineStyle: { color: color.grid } },
+    axisTick: { show: false },
+    // The ends of the window fall between round times: label only the
+    // round ones, so no label crowds its neighbour.
+    axisLabel: {
+      color: color.axis, fontSize: 11, hideOverlap: true, showMinLabel: false, showMaxLabel: false,
+      formatter: (v) => axisTime(v, card.span),
+    },
+    splitLine: { show: false },
+  };
+}
+
+function yAxis(card) {
+  return {
+    type: 'value',
+    min: 0,
+    minInterval: 1,
+    splitNumber: 4,
+    axisLabel: {
+      color: color.axis, fontSize: 11, showMinLabel: true, showMaxLabel: true,
+      // Rates are often below one: keep their significant digits.
+      formatter: (v) => (card.mode === 'rate' && v < 1000 ? rateFormat.format(v) : compactFormat.format(v)),
+    },
+    splitLine: { show: true, lineStyle: { color: color.grid } },
+  };
+}
+
+// chartOption is the whole option of a new chart. Its formatters read the
+// card (name, precision, current, span, mode) when they run, so they
+// follow each poll without a new option.
+export function chartOption(card, zoom) {
+  return {
+    animation: false,
+    color: [color.line, color.partial],
+    legend: { show: false },
+    grid: { left: 6, right: 18, top: 14, bottom: 4, containLabel: true },
+    tooltip: {
+      show: true,
+      trigger: 'axis',
+      axisPointer: { type: 'line', snap: true },
+      // Drawn on the canvas, not as HTML.
+      renderMode: 'richText',
+      confine: true,
+      formatter: (params) => tooltipText(card, params),
+    },
+    xAxis: xAxis(card),
+    yAxis: yAxis(card),
+    // Wheel or pinch zooms, drag pans; every chart follows (echarts.connect).
+    dataZoom: [Object.assign({ type: 'inside', xAxisIndex: 0, filterMode: 'none', zoomOnMouseWheel: true, moveOnMouseMove: true }, zoomOption(zoom))],
+    series: series.map((s) => Object.assign({ data: [] }, s)),
+  };
+}
+
+// zoomOption is the dataZoom range of a zoom in unix seconds, or of the
+// whole window when zoom is null.
+export function zoomOption(zoom) {
+  if (!zoom) return { start: 0, end: 100 };
+  return { startValue: zoom.from * 1000, endValue: zoom.to * 1000 };
+}
+
+// splitSeries turns zero-filled samples into the solid line of complete
+// buckets and the dashed segment into the still-open one, whose hollow
+// dot marks only the open bucket.
+// In rate mode a count becomes hits per second: over the bucket's
+// width, and for the still-open bucket over the seconds it has run.
+function splitSeries(samples, current, width, now, mode) {
+  const perSecond = (s) => {
+    if (mode !== 'rate') return s.count;
+    const seconds = s.time === current ? Math.min(width, Math.max(1, now - current)) : width;
+    return s.count / seconds;
+  };
+  const points = samples.map((s) => [s.time * 1000, perSecond(s)]);
+  const n = points.length;
+  if (n > 0 && samples[n - 1].time === current) {
+    const partial = [points[n - 1]];
+    if (n > 1) partial.unshift({ value: points[n - 2], symbol: 'none' });
+    return { complete: points.slice(0, n - 1), partial: partial };
+  }
+  return { complete: points, partial: [] };
+}
+
+// dataOption is what a poll changes in a chart: the window of the
+// overview, the samples of one series, the zoom and the mode.
+export function dataOption(overview, samples, mode, zoom) {
+  const parts = splitSeries(samples, overview.current, overview.precision, overview.now, mode);
+  return {
+    xAxis: { min: overview.from * 1000, max: overview.to * 1000 },
+    yAxis: { minInterval: mode === 'rate' ? 0 : 1 },
+    dataZoom: [zoomOption(zoom)],
+    series: [
+      { id: 'complete', data: parts.complete },
+      { id: 'partial', data: parts.partial },
+    ],
+  };
+}

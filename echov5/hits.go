@@ -72,11 +72,7 @@ func Hits(rec *timeseries.Recorder) echo.MiddlewareFunc {
 // HitsWithConfig returns a Hits middleware with config. It panics on an
 // invalid config; use ToMiddleware to get the error instead.
 func HitsWithConfig(config HitsConfig) echo.MiddlewareFunc {
-	mw, err := config.ToMiddleware()
-	if err != nil {
-		panic(err)
-	}
-	return mw
+	return track.Must(config.ToMiddleware())
 }
 
 // ToMiddleware validates the config, creates the fixed series, and

@@ -75,11 +75,7 @@ func Hits(rec *timeseries.Recorder) func(http.Handler) http.Handler {
 // Middleware returns the middleware configured by cfg. It panics on an
 // invalid config; use ToMiddleware to get the error instead.
 func Middleware(cfg Config) func(http.Handler) http.Handler {
-	mw, err := cfg.ToMiddleware()
-	if err != nil {
-		panic(err)
-	}
-	return mw
+	return track.Must(cfg.ToMiddleware())
 }
 
 // ToMiddleware validates the config, creates the fixed series, and

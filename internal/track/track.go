@@ -205,3 +205,12 @@ func methodName(i int) string {
 	}
 	return standardMethods[i]
 }
+
+// Must returns mw, or panics with err: the adapters' HitsWithConfig and
+// Middleware, which panic on a config ToMiddleware refuses.
+func Must[M any](mw M, err error) M {
+	if err != nil {
+		panic(err)
+	}
+	return mw
+}

@@ -62,12 +62,9 @@ func (r *Recorder) round(ctx context.Context) (more, wrote bool, err error) {
 	batches, leftover, take := r.ledger.takeRound()
 	r.mu.Unlock()
 
-	timeout := r.timeout
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(dl))
-	}
-	if timeout <= 0 {
-		return true, false, fmt.Errorf("timeseries: flush: %w", context.DeadlineExceeded)
+	timeout, err := redisconn.Timeout(ctx, r.timeout)
+	if err != nil {
+		return true, false, fmt.Errorf("timeseries: flush: %w", err)
 	}
 	wrote, firstErr := r.send(batches, timeout)
 	if err := r.listLanded(timeout); err != nil && firstErr == nil {

@@ -97,10 +97,14 @@ func (r *Recorder) Store() *Store {
 
 // timeout is what is left of ctx's deadline, or defaultReadTimeout.
 func timeout(ctx context.Context) time.Duration {
-	if dl, ok := ctx.Deadline(); ok {
-		return max(time.Until(dl), time.Millisecond)
+	t, err := redisconn.Timeout(ctx, 0)
+	switch {
+	case err != nil:
+		return time.Millisecond // past the deadline: fail fast
+	case t == 0:
+		return defaultReadTimeout // no deadline
 	}
-	return defaultReadTimeout
+	return t
 }
 
 // Schema returns the store's schema with defaults filled in.

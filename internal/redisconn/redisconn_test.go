@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/mna/redisc"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
 	"github.com/pulse-dev/pulse/internal/redistest"
@@ -119,5 +120,44 @@ func TestRouterCluster(t *testing.T) {
 	}
 	if v := cl.Do(t, "k1", "GET", "k1"); v == nil {
 		t.Error("k1 not written")
+	}
+}
+
+// A command answered MOVED makes the next call read the slot map again:
+// grouped by the old map with a key that stays, a moved key goes to its
+// old node once, then to its new one.
+func TestRouterRereadsSlotMap(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	cl.Reset(t)
+	r := redisconn.NewRouter(cl.Client(t))
+	const moving = "moving"
+	from := cl.MasterOf(moving)
+	stays := ""
+	for i := 0; stays == ""; i++ {
+		if k := fmt.Sprintf("stays%d", i); cl.MasterOf(k).Addr == from.Addr && redisc.Slot(k) != redisc.Slot(moving) {
+			stays = k
+		}
+	}
+	cmds := []redisconn.Cmd{
+		{Key: stays, Name: "SET", Args: []any{stays, "1"}},
+		{Key: moving, Name: "SET", Args: []any{moving, "1"}},
+	}
+	for i, rep := range r.Do(cmds, redisconn.Options{}) {
+		if rep.Err != nil {
+			t.Fatalf("before the move, command %d: %v", i, rep.Err)
+		}
+	}
+	var to *redistest.Server
+	for _, m := range cl.Masters() {
+		if m.Addr != from.Addr {
+			to = m
+		}
+	}
+	cl.MigrateSlot(t, redisc.Slot(moving), to)
+	if rep := r.Do(cmds, redisconn.Options{})[1]; !redisconn.IsRouting(rep.Err) {
+		t.Errorf("by the old map: %+v, want MOVED", rep)
+	}
+	if rep := r.Do(cmds, redisconn.Options{})[1]; rep.Err != nil {
+		t.Errorf("once MOVED was seen: %v", rep.Err)
 	}
 }

@@ -1,13 +1,12 @@
 package redisconn
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"net"
-	"strconv"
+	"slices"
 	"sync"
 	"time"
 
@@ -150,36 +149,9 @@ func (r *Router) Do(cmds []Cmd, opt Options) []Reply {
 	if opt.Timeout <= 0 {
 		opt.Timeout = 2 * time.Second
 	}
-	deadline := time.Now().Add(opt.Timeout)
 	replies := make([]Reply, len(cmds))
-	if len(cmds) == 0 {
-		return replies
-	}
-	groups, err := r.group(cmds)
-	if err != nil {
-		for i := range replies {
-			replies[i].Err = err
-		}
-		return replies
-	}
-	if len(groups) == 1 {
-		r.run(cmds, groups[0], replies, deadline, opt.WaitReplicas)
-	} else {
-		var wg sync.WaitGroup
-		for _, g := range groups {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r.run(cmds, g, replies, deadline, opt.WaitReplicas)
-			}()
-		}
-		wg.Wait()
-	}
-	for _, rep := range replies {
-		if IsRouting(rep.Err) {
-			r.MarkStale()
-			break
-		}
+	if len(cmds) > 0 {
+		r.run(cmds, replies, time.Now().Add(opt.Timeout), opt.WaitReplicas)
 	}
 	return replies
 }
@@ -191,20 +163,53 @@ func (r *Router) DoContext(ctx context.Context, cmds []Cmd, opt Options) []Reply
 	if ctx.Done() == nil {
 		return r.Do(cmds, opt)
 	}
-	if dl, ok := ctx.Deadline(); ok && (opt.Timeout <= 0 || time.Until(dl) < opt.Timeout) {
-		opt.Timeout = max(time.Until(dl), time.Millisecond)
+	t, err := Timeout(ctx, opt.Timeout)
+	if err != nil {
+		return failed(len(cmds), cmp.Or(ctx.Err(), err))
 	}
+	opt.Timeout = t
 	done := make(chan []Reply, 1)
 	go func() { done <- r.Do(cmds, opt) }()
 	select {
 	case replies := <-done:
 		return replies
 	case <-ctx.Done():
-		replies := make([]Reply, len(cmds))
+		return failed(len(cmds), ctx.Err())
+	}
+}
+
+// failed is n replies with err.
+func failed(n int, err error) []Reply {
+	replies := make([]Reply, n)
+	for i := range replies {
+		replies[i].Err = err
+	}
+	return replies
+}
+
+// run groups cmds per node and runs each node's pipeline, all at once,
+// filling in replies. A reply saying the cluster's layout changed (MOVED,
+// ASK, TRYAGAIN...) or a node that could not be reached makes the next
+// call read the slot map again.
+func (r *Router) run(cmds []Cmd, replies []Reply, deadline time.Time, waitReplicas int) {
+	groups, err := r.group(cmds)
+	if err != nil {
 		for i := range replies {
-			replies[i].Err = ctx.Err()
+			replies[i].Err = err
 		}
-		return replies
+		return
+	}
+	if len(groups) == 1 {
+		r.runNode(cmds, groups[0], replies, deadline, waitReplicas)
+	} else {
+		var wg sync.WaitGroup
+		for _, g := range groups {
+			wg.Go(func() { r.runNode(cmds, g, replies, deadline, waitReplicas) })
+		}
+		wg.Wait()
+	}
+	if slices.ContainsFunc(replies, func(rep Reply) bool { return IsRouting(rep.Err) }) {
+		r.MarkStale()
 	}
 }
 
@@ -236,26 +241,11 @@ func (r *Router) group(cmds []Cmd) ([][]int, error) {
 	return groups, nil
 }
 
-// run sends one node's pipeline and fills in its replies.
-func (r *Router) run(cmds []Cmd, idx []int, replies []Reply, deadline time.Time, waitReplicas int) {
-	var noscript []int
-	// fail gives err to the commands not yet answered: those from position
-	// from on, and those waiting to be sent again as EVAL.
-	fail := func(from int, err error) {
-		for _, i := range idx[from:] {
-			replies[i] = Reply{Err: err}
-		}
-		for _, i := range noscript {
-			replies[i] = Reply{Err: err}
-		}
-	}
-	conn, err := r.getBefore(cmds[idx[0]].Key, deadline)
-	if err == nil {
-		err = conn.Err() // a pool hands out a failed dial as a conn
-		if err != nil {
-			conn.Close()
-		}
-	}
+// runNode runs the pipeline of one node's commands, idx: a first round with
+// scripts by SHA and, for the scripts the node did not have, a second one
+// with their source; with WAIT after each when waitReplicas > 0.
+func (r *Router) runNode(cmds []Cmd, idx []int, replies []Reply, deadline time.Time, waitReplicas int) {
+	conn, err := r.nodeConn(cmds[idx[0]].Key, deadline)
 	if err != nil {
 		for _, i := range idx {
 			replies[i] = Reply{Err: err, Unsent: true}
@@ -263,184 +253,26 @@ func (r *Router) run(cmds []Cmd, idx []int, replies []Reply, deadline time.Time,
 		return
 	}
 	defer conn.Close()
-	for _, i := range idx {
-		c := cmds[i]
-		args := c.Args
-		if c.script != nil {
-			args = append([]any{c.script.hash}, c.Args...)
-		}
-		if err := conn.Send(c.Name, args...); err != nil {
-			fail(0, err)
-			return
-		}
+	p := &pipeline{conn: conn, deadline: deadline, replicas: waitReplicas, cmds: cmds, replies: replies, node: idx}
+	noscript, ok := p.round(idx, false)
+	if ok && len(noscript) > 0 {
+		_, ok = p.round(noscript, true)
 	}
-	if waitReplicas > 0 {
-		ms := max(time.Until(deadline).Milliseconds()/2, 1)
-		if err := conn.Send("WAIT", waitReplicas, ms); err != nil {
-			fail(0, err)
-			return
-		}
-	}
-	if err := conn.Flush(); err != nil {
-		fail(0, err)
-		return
-	}
-	for n, i := range idx {
-		v, err := redis.ReceiveWithTimeout(conn, max(time.Until(deadline), time.Millisecond))
-		if err != nil && Classify(err) == NoScript && cmds[i].script != nil {
-			noscript = append(noscript, i)
-			continue
-		}
-		if err != nil && !isReply(err) {
-			fail(n, err)
-			return
-		}
-		replies[i] = Reply{Value: v, Err: err}
-	}
-	answered := len(idx) // every command of the first pipeline has its reply
-	var waitErr error
-	if waitReplicas > 0 {
-		got, err := redis.Int(redis.ReceiveWithTimeout(conn, max(time.Until(deadline), time.Millisecond)))
-		switch {
-		case err != nil && !isReply(err):
-			fail(0, err) // not knowing whether replicas have it is not having it
-			return
-		case err != nil:
-			waitErr = err
-		case got < waitReplicas:
-			waitErr = &NotReplicatedError{Want: waitReplicas, Got: got}
-		}
-	}
-	if len(noscript) > 0 {
-		for _, i := range noscript {
-			c := cmds[i]
-			if err := conn.Send("EVAL", append([]any{c.script.src}, c.Args...)...); err != nil {
-				fail(answered, err)
-				return
-			}
-		}
-		if waitReplicas > 0 {
-			ms := max(time.Until(deadline).Milliseconds()/2, 1)
-			_ = conn.Send("WAIT", waitReplicas, ms)
-		}
-		if err := conn.Flush(); err != nil {
-			fail(answered, err)
-			return
-		}
-		for len(noscript) > 0 {
-			v, err := redis.ReceiveWithTimeout(conn, max(time.Until(deadline), time.Millisecond))
-			if err != nil && !isReply(err) {
-				fail(len(idx), err)
-				return
-			}
-			replies[noscript[0]] = Reply{Value: v, Err: err}
-			noscript = noscript[1:]
-		}
-		if waitReplicas > 0 {
-			got, err := redis.Int(redis.ReceiveWithTimeout(conn, max(time.Until(deadline), time.Millisecond)))
-			switch {
-			case err != nil && !isReply(err):
-				fail(0, err)
-				return
-			case err != nil:
-				waitErr = err
-			case got < waitReplicas:
-				waitErr = &NotReplicatedError{Want: waitReplicas, Got: got}
-			}
-		}
-	}
-	if waitErr != nil {
-		for _, i := range idx {
-			if replies[i].Err == nil {
-				replies[i].Err = waitErr
-			}
-		}
+	if ok {
+		p.finish()
 	}
 }
 
-func isReply(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re)
-}
-
-// MarkStale makes the next Do read the cluster's slot map again.
-func (r *Router) MarkStale() {
-	r.mu.Lock()
-	r.stale = true
-	r.mu.Unlock()
-}
-
-// slotMap returns the master address of every slot, reading it from the
-// cluster when not yet known or marked stale.
-func (r *Router) slotMap() ([]string, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.slots != nil && !r.stale {
-		return r.slots, nil
-	}
-	if r.stale {
-		// Let the cluster client find the new layout too; it only does
-		// so by itself on MOVED, not when a node went away.
-		_ = r.cluster.Refresh()
-	}
-	slots, err := readSlots(r.cluster)
+// nodeConn is getBefore that also fails when the connection already has:
+// a pool hands out a failed dial as a connection.
+func (r *Router) nodeConn(key string, deadline time.Time) (redis.Conn, error) {
+	conn, err := r.getBefore(key, deadline)
 	if err != nil {
-		if r.slots != nil {
-			return r.slots, nil // keep routing by the last map; MOVED will tell
-		}
 		return nil, err
 	}
-	r.slots, r.stale = slots, false
-	return slots, nil
+	if err := conn.Err(); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
 }
-
-// readSlots asks the cluster which master serves each slot.
-func readSlots(c *redisc.Cluster) ([]string, error) {
-	var lastErr error
-	tried := 0
-	err := c.EachNode(false, func(_ string, conn redis.Conn) error {
-		tried++
-		v, err := redis.Values(redis.DoWithTimeout(conn, time.Second, "CLUSTER", "SLOTS"))
-		if err != nil {
-			lastErr = err
-			return nil
-		}
-		slots := make([]string, redisc.HashSlots)
-		for _, rng := range v {
-			parts, err := redis.Values(rng, nil)
-			if err != nil || len(parts) < 3 {
-				continue
-			}
-			from, _ := redis.Int(parts[0], nil)
-			to, _ := redis.Int(parts[1], nil)
-			node, err := redis.Values(parts[2], nil)
-			if err != nil || len(node) < 2 {
-				continue
-			}
-			host, _ := redis.String(node[0], nil)
-			port, _ := redis.Int(node[1], nil)
-			addr := net.JoinHostPort(host, strconv.Itoa(port))
-			for s := from; s <= to && s < redisc.HashSlots; s++ {
-				slots[s] = addr
-			}
-		}
-		lastErr = nil
-		return errFound{slots}
-	})
-	var found errFound
-	if errors.As(err, &found) {
-		return found.slots, nil
-	}
-	if err == nil {
-		err = lastErr
-	}
-	if err == nil {
-		err = fmt.Errorf("no node answered (%d tried)", tried)
-	}
-	return nil, fmt.Errorf("redisconn: read cluster slots: %w", err)
-}
-
-// errFound stops EachNode at the first node that answered.
-type errFound struct{ slots []string }
-
-func (errFound) Error() string { return "found" }

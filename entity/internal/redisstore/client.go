@@ -31,16 +31,7 @@ func (c *Client) callTimeout(ctx context.Context) (time.Duration, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	t := c.timeout
-	if d, ok := ctx.Deadline(); ok {
-		if left := time.Until(d); left < t {
-			t = left
-		}
-	}
-	if t <= 0 {
-		return 0, context.DeadlineExceeded
-	}
-	return t, nil
+	return redisconn.Timeout(ctx, c.timeout)
 }
 
 // Send runs cmds, pipelined per server, and returns their replies.

@@ -37,7 +37,7 @@
 // of one binary a single 3-master, 3-replica cluster, started on first use
 // and stopped by Main, which such binaries call from TestMain:
 //
-//	func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+//	func TestMain(m *testing.M) { redistest.Main(m) }
 //
 // Tests sharing it call Reset first and do not run in parallel. A Cluster
 // reads roles live from CLUSTER NODES (failovers change them) and changes

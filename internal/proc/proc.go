@@ -292,12 +292,16 @@ func (p *Process) Pause() error {
 	return fmt.Errorf("proc: Pause: %s did not stop within 10 s of SIGSTOP", p.cfg.Binary)
 }
 
-// Resume undoes Pause (SIGCONT). It does nothing on a server that is not
-// running.
-func (p *Process) Resume() {
-	if pid := p.Pid(); pid != 0 {
-		_ = syscall.Kill(-pid, syscall.SIGCONT)
+// Resume undoes Pause (SIGCONT).
+func (p *Process) Resume() error {
+	pid := p.Pid()
+	if pid == 0 {
+		return errors.New("proc: Resume: not running")
 	}
+	if err := syscall.Kill(-pid, syscall.SIGCONT); err != nil {
+		return fmt.Errorf("proc: Resume: %w", err)
+	}
+	return nil
 }
 
 func (p *Process) logPath() string { return filepath.Join(p.cfg.Dir, p.cfg.Log) }

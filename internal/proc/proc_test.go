@@ -159,7 +159,9 @@ func TestPauseResume(t *testing.T) {
 	if err == nil {
 		t.Fatal("a paused server answered PING")
 	}
-	p.Resume()
+	if err := p.Resume(); err != nil {
+		t.Fatal(err)
+	}
 	if got := do(t, p, "PING"); got != "+PONG" {
 		t.Fatalf("PING after Resume: %s", got)
 	}

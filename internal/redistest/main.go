@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/pulse-dev/pulse/internal/testmain"
+	"github.com/pulse-dev/pulse/internal/harness"
 )
 
 var (
@@ -31,8 +31,8 @@ var (
 //	func TestMain(m *testing.M) { redistest.Main(m, mariadbtest.Setup, pgtest.Setup) }
 //
 // See Setup for what it prepares.
-func Main(m *testing.M, others ...testmain.Setup) {
-	testmain.Run(m, append([]testmain.Setup{Setup}, others...)...)
+func Main(m *testing.M, others ...harness.Setup) {
+	harness.Run(m, append([]harness.Setup{Setup}, others...)...)
 }
 
 // Setup is redistest's part of Main. It makes SharedCluster available, and

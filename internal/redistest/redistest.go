@@ -220,8 +220,8 @@ func (s *Server) Pause() {
 	}
 }
 
-// Resume undoes Pause.
-func (s *Server) Resume() { s.proc.Resume() }
+// Resume undoes Pause. It does nothing on a server that is not running.
+func (s *Server) Resume() { _ = s.proc.Resume() }
 
 // Port is the server's TCP port.
 func (s *Server) Port() int { return s.proc.Port() }

@@ -1,13 +1,17 @@
-// Package testmain runs a test binary around the harnesses it uses. Each
-// harness (internal/redistest, internal/pgtest, internal/mariadbtest) has a
-// Setup of this shape and a Main built on Run, so a TestMain is one line:
+// Package harness is what the test harnesses (internal/redistest,
+// internal/pgtest, internal/mariadbtest) share besides the process
+// launcher, internal/proc: the shape of their Main, a server shared by the
+// tests of one binary, and a private database per test.
 //
-//	func TestMain(m *testing.M) { redistest.Main(m) }
+// Each harness has a Setup and a Main built on Run, so a TestMain is one
+// line:
 //
-// and a package that needs several harnesses names the others:
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//
+// and a package that needs several harnesses passes the others' Setup:
 //
 //	func TestMain(m *testing.M) { redistest.Main(m, mariadbtest.Setup, pgtest.Setup) }
-package testmain
+package harness
 
 import (
 	"fmt"

@@ -5,10 +5,11 @@ import (
 	"testing"
 )
 
-type fake struct{ started, stopped int }
+type fake struct{ tries, started, stopped int }
 
 func (f *fake) shared(fail bool) *Shared[int] {
 	return NewShared(func() (int, error) {
+		f.tries++
 		if fail {
 			return 0, errors.New("no server")
 		}
@@ -66,7 +67,7 @@ func TestSharedFailureIsKept(t *testing.T) {
 			t.Fatal("Get succeeded")
 		}
 	}
-	if f.stopped != 0 {
-		t.Fatal("a server that never started was stopped")
+	if f.tries != 1 || f.stopped != 0 {
+		t.Fatalf("%d starts tried, %d stops; want one try and no stop", f.tries, f.stopped)
 	}
 }

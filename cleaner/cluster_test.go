@@ -3,7 +3,6 @@ package cleaner_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +14,7 @@ import (
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 // backend is a single server or the shared cluster, seen the same way.
 type backend struct {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,7 +19,7 @@ import (
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 // recorder returns a Recorder over a real redis-server, at the 5 s and
 // 1 day precisions unless cfg names others, closed when the test ends.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -21,14 +20,7 @@ import (
 	"github.com/pulse-dev/pulse/internal/redistest"
 )
 
-func TestMain(m *testing.M) {
-	mariadbtest.UseShared()
-	pgtest.UseShared()
-	code := redistest.Main(m) // runs the tests, then stops the shared cluster
-	mariadbtest.Stop()
-	pgtest.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { redistest.Main(m, mariadbtest.Setup, pgtest.Setup) }
 
 // forumKinds are the kinds the example forum declares.
 var forumKinds = []Kind{

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +15,7 @@ import (
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 // The same load as TestHitsExactUnderConcurrency, on a Redis Cluster of
 // three masters: the series' keys spread over the nodes, and every

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,7 @@ import (
 )
 
 // TestMain also starts the redis-server the Examples find in REDIS_URL.
-func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 // recorder returns a Recorder over srv at the 5 s and 1 day precisions,
 // flushed only when a test asks, closed when the test ends.

@@ -3,7 +3,6 @@ package timeseries_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +16,7 @@ import (
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 // clusterRecorder starts a recorder on the shared cluster, emptied first.
 func clusterRecorder(t *testing.T, cfg timeseries.Config) (*redistest.Cluster, *timeseries.Recorder) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -245,16 +244,18 @@ func TestSQLiteWriteLockHeld(t *testing.T) {
 // A MariaDB stopped with SIGSTOP, as on a hung host: the same, and the
 // forum recovers by itself after SIGCONT.
 func TestMariaDBStopped(t *testing.T) {
-	srv, err := mariadbtest.StartPrivateServer(t)
+	d, srv, err := mariadbtest.StartPrivate(t, mariadbtest.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := srv.Config()
-	u := url.URL{Scheme: "mysql", User: url.User(cfg.User), Host: cfg.Addr, Path: "/forum"}
-	f := startForumWith(t, forum.Config{DatabaseURL: u.String(), QueryTimeout: faultTimeout})
+	f := startForumWith(t, forum.Config{DatabaseURL: mysqlURL(t, d.DSN), QueryTimeout: faultTimeout})
 	warm(f)
-	srv.Pause()
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
 	results := underFault(t, f, 2)
-	srv.Resume()
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
+	}
 	recovered(t, f, results)
 }

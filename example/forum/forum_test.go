@@ -32,12 +32,7 @@ func TestMain(m *testing.M) {
 		holdSQLiteLock(path)
 		return
 	}
-	mariadbtest.UseShared()
-	pgtest.UseShared()
-	code := m.Run()
-	mariadbtest.Stop()
-	pgtest.Stop()
-	os.Exit(code)
+	mariadbtest.Main(m, pgtest.Setup)
 }
 
 // databases are the stores every forum test runs against.
@@ -56,7 +51,7 @@ func databaseURL(t *testing.T, kind string) string {
 			t.Fatal(err)
 		}
 		d.DB.Close() // the forum opens its own
-		return d.URL
+		return d.DSN
 	}
 	d, err := mariadbtest.StartDatabase(t)
 	if err != nil {

@@ -2,13 +2,13 @@ package bench
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +18,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/mna/redisc"
 
-	"github.com/pulse-dev/pulse/internal/ports"
+	"github.com/pulse-dev/pulse/internal/proc"
 )
 
 // RedisServer is a redis-server process started by this package: a free
@@ -27,9 +27,7 @@ import (
 type RedisServer struct {
 	Addr string
 	Dir  string
-	cmd  *exec.Cmd
-	log  *bytes.Buffer
-	done chan struct{}
+	proc *proc.Process
 }
 
 // StartRedis starts redis-server with persistence off (no RDB snapshots,
@@ -39,37 +37,31 @@ func StartRedis(ctx context.Context) (*RedisServer, error) {
 	return startRedis(ctx, false)
 }
 
-// startRedis starts one redis-server, a cluster node when cluster is set,
-// on a fresh port: another process may take the port (or a node's bus
-// port) between the check and the start, so it tries a few.
+// startRedis starts one redis-server, a cluster node when cluster is set.
 func startRedis(ctx context.Context, cluster bool) (*RedisServer, error) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, errors.New("bench: redis-server not found in PATH: install it (apt-get install redis-server)")
 	}
-	for attempt := 1; ; attempt++ {
-		s, err := launchRedis(ctx, cluster)
-		if err == nil || attempt == 5 || !strings.Contains(err.Error(), "already in use") {
-			return s, err
-		}
-	}
-}
-
-func launchRedis(ctx context.Context, cluster bool) (*RedisServer, error) {
 	dir, err := os.MkdirTemp("", "loadbench-redis-")
 	if err != nil {
 		return nil, fmt.Errorf("bench: redis dir: %w", err)
 	}
-	port, err := ports.Free()
+	p, err := proc.Start(ctx, proc.Config{
+		Binary: "redis-server",
+		Dir:    dir,
+		Args:   func(port int) []string { return redisArgs(dir, port, cluster) },
+		Ready:  pingRedis,
+		// A node that lost its port leaves a nodes.conf naming it.
+		BeforeRetry: func() error { return os.RemoveAll(filepath.Join(dir, "nodes.conf")) },
+	})
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, err
+		return nil, fmt.Errorf("bench: %w", err)
 	}
-	s := &RedisServer{
-		Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		Dir:  dir,
-		log:  &bytes.Buffer{},
-		done: make(chan struct{}),
-	}
+	return &RedisServer{Addr: p.Addr(), Dir: dir, proc: p}, nil
+}
+
+func redisArgs(dir string, port int, cluster bool) []string {
 	args := []string{
 		"--bind", "127.0.0.1",
 		"--port", strconv.Itoa(port),
@@ -86,56 +78,24 @@ func launchRedis(ctx context.Context, cluster bool) (*RedisServer, error) {
 		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			"--cluster-node-timeout", "5000")
 	}
-	s.cmd = exec.Command("redis-server", args...)
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	// Its own process group, and killed with its parent, so it cannot
-	// outlive a benchmark that crashed.
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := s.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("bench: start redis-server: %w", err)
+	return args
+}
+
+// pingRedis is the readiness probe: PING answered.
+func pingRedis(_ context.Context, port int) error {
+	c, err := dialRedis(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return err
 	}
-	go func() { _ = s.cmd.Wait(); close(s.done) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := s.dial()
-		if err == nil {
-			_, err = c.Do("PING")
-			c.Close()
-			if err == nil {
-				return s, nil
-			}
-		}
-		select {
-		case <-s.done:
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("bench: redis-server exited at start: %s", s.log.String())
-		case <-ctx.Done():
-			s.Stop()
-			return nil, fmt.Errorf("bench: start redis-server: %w", ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			s.Stop()
-			return nil, fmt.Errorf("bench: redis-server on %s did not answer PING: %v", s.Addr, err)
-		}
-	}
+	defer c.Close()
+	_, err = c.Do("PING")
+	return err
 }
 
 // Stop ends the server (SIGTERM, SIGKILL after 5 s) and removes its
 // directory. It is safe to call more than once.
 func (s *RedisServer) Stop() {
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(5 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
-	s.cmd = nil
+	s.proc.Stop()
 	os.RemoveAll(s.Dir)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/pulse-dev/pulse/internal/mariadbtest"
@@ -65,5 +66,31 @@ func TestPrivateDatabases(t *testing.T) {
 	defer other.Close()
 	if err := other.PingContext(ctx); err == nil {
 		t.Errorf("DSN of a dropped database still connects")
+	}
+}
+
+func TestStartPrivate(t *testing.T) {
+	d, srv, err := mariadbtest.StartPrivate(t, mariadbtest.Options{ServerArgs: []string{"--character-set-server=latin1", "--collation-server=latin1_swedish_ci"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var charset string
+	if err := d.DB.QueryRowContext(ctx, "SELECT @@character_set_database").Scan(&charset); err != nil || charset != "latin1" {
+		t.Fatalf("database character set %q, %v; want the server's latin1", charset, err)
+	}
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	stalled, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := d.DB.ExecContext(stalled, "SELECT 1"); err == nil {
+		t.Fatal("a paused server answered")
+	}
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DB.PingContext(ctx); err != nil {
+		t.Fatalf("after Resume: %v", err)
 	}
 }

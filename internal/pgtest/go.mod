@@ -2,7 +2,10 @@ module github.com/pulse-dev/pulse/internal/pgtest
 
 go 1.26.0
 
-require github.com/jackc/pgx/v5 v5.12.0
+require (
+	github.com/jackc/pgx/v5 v5.12.0
+	github.com/pulse-dev/pulse v0.0.0-00010101000000-000000000000
+)
 
 require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect

@@ -1,11 +1,8 @@
 package pgtest
 
 import (
-	"bytes"
 	"context"
-	crand "crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -16,63 +13,37 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+
+	"github.com/pulse-dev/pulse/internal/harness"
+	"github.com/pulse-dev/pulse/internal/proc"
 )
 
 // EnvDSN names the environment variable that points tests at an existing
 // server, e.g. postgres://user:pass@127.0.0.1:5432/postgres?sslmode=disable.
 const EnvDSN = "POSTGRES_TEST_DSN"
 
-// Database is one private database for one test.
-type Database struct {
-	// DB is open on the database, closed when the test ends.
-	DB *sql.DB
-	// URL opens more handles on the same database (a postgres:// URL).
-	URL string
-	// Name is the database name.
-	Name string
+// Database is one private database for one test; its DSN is a
+// postgres:// URL.
+type Database = harness.Database
+
+var shared = harness.NewShared(startServer, (*server).stop)
+
+// Main runs the tests with pgtest's Setup, and the others given, and exits
+// with the tests' status:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+func Main(m *testing.M, others ...harness.Setup) {
+	harness.Run(m, append([]harness.Setup{Setup}, others...)...)
 }
 
-var (
-	sharedMu     sync.Mutex
-	shared       *server
-	underMain    bool
-	startFailure error
-)
-
-// Main runs the tests and then stops the shared server, if one was
-// started, before exiting with the tests' status.
-func Main(m *testing.M) {
-	sharedMu.Lock()
-	underMain = true
-	sharedMu.Unlock()
-	code := m.Run()
-	Stop()
-	os.Exit(code)
-}
-
-// Stop stops the shared server, for a TestMain that does more than Main.
-func Stop() {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if shared != nil {
-		shared.stop()
-		shared = nil
-	}
-}
-
-// UseShared makes Start share one server per test binary, stopped by Stop;
-// Main does this for you.
-func UseShared() {
-	sharedMu.Lock()
-	underMain = true
-	sharedMu.Unlock()
-}
+// Setup makes Start share one server per test binary, started on first
+// use; teardown stops it. Without it each test gets a server of its own.
+func Setup() (teardown func(), err error) { return shared.Setup() }
 
 // Start returns a private database for tb, dropped when tb ends.
 func Start(tb testing.TB) *sql.DB {
@@ -91,37 +62,23 @@ func StartDatabase(tb testing.TB) (*Database, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := "pulse_test_" + randomHex(6)
-	admin, err := sql.Open("pgx", base.String())
-	if err != nil {
-		return nil, fmt.Errorf("pgtest: open: %w", err)
-	}
-	defer admin.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+" ENCODING 'UTF8' TEMPLATE template0"); err != nil {
-		return nil, fmt.Errorf("pgtest: create database: %w", err)
-	}
-	u := *base
-	u.Path = "/" + name
-	db, err := sql.Open("pgx", u.String())
-	if err != nil {
-		return nil, fmt.Errorf("pgtest: open %s: %w", name, err)
-	}
-	tb.Cleanup(func() {
-		db.Close()
-		drop, err := sql.Open("pgx", base.String())
-		if err != nil {
-			return
-		}
-		defer drop.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := drop.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			tb.Logf("pgtest: drop database %s: %v", name, err)
-		}
+	d, err := harness.NewDatabase(tb, harness.DatabaseSpec{
+		Driver: "pgx",
+		Admin:  base.String(),
+		Create: func(name string) string {
+			return "CREATE DATABASE " + name + " ENCODING 'UTF8' TEMPLATE template0"
+		},
+		Drop: func(name string) string { return "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)" },
+		DSN: func(name string) string {
+			u := *base
+			u.Path = "/" + name
+			return u.String()
+		},
 	})
-	return &Database{DB: db, URL: u.String(), Name: name}, nil
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
+	}
+	return d, nil
 }
 
 // Installed reports whether initdb and postgres can be found or
@@ -134,6 +91,8 @@ func Installed() bool {
 	return err == nil
 }
 
+// baseURL is the server's postgres database: POSTGRES_TEST_DSN's, the
+// shared server's, or one of tb's own.
 func baseURL(tb testing.TB) (*url.URL, error) {
 	if dsn := os.Getenv(EnvDSN); dsn != "" {
 		u, err := url.Parse(dsn)
@@ -142,28 +101,11 @@ func baseURL(tb testing.TB) (*url.URL, error) {
 		}
 		return u, nil
 	}
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if !underMain {
-		s, err := startServer()
-		if err != nil {
-			return nil, err
-		}
-		tb.Cleanup(s.stop)
-		return s.url(), nil
+	s, err := shared.Get(tb)
+	if err != nil {
+		return nil, err
 	}
-	if startFailure != nil {
-		return nil, startFailure
-	}
-	if shared == nil {
-		s, err := startServer()
-		if err != nil {
-			startFailure = err
-			return nil, err
-		}
-		shared = s
-	}
-	return shared.url(), nil
+	return s.url(), nil
 }
 
 // binDir finds the directory holding initdb and postgres: on PATH, or the
@@ -189,12 +131,10 @@ func version(dir string) int {
 	return n
 }
 
+// server is one postgres of a temporary directory.
 type server struct {
 	dir  string
-	port int
-	cmd  *exec.Cmd
-	log  *bytes.Buffer
-	done chan struct{}
+	proc *proc.Process
 }
 
 // credential is who the server runs as: the postgres user when the tests
@@ -221,111 +161,73 @@ func startServer() (*server, error) {
 	if err != nil {
 		return nil, err
 	}
+	dir, err := initDir(bin, cred)
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	p, err := proc.Start(context.Background(), proc.Config{
+		Binary: filepath.Join(bin, "postgres"),
+		Dir:    dir,
+		Args: func(port int) []string {
+			return []string{
+				"-D", data,
+				"-p", strconv.Itoa(port),
+				"-k", dir, // the socket goes here, not in /var/run
+				"-c", "listen_addresses=127.0.0.1",
+				"-c", "fsync=off",
+				"-c", "synchronous_commit=off",
+				"-c", "full_page_writes=off",
+				"-c", "max_connections=300",
+				"-c", "shared_buffers=32MB",
+			}
+		},
+		Ready: func(ctx context.Context, port int) error {
+			return harness.Ping(ctx, "pgx", portURL(port).String())
+		},
+		StartTimeout: 60 * time.Second,
+		Credential:   cred,
+	})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("pgtest: %w", err)
+	}
+	return &server{dir: dir, proc: p}, nil
+}
+
+// initDir makes a temporary directory for the server, owned by cred, with
+// a data directory made by initdb.
+func initDir(bin string, cred *syscall.Credential) (string, error) {
 	dir, err := os.MkdirTemp("", "pgtest-")
 	if err != nil {
-		return nil, fmt.Errorf("pgtest: temp dir: %w", err)
+		return "", fmt.Errorf("pgtest: temp dir: %w", err)
 	}
 	if cred != nil {
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			os.RemoveAll(dir)
-			return nil, fmt.Errorf("pgtest: chown temp dir: %w", err)
+			return "", fmt.Errorf("pgtest: chown temp dir: %w", err)
 		}
 	}
-	data := filepath.Join(dir, "data")
-	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust",
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", filepath.Join(dir, "data"), "-U", "postgres", "--auth=trust",
 		"-E", "UTF8", "--locale=C", "--no-sync")
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	if out, err := initdb.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("pgtest: initdb: %w\n%s", err, out)
+		return "", fmt.Errorf("pgtest: initdb: %w\n%s", err, out)
 	}
-	port, err := freePort()
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	s := &server{dir: dir, port: port, log: &bytes.Buffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(filepath.Join(bin, "postgres"),
-		"-D", data,
-		"-p", strconv.Itoa(port),
-		"-k", dir, // the socket goes here, not in /var/run
-		"-c", "listen_addresses=127.0.0.1",
-		"-c", "fsync=off",
-		"-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off",
-		"-c", "max_connections=300",
-		"-c", "shared_buffers=32MB",
-	)
-	s.cmd.Stdout = s.log
-	s.cmd.Stderr = s.log
-	// Its own process group, so a signal meant for the test binary does not
-	// reach it, and killed by the kernel if the test binary dies first.
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
-	if err := s.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("pgtest: start postgres: %w", err)
-	}
-	go func() { _ = s.cmd.Wait(); close(s.done) }()
-
-	db, err := sql.Open("pgx", s.url().String())
-	if err != nil {
-		s.stop()
-		return nil, fmt.Errorf("pgtest: open: %w", err)
-	}
-	defer db.Close()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err = db.PingContext(ctx)
-		cancel()
-		if err == nil {
-			return s, nil
-		}
-		select {
-		case <-s.done:
-			msg := s.log.String()
-			s.stop()
-			return nil, fmt.Errorf("pgtest: postgres exited during startup: %v\n%s", s.cmd.ProcessState, msg)
-		default:
-		}
-		if time.Now().After(deadline) {
-			msg := s.log.String()
-			s.stop()
-			return nil, fmt.Errorf("pgtest: postgres on port %d did not answer: %v\n%s", port, err, msg)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return dir, nil
 }
 
-func (s *server) url() *url.URL {
+func (s *server) url() *url.URL { return portURL(s.proc.Port()) }
+
+func portURL(port int) *url.URL {
 	return &url.URL{Scheme: "postgres", User: url.User("postgres"),
-		Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)), Path: "/postgres", RawQuery: "sslmode=disable"}
+		Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Path: "/postgres", RawQuery: "sslmode=disable"}
 }
 
 // stop kills the server (its data is thrown away) and removes its
 // directory.
 func (s *server) stop() {
-	if s.cmd != nil && s.cmd.Process != nil {
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		select {
-		case <-s.done:
-		case <-time.After(10 * time.Second):
-		}
-	}
+	s.proc.Kill()
 	os.RemoveAll(s.dir)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("pgtest: find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = crand.Read(b)
-	return hex.EncodeToString(b)
 }

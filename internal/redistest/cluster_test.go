@@ -2,7 +2,6 @@ package redistest_test
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +13,7 @@ import (
 	"github.com/pulse-dev/pulse/internal/redistest"
 )
 
-func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 // conn is a connection of rc that follows MOVED and ASK.
 func conn(t *testing.T, rc *redisc.Cluster) redis.Conn {

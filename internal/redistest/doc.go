@@ -4,28 +4,48 @@
 //
 // # Servers
 //
-// Start (or StartWith, for extra arguments or cluster mode) launches a
-// private redis-server on a free loopback port below 55535 (so its cluster
-// bus port, port+10000, is valid and free too) with a directory of its
-// own, AOF fsynced on every write, and a 100 ms busy-reply-threshold. It is
-// stopped when the test ends. Each process has its own process group and
-// is killed with the test binary (Pdeathsig), so none outlives a crashed
-// test. Servers this package did not start, such as a system Redis on
-// 6379, are never touched.
+// A test starts a private server and talks to it:
 //
-// Stop, Kill (SIGKILL) and Restart (same port and data) model shutdowns and
-// crashes; Pause and Resume (SIGSTOP/SIGCONT) a hung server.
+//	func TestCount(t *testing.T) {
+//		srv := redistest.Start(t) // stopped when t ends
+//		pool := srv.Pool()        // closed when t ends
+//		c := pool.Get()
+//		defer c.Close()
+//		// ... or one command that fails t on error:
+//		srv.Do("SET", "k", "v")
+//	}
+//
+// StartWith adds redis-server arguments:
+//
+//	srv := redistest.StartWith(t, redistest.Options{Args: []string{"--maxmemory-policy", "allkeys-lru"}})
+//
+// Servers are started by internal/proc on a free loopback port below 55535
+// (so a cluster node's bus port, port+10000, is valid and free too), each
+// in a directory of its own, with AOF fsynced on every write and a 100 ms
+// busy-reply-threshold. Each has its own process group and is killed with
+// the test binary, so none outlives a crashed test. Servers this package
+// did not start, such as a system Redis on 6379, are never touched.
+//
+// Shutdowns, crashes and hangs:
+//
+//	srv.Stop()    // SIGTERM, SIGKILL after 5 s
+//	srv.Kill()    // SIGKILL, as a crash or the OOM killer would
+//	srv.Restart() // same port and data: every acknowledged write is back
+//	srv.Pause()   // SIGSTOP: connections stay open, nothing answers
+//	srv.Resume()
 //
 // # Faults
 //
-// Each fault helper returns an idempotent restore func, and documents what
-// clients see meanwhile:
+// Each fault helper returns an idempotent restore func:
+//
+//	restore := srv.OOM() // writes get "OOM command not allowed ..."
+//	defer restore()
 //
 //   - OOM: writes get "OOM command not allowed ..." (maxmemory 1, noeviction).
 //   - ReadOnly: writes get "READONLY ..." (REPLICAOF a dead port); data is kept.
-//   - Busy: every command gets "BUSY ..." while a Lua script spins.
-//   - Loading: every command gets "LOADING ..." while the server restarts and
-//     reloads its data slowly (hidden key-load-delay config); data is kept.
+//   - Busy(d): every command gets "BUSY ..." while a Lua script spins.
+//   - Loading(d): every command gets "LOADING ..." while the server restarts
+//     and reloads its data slowly (hidden key-load-delay config); data is kept.
 //
 // ReadOnly and Loading are for single servers; OOM and Busy work on cluster
 // nodes too.
@@ -33,18 +53,48 @@
 // # Clusters
 //
 // StartCluster forms a cluster of real nodes with redis-cli --cluster
-// create and waits until it is ok everywhere. SharedCluster gives the tests
-// of one binary a single 3-master, 3-replica cluster, started on first use
-// and stopped by Main, which such binaries call from TestMain:
+// create and waits until it is ok everywhere:
 //
-//	func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+//	cl := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3, Replicas: 1})
+//	rc := cl.Client(t) // a redisc client, its slot map loaded
+//	cl.Do(t, "user:1", "SET", "user:1", "x") // on the master serving the key
 //
-// Tests sharing it call Reset first and do not run in parallel. A Cluster
-// reads roles live from CLUSTER NODES (failovers change them) and changes
-// its topology the way operators do: Failover (CLUSTER FAILOVER),
-// KillMaster then RestartNode, MigrateSlot and MigrateSlotSlowly (SETSLOT,
-// GETKEYSINSLOT, MIGRATE), the latter slow enough for traffic to meet ASK
-// and TRYAGAIN. Client returns a redisc client of it.
+// Starting a cluster takes seconds, so the tests of one binary usually
+// share one of 3 masters with a replica each, started on first use and
+// stopped by Main:
+//
+//	func TestMain(m *testing.M) { redistest.Main(m) }
+//
+//	func TestFailover(t *testing.T) {
+//		cl := redistest.SharedCluster(t)
+//		cl.Reset(t) // whole again, flushed; tests sharing it do not run in parallel
+//		master := cl.MasterOf("user:1")
+//		cl.KillMaster(t, master)  // SIGKILL; waits until its replica took over
+//		cl.RestartNode(t, master) // it rejoins as a replica
+//	}
+//
+// A Cluster reads roles live from CLUSTER NODES (failovers change them:
+// Masters, Replicas, ReplicaOf, MasterOf) and changes its topology the way
+// operators do: Failover (CLUSTER FAILOVER), KillMaster then RestartNode,
+// MigrateSlot and MigrateSlotSlowly (SETSLOT, GETKEYSINSLOT, MIGRATE), the
+// latter slow enough for traffic running meanwhile to meet ASK and
+// TRYAGAIN:
+//
+//	go traffic()
+//	cl.MigrateSlotSlowly(t, redisc.Slot("user:1"), other, 10*time.Millisecond)
+//
+// The files: redistest.go (a server), faults.go (its faults), cluster.go
+// (forming a cluster, reading its roles), health.go (what an ok cluster is,
+// Reset), cluster_faults.go (failover, kill, slot migration), nodes.go
+// (CLUSTER NODES), main.go (Main, SharedCluster).
+//
+// # Main
+//
+// Main also starts one plain redis-server for the package's Example
+// functions, which take no testing.T, and sets REDIS_URL to it. A package
+// that needs other harnesses too passes their Setup:
+//
+//	func TestMain(m *testing.M) { redistest.Main(m, mariadbtest.Setup, pgtest.Setup) }
 //
 // When redis-server or redis-cli is missing, tests fail saying what to
 // install: apt-get install redis-server (which brings redis-cli); `make

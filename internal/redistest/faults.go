@@ -183,11 +183,10 @@ func (s *Server) Loading(d time.Duration) (restore func()) {
 	}
 	// usleep costs some 50 µs more than asked, on an idle machine.
 	delay := max(d.Microseconds()/loadingKeys-50, 1)
-	s.Stop()
-	loading, err := s.launch([]string{
+	loading, err := s.relaunch(
 		"--key-load-delay", fmt.Sprint(delay),
 		"--loading-process-events-interval-bytes", "1024",
-	})
+	)
 	if err != nil {
 		s.fatalf("%v", err)
 	}

@@ -1,6 +1,8 @@
 package redistest
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -9,13 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/ports"
+	"github.com/pulse-dev/pulse/internal/proc"
 )
 
 // Options changes how StartWith launches redis-server.
@@ -33,15 +35,17 @@ type Options struct {
 type Server struct {
 	Addr string
 
-	port int
+	proc *proc.Process
 	dir  string
 	opts Options
 
-	mu     sync.Mutex
-	tb     testing.TB    // where failures of Server methods are reported
-	cmd    *exec.Cmd     // nil when stopped or killed
-	exited chan struct{} // closed once cmd has been reaped
-	id     string        // cluster node ID, cached: nodes.conf keeps it
+	// loading is set by the readiness probe when the server answered
+	// LOADING, which counts as up.
+	loading atomic.Bool
+
+	mu sync.Mutex
+	tb testing.TB // where failures of Server methods are reported
+	id string     // cluster node ID, cached: nodes.conf keeps it
 }
 
 // Start launches redis-server for tb and stops it when tb ends. Data is
@@ -67,37 +71,37 @@ func StartWith(tb testing.TB, o Options) *Server {
 	return s
 }
 
-// newServer starts a server in dir, retrying on another port when the one
-// picked was taken between the check and redis-server's bind.
+// newServer starts a server in dir, which the caller removes.
 func newServer(dir string, o Options) (*Server, error) {
 	if err := needBinary("redis-server"); err != nil {
 		return nil, err
 	}
-	for attempt := 1; ; attempt++ {
-		port, err := ports.Free()
-		if err != nil {
-			return nil, err
-		}
-		s := &Server{
-			Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-			port: port,
-			dir:  dir,
-			opts: o,
-		}
-		_, err = s.launch(nil)
-		if err == nil {
-			return s, nil
-		}
-		if attempt == 5 || !strings.Contains(err.Error(), "already in use") {
-			return nil, err
-		}
-		// A fresh server: what the failed attempt left (log, nodes.conf
+	s := &Server{dir: dir, opts: o}
+	p, err := proc.Start(context.Background(), proc.Config{
+		Binary: "redis-server",
+		Dir:    dir,
+		Log:    "redis.log",
+		Args:   s.args,
+		Ready:  s.ready,
+		// A fresh server: what the failed attempt left (nodes.conf
 		// naming the old port) must not be read by the next one.
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		BeforeRetry: func() error { return emptyDir(dir) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redistest: %w", err)
+	}
+	s.proc, s.Addr = p, p.Addr()
+	return s, nil
+}
+
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != "redis.log" {
+			err = errors.Join(err, os.RemoveAll(filepath.Join(dir, e.Name())))
 		}
 	}
+	return err
 }
 
 func needBinary(name string) error {
@@ -107,10 +111,10 @@ func needBinary(name string) error {
 	return nil
 }
 
-func (s *Server) args(extra []string) []string {
+func (s *Server) args(port int) []string {
 	a := []string{
 		"--bind", "127.0.0.1",
-		"--port", strconv.Itoa(s.port),
+		"--port", strconv.Itoa(port),
 		"--dir", s.dir,
 		"--save", "",
 		"--appendonly", "yes",
@@ -132,74 +136,33 @@ func (s *Server) args(extra []string) []string {
 			"--cluster-node-timeout", "2000",
 		)
 	}
-	a = append(a, s.opts.Args...)
-	return append(a, extra...)
+	return append(a, s.opts.Args...)
 }
 
-// launch starts the process and waits until it answers. A server answering
-// LOADING counts as up; loading reports whether it did.
-func (s *Server) launch(extra []string) (loading bool, err error) {
-	logf, err := os.OpenFile(s.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+// ready is the launcher's probe: PING answered, or LOADING, which counts
+// as up and is remembered for Loading.
+func (s *Server) ready(_ context.Context, port int) error {
+	c, err := dial(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 2*time.Second)
 	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.Do("PING")
+	if err != nil && strings.HasPrefix(err.Error(), "LOADING") {
+		s.loading.Store(true)
+		return nil
+	}
+	return err
+}
+
+// relaunch starts a stopped or killed server again with extra arguments
+// for this run; loading reports whether it answered LOADING at first.
+func (s *Server) relaunch(extra ...string) (loading bool, err error) {
+	s.loading.Store(false)
+	if err := s.proc.Restart(context.Background(), extra...); err != nil {
 		return false, fmt.Errorf("redistest: %w", err)
 	}
-	cmd := exec.Command("redis-server", s.args(extra)...)
-	cmd.Dir = s.dir
-	// A file rather than a buffer: no copying goroutine racing with the
-	// reads of the log in error messages.
-	cmd.Stdout = logf
-	cmd.Stderr = logf
-	// Its own process group, so a signal meant for the test binary does not
-	// reach it, and killed with the test binary so it cannot outlive it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return false, fmt.Errorf("redistest: start redis-server: %w", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(exited)
-	}()
-	s.mu.Lock()
-	s.cmd, s.exited = cmd, exited
-	s.mu.Unlock()
-
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		select {
-		case <-exited:
-			s.mu.Lock()
-			s.cmd = nil
-			s.mu.Unlock()
-			return false, fmt.Errorf("redistest: redis-server on %s exited at start:\n%s", s.Addr, s.logTail())
-		default:
-		}
-		_, err = s.do("PING")
-		if err == nil {
-			return false, nil
-		}
-		if strings.HasPrefix(err.Error(), "LOADING") {
-			return true, nil
-		}
-		if time.Now().After(deadline) {
-			s.Kill()
-			return false, fmt.Errorf("redistest: redis-server on %s did not answer PING: %v\n%s", s.Addr, err, s.logTail())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (s *Server) logPath() string { return filepath.Join(s.dir, "redis.log") }
-
-// logTail is the end of the server's log, for error messages.
-func (s *Server) logTail() string {
-	b, _ := os.ReadFile(s.logPath())
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return string(b)
+	return s.loading.Load(), nil
 }
 
 // bind makes tb the test that Server methods report failures to.
@@ -225,56 +188,22 @@ func (s *Server) fatalf(format string, args ...any) {
 }
 
 // running reports whether the process is up (not stopped or killed).
-func (s *Server) running() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cmd != nil
-}
-
-// take hands the process over to the caller that ends it, once.
-func (s *Server) take() (*exec.Cmd, chan struct{}) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cmd, exited := s.cmd, s.exited
-	s.cmd = nil
-	return cmd, exited
-}
+func (s *Server) running() bool { return s.proc.Running() }
 
 // Stop shuts the server down (SIGTERM, then SIGKILL after 5 s). It is safe
 // to call more than once, and on a paused or killed server.
-func (s *Server) Stop() {
-	cmd, exited := s.take()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	_ = cmd.Process.Signal(syscall.SIGCONT) // a paused server must see the TERM
-	select {
-	case <-exited:
-	case <-time.After(5 * time.Second):
-		_ = cmd.Process.Kill()
-		<-exited
-	}
-}
+func (s *Server) Stop() { s.proc.Stop() }
 
 // Kill ends the server with SIGKILL, as a crash or the OOM killer would:
 // no shutdown, nothing flushed beyond what appendfsync always already
 // wrote. It returns once the process is reaped; Restart brings it back.
-func (s *Server) Kill() {
-	cmd, exited := s.take()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Kill()
-	<-exited
-}
+func (s *Server) Kill() { s.proc.Kill() }
 
 // Restart starts the server again on the same port and directory. A
 // running server is stopped first; a killed or stopped one is just started.
 func (s *Server) Restart() {
 	s.owner().Helper()
-	s.Stop()
-	if _, err := s.launch(nil); err != nil {
+	if _, err := s.relaunch(); err != nil {
 		s.fatalf("%v", err)
 	}
 }
@@ -282,21 +211,20 @@ func (s *Server) Restart() {
 // Pause freezes the server (SIGSTOP): connections stay open but nothing is
 // answered, which is what a slow or hung Redis looks like to a client. On a
 // cluster node, a pause longer than the 2 s node timeout starts a failover.
-func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
-
-// Resume undoes Pause.
-func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
-
-func (s *Server) signal(sig syscall.Signal) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd != nil {
-		_ = s.cmd.Process.Signal(sig)
+// It does nothing on a server that is not running.
+func (s *Server) Pause() {
+	if s.running() {
+		if err := s.proc.Pause(); err != nil {
+			s.fatalf("redistest: %v", err)
+		}
 	}
 }
 
+// Resume undoes Pause. It does nothing on a server that is not running.
+func (s *Server) Resume() { _ = s.proc.Resume() }
+
 // Port is the server's TCP port.
-func (s *Server) Port() int { return s.port }
+func (s *Server) Port() int { return s.proc.Port() }
 
 // Pool returns a pool of connections to the server with short timeouts,
 // closed when the test ends.
@@ -310,8 +238,10 @@ func (s *Server) Pool() *redis.Pool {
 	return p
 }
 
-func (s *Server) dial(timeout time.Duration) (redis.Conn, error) {
-	return redis.Dial("tcp", s.Addr,
+func (s *Server) dial(timeout time.Duration) (redis.Conn, error) { return dial(s.Addr, timeout) }
+
+func dial(addr string, timeout time.Duration) (redis.Conn, error) {
+	return redis.Dial("tcp", addr,
 		redis.DialConnectTimeout(500*time.Millisecond),
 		redis.DialReadTimeout(timeout),
 		redis.DialWriteTimeout(timeout))

@@ -2,7 +2,6 @@ package track
 
 import (
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -10,7 +9,7 @@ import (
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 // TestCachesAreBounded: route and app-named series caches stop growing at
 // MaxCachedNames, so a RouteName hook returning raw paths cannot grow the

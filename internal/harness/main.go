@@ -1,0 +1,51 @@
+// Package harness is what the test harnesses (internal/redistest,
+// internal/pgtest, internal/mariadbtest) share besides the process
+// launcher, internal/proc: the shape of their Main, a server shared by the
+// tests of one binary, and a private database per test.
+//
+// Each harness has a Setup and a Main built on Run, so a TestMain is one
+// line:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//
+// and a package that needs several harnesses passes the others' Setup:
+//
+//	func TestMain(m *testing.M) { redistest.Main(m, mariadbtest.Setup, pgtest.Setup) }
+package harness
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// Setup prepares a harness before the tests run and returns what undoes
+// it after they ran, e.g. stopping the server the tests shared.
+type Setup func() (teardown func(), err error)
+
+// Run runs every setup in order, the tests, then the teardowns in reverse
+// order, and exits with the tests' status. When a setup fails it prints
+// the error, undoes the setups already done and exits with status 1.
+func Run(m *testing.M, setups ...Setup) {
+	os.Exit(run(m, setups))
+}
+
+func run(m *testing.M, setups []Setup) int {
+	var teardowns []func()
+	defer func() {
+		for i := len(teardowns) - 1; i >= 0; i-- {
+			teardowns[i]()
+		}
+	}()
+	for _, setup := range setups {
+		teardown, err := setup()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if teardown != nil {
+			teardowns = append(teardowns, teardown)
+		}
+	}
+	return m.Run()
+}

@@ -1,0 +1,111 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// commandsPerFlush is the median over the Pulse runs (the extra ones if
+// any) of Redis commands per flush script, the script's own call and
+// the commands it runs; 0 when there were none.
+func (r *Report) commandsPerFlush() float64 {
+	var runs []RunResult
+	for _, run := range r.Runs {
+		if run.Variant == Pulse && run.Calls["eval"]+run.Calls["evalsha"] > 0 {
+			runs = append(runs, run)
+		}
+	}
+	if extra := slices.DeleteFunc(slices.Clone(runs), func(x RunResult) bool { return x.Round > 0 }); len(extra) > 0 {
+		runs = extra
+	}
+	return medianOf(runs, func(x RunResult) float64 {
+		return float64(x.CallsTotal) / float64(x.Calls["eval"]+x.Calls["evalsha"])
+	})
+}
+
+// PulseRatio is the median over rounds of Pulse's throughput over bare's.
+func (r *Report) PulseRatio() float64 {
+	return medianOf(r.roundRuns(Pulse), func(x RunResult) float64 { return x.RatioToBare })
+}
+
+// ClusterRatio is the median over rounds of pulse-cluster's throughput
+// over bare's; 0 when it did not run.
+func (r *Report) ClusterRatio() float64 {
+	return medianOf(r.roundRuns(PulseCluster), func(x RunResult) float64 { return x.RatioToBare })
+}
+
+// goals says, one line each, whether the goals were met.
+func (r *Report) goals() []string {
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
+	var out []string
+	pulse := r.PulseRatio()
+	if pulse > 0 {
+		out = append(out, fmt.Sprintf("pulse >= 0.97 × bare: %s (median %.2f)", verdict(pulse >= 0.97), pulse))
+	}
+	for _, v := range []Variant{PulseV5, PulseHTTP} {
+		if x := medianOf(r.roundRuns(v), func(x RunResult) float64 { return x.RatioToBare }); x > 0 {
+			out = append(out, fmt.Sprintf("%s >= 0.97 × %s: %s (median %.2f)", v, v.bare(), verdict(x >= 0.97), x))
+		}
+	}
+	if prom := medianOf(r.roundRuns(EchoPrometheus), func(x RunResult) float64 { return x.RatioToBare }); pulse > 0 && prom > 0 {
+		ahead := 0
+		for _, p := range r.roundRuns(Pulse) {
+			for _, q := range r.roundRuns(EchoPrometheus) {
+				if p.Round == q.Round && p.Load.RPS > q.Load.RPS {
+					ahead++
+				}
+			}
+		}
+		out = append(out, fmt.Sprintf("pulse ahead of echoprometheus: %s (median %.2f vs %.2f × bare; ahead in %d of %d rounds)",
+			verdict(pulse > prom), pulse, prom, ahead, len(r.roundRuns(Pulse))))
+	}
+	var rates, cmds []float64
+	for _, run := range r.Runs {
+		if run.Variant == Pulse && run.Round == 0 {
+			rates = append(rates, run.Load.RPS)
+			cmds = append(cmds, run.CommandsPerSecond())
+		}
+	}
+	if len(rates) > 1 {
+		out = append(out, fmt.Sprintf("Redis cmds/s flat as the request rate grows (extra pulse runs): request rate %.0f…%.0f/s (×%.0f), Redis commands %.1f…%.1f/s",
+			slices.Min(rates), slices.Max(rates), slices.Max(rates)/slices.Min(rates), slices.Min(cmds), slices.Max(cmds)))
+	}
+	if perFlush := r.commandsPerFlush(); perFlush > 0 {
+		perSP := perFlush / float64(seriesPerRequest*len(timeseries.DefaultPrecisions))
+		out = append(out, fmt.Sprintf("at most 2 Redis cmds per active series and precision per flush: %s (%.2f: %.1f cmds per flush for %d series × %d precisions)",
+			verdict(perSP <= 2), perSP, perFlush, seriesPerRequest, len(timeseries.DefaultPrecisions)))
+	}
+	if cl := r.ClusterRatio(); cl > 0 {
+		runs := r.roundRuns(PulseCluster)
+		out = append(out, fmt.Sprintf("pulse-cluster (3 masters) costs: %.2f × bare throughput (pulse on one server: %.2f), %.1f Redis cmds/s over all nodes",
+			cl, pulse, medianOf(runs, RunResult.CommandsPerSecond)))
+	}
+	if extra := r.extraRuns(PulseCluster); len(extra) > 1 {
+		first, last := extra[0], extra[len(extra)-1]
+		var nodes []string
+		for i := range first.Nodes {
+			var xs []float64
+			for _, run := range extra {
+				if i < len(run.Nodes) {
+					xs = append(xs, run.NodeCommandsPerSecond()[i])
+				}
+			}
+			nodes = append(nodes, fmt.Sprintf("%.1f…%.1f", slices.Min(xs), slices.Max(xs)))
+		}
+		out = append(out, fmt.Sprintf("Redis cmds/s on each cluster node flat as the request rate grows (extra pulse-cluster runs): request rate %.0f…%.0f/s (×%.0f), per node %s/s",
+			first.Load.RPS, last.Load.RPS, last.Load.RPS/max(first.Load.RPS, 1), strings.Join(nodes, ", ")))
+	}
+	if wt := medianOf(r.roundRuns(PulseWriteThrough), func(x RunResult) float64 { return x.RatioToBare }); wt > 0 {
+		out = append(out, fmt.Sprintf("write-through costs: %.2f × bare throughput, %.0f Redis cmds/s", wt,
+			medianOf(r.roundRuns(PulseWriteThrough), RunResult.CommandsPerSecond)))
+	}
+	return out
+}

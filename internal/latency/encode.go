@@ -7,7 +7,10 @@ import (
 )
 
 // Names of the reserved fields of a histogram's Redis hash. Every other
-// field is a bin index in decimal.
+// field is a bin: k in decimal names bin lo+k, lo being the bin of
+// Config.Min (see Mapping.Bins). Counting from Min keeps the names small:
+// with the default mapping every bin up to 140 ms is named below 128,
+// which a Redis listpack stores in one byte.
 const (
 	FieldCount     = "n"   // count, added with HINCRBY
 	FieldSum       = "s"   // sum in nanoseconds, added with HINCRBY
@@ -120,12 +123,12 @@ func (m *Mapping) slotOfField(name string) (int, error) {
 	case FieldOverflow:
 		return m.hi - m.lo + 2, nil
 	}
-	i, err := strconv.Atoi(name)
-	if err != nil || strconv.Itoa(i) != name {
+	k, err := strconv.Atoi(name)
+	if err != nil || strconv.Itoa(k) != name {
 		return 0, fmt.Errorf("latency: unknown field %q", name)
 	}
-	if i < m.lo || i > m.hi {
-		return 0, fmt.Errorf("latency: bin %d outside the mapping's %d..%d", i, m.lo, m.hi)
+	if k < 0 || k > m.hi-m.lo {
+		return 0, fmt.Errorf("latency: bin field %d outside the mapping's 0..%d", k, m.hi-m.lo)
 	}
-	return i - m.lo + 1, nil
+	return k + 1, nil
 }

@@ -2,6 +2,7 @@ package latency
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,7 +90,7 @@ func TestEncodeMerges(t *testing.T) {
 func TestDecodeErrors(t *testing.T) {
 	m := mustMapping(t, Config{})
 	lo, hi := m.Bins()
-	bin := strconv.Itoa(lo + 10)
+	bin := "10" // bin lo+10
 	ok := func(extra map[string]string) map[string]string {
 		f := map[string]string{bin: "2", "n": "2", "s": "100000", "min": "40000", "max": "60000"}
 		for k, v := range extra {
@@ -111,8 +112,8 @@ func TestDecodeErrors(t *testing.T) {
 	}{
 		{"unknown field", ok(map[string]string{"x": "1"}), "unknown field"},
 		{"padded index", ok(map[string]string{"0" + bin: "1"}), "unknown field"},
-		{"bin below range", ok(map[string]string{strconv.Itoa(lo - 1): "1"}), "outside"},
-		{"bin above range", ok(map[string]string{strconv.Itoa(hi + 1): "1"}), "outside"},
+		{"bin below range", ok(map[string]string{"-1": "1"}), "outside"},
+		{"bin above range", ok(map[string]string{strconv.Itoa(hi - lo + 1): "1"}), "outside"},
 		{"not a number", ok(map[string]string{bin: "two"}), "not a non-negative integer"},
 		{"negative", ok(map[string]string{"s": "-5"}), "not a non-negative integer"},
 		{"count off", ok(map[string]string{"n": "3"}), "count 3"},
@@ -125,5 +126,22 @@ func TestDecodeErrors(t *testing.T) {
 				t.Errorf("Decode: %v; want an error starting %q about %q", err, "latency: ", tc.want)
 			}
 		})
+	}
+}
+
+func TestFieldNames(t *testing.T) {
+	m := mustMapping(t, Config{})
+	lo, _ := m.Bins()
+	d := 20 * time.Millisecond
+	fs := histogramOf(m, []time.Duration{d}).Fields()
+	want := []Field{
+		{strconv.Itoa(m.Index(d) - lo), 1, Add},
+		{"n", 1, Add}, {"s", int64(d), Add}, {"min", int64(d), Lower}, {"max", int64(d), Raise},
+	}
+	if !slices.Equal(fs, want) {
+		t.Errorf("fields %v, want %v", fs, want)
+	}
+	if k := m.Index(140*time.Millisecond) - lo; k >= 128 {
+		t.Errorf("140 ms is bin field %d, want below 128 as documented", k)
 	}
 }

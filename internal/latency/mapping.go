@@ -11,7 +11,7 @@ import (
 // Defaults for Config's zero fields.
 const (
 	DefaultAccuracy = 0.05
-	DefaultMin      = time.Microsecond
+	DefaultMin      = 10 * time.Microsecond
 	DefaultMax      = 10 * time.Minute
 )
 
@@ -67,7 +67,7 @@ type Mapping struct {
 	min, max time.Duration
 	lo, hi   int             // Index(min), Index(max)
 	reps     []time.Duration // Value(i) for lo ≤ i ≤ hi
-	names    []string        // i in decimal, the Redis field of bin i
+	names    []string        // i-lo in decimal, the Redis field of bin i
 }
 
 // NewMapping checks cfg, fills its zero fields and returns its Mapping.
@@ -103,7 +103,7 @@ func NewMapping(cfg Config) (*Mapping, error) {
 	m.lo, m.hi = m.index(cfg.Min), m.index(cfg.Max)
 	for i := m.lo; i <= m.hi; i++ {
 		m.reps = append(m.reps, time.Duration(math.Round(m.value(i))))
-		m.names = append(m.names, strconv.Itoa(i))
+		m.names = append(m.names, strconv.Itoa(i-m.lo))
 	}
 	return m, nil
 }

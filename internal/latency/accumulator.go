@@ -15,7 +15,7 @@ const maxStripes = 8
 // until a flusher takes them. Its counts are split in stripes, each a
 // fixed array of bins under its own mutex; a goroutine mostly records
 // into the stripe of its P, so cores rarely contend. Record costs one
-// uncontended lock, a logarithm and a few adds, and never allocates.
+// uncontended lock, the bin's index and a few adds, and never allocates.
 type Accumulator struct {
 	m       *Mapping
 	mask    uint32
@@ -73,7 +73,7 @@ func init() {
 // bin. Safe for concurrent use with Record and Take.
 func (a *Accumulator) Record(d time.Duration) {
 	d = max(d, 0)
-	slot := a.m.slot(d) // outside the lock: the logarithm is the slow part
+	slot := a.m.slot(d) // outside the lock
 	id := stripeIDs.Get().(*stripeID)
 	s := &a.stripes[id.n&a.mask]
 	s.mu.Lock()

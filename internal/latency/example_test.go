@@ -1,0 +1,54 @@
+package latency_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/pulse-dev/pulse/internal/latency"
+)
+
+func Example() {
+	m, err := latency.NewMapping(latency.Config{}) // 5 %, 10 µs to 10 min
+	if err != nil {
+		panic(err)
+	}
+	// Two instances record, each into its own accumulator.
+	a, b := latency.NewAccumulator(m), latency.NewAccumulator(m)
+	for i := 1; i <= 100; i++ {
+		a.Record(time.Duration(i) * time.Millisecond)
+		b.Record(time.Duration(i) * 2 * time.Millisecond)
+	}
+	// Each flush takes what its instance recorded; Redis adds the fields.
+	hash := map[string]int64{}
+	for _, acc := range []*latency.Accumulator{a, b} {
+		for _, f := range acc.Take().Fields() {
+			old, ok := hash[f.Name]
+			switch {
+			case !ok:
+				hash[f.Name] = f.Value
+			case f.Op == latency.Add:
+				hash[f.Name] = old + f.Value
+			case f.Op == latency.Lower:
+				hash[f.Name] = min(old, f.Value)
+			case f.Op == latency.Raise:
+				hash[f.Name] = max(old, f.Value)
+			}
+		}
+	}
+	// A reader decodes the bucket (HGETALL gives strings) and asks.
+	fields := map[string]string{}
+	for k, v := range hash {
+		fields[k] = fmt.Sprint(v)
+	}
+	h, err := latency.Decode(m, fields)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(h.Count(), h.Min(), h.Max(), h.Mean())
+	fmt.Println(h.Quantile(0.5), "(exact 67ms)")
+	fmt.Println(h.Quantile(0.99), "(exact 196ms)")
+	// Output:
+	// 200 1ms 200ms 75.75ms
+	// 70.229431ms (exact 67ms)
+	// 188.863153ms (exact 196ms)
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/ratelog"
 	"github.com/pulse-dev/pulse/internal/redisconn"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -85,7 +86,7 @@ type Cleaner struct {
 	afterPass    func(Stats, error)
 
 	router   *redisconn.Router
-	schema   timeseries.Schema
+	schema   series.Schema
 	interval time.Duration
 	samples  int
 	pageSize int
@@ -111,14 +112,15 @@ type Cleaner struct {
 // Pass to clean once, or Start or Run.
 func New(cfg Config) (*Cleaner, error) {
 	if r := cfg.Recorder; r != nil {
+		h := series.HandleOf(r)
 		if cfg.Pool == nil {
-			cfg.Pool = r.Pool()
+			cfg.Pool = h.Router.Pool()
 		}
 		if cfg.Schema.Prefix == "" && cfg.Schema.Precisions == nil {
-			cfg.Schema = r.Schema()
+			cfg.Schema = timeseries.Schema(h.Schema)
 		}
 		if cfg.Clock == nil {
-			cfg.Clock = r.Clock()
+			cfg.Clock = h.Clock
 		}
 	}
 	if cfg.Pool == nil {
@@ -127,7 +129,7 @@ func New(cfg Config) (*Cleaner, error) {
 	if cfg.Interval < 0 || cfg.Samples < 0 || cfg.PageSize < 0 {
 		return nil, errors.New("cleaner: negative Interval, Samples or PageSize")
 	}
-	schema, err := cfg.Schema.Normalize()
+	schema, err := series.Schema(cfg.Schema).Normalize()
 	if err != nil {
 		return nil, fmt.Errorf("cleaner: %w", err)
 	}
@@ -141,7 +143,7 @@ func New(cfg Config) (*Cleaner, error) {
 		cfg.PageSize = DefaultPageSize
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = timeseries.SystemClock
+		cfg.Clock = series.Wall{}
 	}
 	if cfg.OnError == nil {
 		cfg.OnError = ratelog.New("pulse: cleaner", time.Minute)
@@ -314,11 +316,11 @@ func (c *Cleaner) pass(ctx context.Context, st *Stats) error {
 		var cmds []redisconn.Cmd
 		var due []string
 		for _, m := range members {
-			p, _, ok := timeseries.ParseMember(m)
+			p, _, ok := series.ParseMember(m)
 			if !ok || !c.due(p, st.Pass) {
 				continue // not a Pulse series, or not its turn
 			}
-			cutoff := timeseries.BucketStart(now, p) - int64(c.samples-1)*int64(p)
+			cutoff := series.BucketStart(now, p) - int64(c.samples-1)*int64(p)
 			cmds = append(cmds, trimScript.Cmd([]string{c.schema.MemberKey(m)}, cutoff, c.samples))
 			due = append(due, m)
 		}

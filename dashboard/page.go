@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
+
+	"github.com/pulse-dev/pulse/internal/series"
 )
 
 //go:embed page.html
@@ -149,7 +151,7 @@ func newPageData(cfg Config, echarts *asset) (*pageData, error) {
 		Echarts:    echartsURL,
 	}
 	last := min(windowBuckets, cfg.MaxBuckets)
-	for _, p := range cfg.Store.Schema().Precisions {
+	for _, p := range series.HandleOf(cfg.Store).Schema.Precisions {
 		pc.Precisions = append(pc.Precisions, precisionView{Seconds: p, Label: humanSeconds(p), Last: last, Window: humanSeconds(p * last)})
 	}
 	// encoding/json escapes <, > and & inside strings, so no value can

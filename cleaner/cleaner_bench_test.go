@@ -10,6 +10,7 @@ import (
 
 	"github.com/pulse-dev/pulse/cleaner"
 	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -21,26 +22,26 @@ import (
 // Reported: round trips and Redis commands per pass (INFO commandstats,
 // commands run inside the scripts included), and fields deleted.
 func BenchmarkPass(b *testing.B) {
-	const series, fields, keep = 10000, 130, 120
+	const numSeries, fields, keep = 10000, 130, 120
 	srv := redistest.Start(b)
 	pool := srv.Pool()
-	schema, _ := timeseries.Schema{}.Normalize()
+	schema, _ := series.Schema{}.Normalize()
 	clock := timeseries.NewManualClock(t0)
 
 	conn := pool.Get()
 	defer conn.Close()
 	write := func(from, to int) {
-		for i := range series {
+		for i := range numSeries {
 			name := "GET /bench/" + strconv.Itoa(i)
 			for _, p := range schema.Precisions {
-				cur := timeseries.BucketStart(t0.Unix(), p)
+				cur := series.BucketStart(t0.Unix(), p)
 				args := []any{schema.CountKey(p, name)}
 				for j := from; j < to; j++ {
 					args = append(args, cur-int64(j)*int64(p), 1)
 				}
 				_ = conn.Send("HSET", args...)
 				if from == 0 {
-					_ = conn.Send("ZADD", schema.KnownKey(), 0, timeseries.Member(p, name))
+					_ = conn.Send("ZADD", schema.KnownKey(), 0, series.Member(p, name))
 				}
 			}
 			if i%200 == 199 {
@@ -72,8 +73,8 @@ func BenchmarkPass(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if want := series * len(schema.Precisions); st.Series != want || st.FieldsDeleted != int64(want*(fields-keep)) {
-			b.Fatalf("pass cleaned %d series and %d fields, want %d and %d", st.Series, st.FieldsDeleted, want, want*(fields-keep))
+		if want := numSeries * len(schema.Precisions); st.Series != want || st.FieldsDeleted != int64(want*(fields-keep)) {
+			b.Fatalf("pass cleaned %d numSeries and %d fields, want %d and %d", st.Series, st.FieldsDeleted, want, want*(fields-keep))
 		}
 		commands += commandCount(b, conn) - before - 1 // less the INFO itself
 		trips += int64(st.RoundTrips)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pulse-dev/pulse/cleaner"
 	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -48,7 +49,7 @@ func pass(t *testing.T, c *cleaner.Cleaner) cleaner.Stats {
 // buckets returns the starts of n buckets of precision p up to and
 // including now's, then of ahead buckets after it.
 func buckets(now time.Time, p, n, ahead int) []int64 {
-	cur := timeseries.BucketStart(now.Unix(), p)
+	cur := series.BucketStart(now.Unix(), p)
 	var out []int64
 	for i := -(n - 1); i <= ahead; i++ {
 		out = append(out, cur+int64(i)*int64(p))
@@ -65,7 +66,7 @@ func fill(srv *redistest.Server, prefix string, p int, name string, times []int6
 	if len(times) > 0 {
 		srv.Do("HSET", args...)
 	}
-	srv.Do("ZADD", prefix+"known:", 0, timeseries.Member(p, name))
+	srv.Do("ZADD", prefix+"known:", 0, series.Member(p, name))
 }
 
 func fields(t *testing.T, srv *redistest.Server, key string) []int64 {
@@ -124,7 +125,7 @@ func TestPassTrims(t *testing.T) {
 			if want := int64(tt.past + tt.ahead - len(tt.wantFields)); st.FieldsDeleted != want {
 				t.Errorf("stats say %d fields deleted, want %d", st.FieldsDeleted, want)
 			}
-			if listed := slices.Contains(known(t, srv, ""), timeseries.Member(tt.precision, "hits")); listed != tt.wantListed {
+			if listed := slices.Contains(known(t, srv, ""), series.Member(tt.precision, "hits")); listed != tt.wantListed {
 				t.Errorf("listed in known: = %v, want %v", listed, tt.wantListed)
 			}
 		})
@@ -170,7 +171,7 @@ func TestCadence(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := timeseries.NewManualClock(t0)
 	c := newCleaner(t, cleaner.Config{Pool: srv.Pool(), Clock: clock})
-	precisions := timeseries.DefaultPrecisions
+	precisions := series.DefaultPrecisions
 	// Which precisions each pass cleans, with the default one-minute interval.
 	want := map[int64][]int{
 		0:    precisions,
@@ -188,7 +189,7 @@ func TestCadence(t *testing.T) {
 		if check {
 			// A stale field in every series: only the due ones lose it.
 			for _, p := range precisions {
-				stale := timeseries.BucketStart(clock.Now().Unix(), p) - 500*int64(p)
+				stale := series.BucketStart(clock.Now().Unix(), p) - 500*int64(p)
 				fill(srv, "", p, "hits", []int64{stale, clock.Now().Unix()})
 			}
 		}

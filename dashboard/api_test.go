@@ -15,6 +15,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/dashboard"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -54,10 +55,10 @@ func TestCountersList(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := fmt.Sprint([]timeseries.SeriesInfo{
-		{Name: scriptName, Precisions: timeseries.DefaultPrecisions},
-		{Name: imgName, Precisions: timeseries.DefaultPrecisions},
-		{Name: routeName, Precisions: timeseries.DefaultPrecisions},
-		{Name: "hits", Precisions: timeseries.DefaultPrecisions},
+		{Name: scriptName, Precisions: series.DefaultPrecisions},
+		{Name: imgName, Precisions: series.DefaultPrecisions},
+		{Name: routeName, Precisions: series.DefaultPrecisions},
+		{Name: "hits", Precisions: series.DefaultPrecisions},
 	})
 	if fmt.Sprint(got.Counters) != want {
 		t.Errorf("counters = %v\nwant %s", got.Counters, want)
@@ -109,7 +110,7 @@ func TestSamples(t *testing.T) {
 
 func TestSamplesBadInput(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	long := strings.Repeat("x", timeseries.MaxNameLen+1)
+	long := strings.Repeat("x", series.MaxNameLen+1)
 	tests := []struct {
 		name, path string
 		status     int

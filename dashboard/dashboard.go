@@ -99,8 +99,8 @@ type Config struct {
 	// FlushInterval is the recorder's flush interval: api/health answers
 	// 503 when no flush succeeded for DefaultStaleFlushes intervals while
 	// hits are pending. By default it is what Health reports
-	// (timeseries.Health.FlushInterval), else
-	// timeseries.DefaultFlushInterval.
+	// (timeseries.Health.FlushInterval), else 1 s, the recorder's
+	// default.
 	FlushInterval time.Duration
 	// Logger receives the details of failures, which clients only see
 	// as a generic text (default slog.Default()).

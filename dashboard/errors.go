@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	entity "github.com/pulse-dev/pulse/internal/entityapi"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -21,13 +22,13 @@ func (e badRequest) Error() string { return string(e) }
 // details going to the log only.
 func (s *server) answerError(w http.ResponseWriter, r *http.Request, err error) {
 	var bad badRequest
-	var perr *timeseries.PrecisionError
+	var perr *series.PrecisionError
 	switch {
 	case errors.As(err, &bad):
 		jsonError(w, http.StatusBadRequest, bad.Error())
 	case errors.As(err, &perr):
 		jsonError(w, http.StatusBadRequest, fmt.Sprintf("precision %d is not kept; use one of %v", perr.Precision, perr.Valid))
-	case errors.Is(err, timeseries.ErrRangeTooLarge):
+	case errors.Is(err, series.ErrRangeTooLarge):
 		jsonError(w, http.StatusBadRequest, "range too large: ask for at most "+strconv.Itoa(s.cfg.MaxBuckets)+" buckets, or do not zero-fill")
 	case errors.Is(err, errBusy):
 		jsonError(w, http.StatusServiceUnavailable, "too many reads at once; try again")

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -33,7 +34,7 @@ func (s *server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	// one does not: ask Redis too.
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	pingErr := s.cfg.Store.Ping(ctx)
+	pingErr := s.store.Ping(ctx)
 	// Since the last flush that ended well, empty or not: hits that
 	// arrived after an idle spell are not late.
 	since := h.LastFlush
@@ -43,7 +44,7 @@ func (s *server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	if since.IsZero() || since.Before(s.started) {
 		since = s.started
 	}
-	interval := cmp.Or(s.cfg.FlushInterval, h.FlushInterval, timeseries.DefaultFlushInterval)
+	interval := cmp.Or(s.cfg.FlushInterval, h.FlushInterval, series.DefaultFlushInterval)
 	stale := time.Duration(DefaultStaleFlushes) * interval
 	switch {
 	case !h.RedisUp:
@@ -51,7 +52,7 @@ func (s *server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	case pingErr != nil:
 		s.cfg.Logger.Warn("pulse dashboard: health: redis does not answer", "err", pingErr)
 		resp.OK, resp.Problem = false, "redis does not answer"
-	case h.PendingHits > 0 && s.cfg.Store.Now().Sub(since) > stale:
+	case h.PendingHits > 0 && s.store.Now().Sub(since) > stale:
 		resp.OK, resp.Problem = false, fmt.Sprintf("no flush for more than %v while hits are pending", stale)
 	}
 	// The last error's text stays in the log: it may name hosts.

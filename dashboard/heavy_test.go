@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/redistest"
-	"github.com/pulse-dev/pulse/timeseries"
+	"github.com/pulse-dev/pulse/internal/series"
 )
 
 // heavyResult is what testdata/heavyreads prints.
@@ -48,11 +48,11 @@ func runHeavyReads(t *testing.T, srv *redistest.Server, env ...string) heavyResu
 // under 100 MiB RSS and answer within 2 s.
 func TestHeavyOverviewReads(t *testing.T) {
 	srv := redistest.Start(t)
-	schema := timeseries.Schema{}
+	schema := series.Schema{}
 	conn := srv.Pool().Get()
 	defer conn.Close()
-	current := timeseries.BucketStart(time.Now().Unix(), 5)
-	for i := range timeseries.DefaultMaxNames {
+	current := series.BucketStart(time.Now().Unix(), 5)
+	for i := range series.DefaultMaxNames {
 		name := fmt.Sprintf("GET /route/%04d", i)
 		args := []any{schema.CountKey(5, name)}
 		for b := range int64(130) { // more than the window: the read must pick
@@ -61,7 +61,7 @@ func TestHeavyOverviewReads(t *testing.T) {
 		if err := conn.Send("HSET", args...); err != nil {
 			t.Fatal(err)
 		}
-		if err := conn.Send("ZADD", "known:", 0, timeseries.Member(5, name)); err != nil {
+		if err := conn.Send("ZADD", "known:", 0, series.Member(5, name)); err != nil {
 			t.Fatal(err)
 		}
 	}

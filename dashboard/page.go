@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/opts"
+
+	"github.com/pulse-dev/pulse/internal/series"
 )
 
 //go:embed page.html
@@ -103,7 +105,7 @@ func newPageData(cfg Config, echarts *asset) (*pageData, error) {
 		ChartInit:  newChartInit(),
 	}
 	last := min(windowBuckets, cfg.MaxBuckets)
-	for _, p := range cfg.Store.Schema().Precisions {
+	for _, p := range series.HandleOf(cfg.Store).Schema.Precisions {
 		pc.Precisions = append(pc.Precisions, precisionView{Seconds: p, Label: humanSeconds(p), Last: last, Window: humanSeconds(p * last)})
 	}
 	// encoding/json escapes <, > and & inside strings, so no value can

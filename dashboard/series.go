@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -182,9 +183,9 @@ func (s *server) overview(q overviewQuery, names []string, windows map[string][]
 		totalOf[t.Name] = t.Total
 	}
 	charted := func(name string) seriesWindow {
-		return seriesWindow{Name: name, Total: totalOf[name], Samples: timeseries.FillZero(windows[name], q.precision, q.rng.From, q.rng.To)}
+		return seriesWindow{Name: name, Total: totalOf[name], Samples: series.FillZero(windows[name], q.precision, q.rng.From, q.rng.To)}
 	}
-	resp := overviewResponse{Precision: q.precision, From: q.rng.From, To: q.rng.To, Current: q.current, Now: s.cfg.Store.Now().Unix(),
+	resp := overviewResponse{Precision: q.precision, From: q.rng.From, To: q.rng.To, Current: q.current, Now: s.store.Now().Unix(),
 		Top: []seriesWindow{}, Pinned: []seriesWindow{}, Totals: totals}
 	for _, t := range totals {
 		if int64(len(resp.Top)) >= q.n || t.Total == 0 {

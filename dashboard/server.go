@@ -13,12 +13,14 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/pulse-dev/pulse/internal/dashguard"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/pulsehttp"
 )
 
 // server holds what every request needs.
 type server struct {
 	cfg     Config
+	store   series.Handle // cfg.Store's connections, schema and clock
 	page    *pageData
 	echarts *asset // nil: loaded from EchartsCDN
 	reads   chan struct{}
@@ -33,7 +35,8 @@ func newServer(cfg Config) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, reads: make(chan struct{}, cfg.ConcurrentReads), started: cfg.Store.Now()}
+	store := series.HandleOf(cfg.Store)
+	s := &server{cfg: cfg, store: store, reads: make(chan struct{}, cfg.ConcurrentReads), started: store.Now()}
 	switch {
 	case len(cfg.Echarts) > 0:
 		s.echarts = newAsset(echartsFile, cfg.Echarts)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pulse-dev/pulse/echov5"
 	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -59,7 +60,7 @@ func seriesCounts(t *testing.T, srv *redistest.Server, rec *timeseries.Recorder)
 	}
 	out := map[string]int64{}
 	for _, m := range members {
-		p, name, _ := timeseries.ParseMember(m)
+		p, name, _ := series.ParseMember(m)
 		if p == 86400 {
 			out[name] = srv.HashSum("count:" + m)
 		}

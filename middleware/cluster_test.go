@@ -11,6 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/middleware"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -42,7 +43,7 @@ func TestHitsExactOnCluster(t *testing.T) {
 	}
 	nodes := map[string]bool{}
 	for _, name := range []string{"hits", "GET /posts/:id", "status:2xx"} {
-		for _, p := range timeseries.DefaultPrecisions {
+		for _, p := range series.DefaultPrecisions {
 			key := fmt.Sprintf("count:%d:%s", p, name)
 			nodes[cl.MasterOf(key).Addr] = true
 			m, err := redis.Int64Map(cl.Do(t, key, "HGETALL", key), nil)
@@ -100,7 +101,7 @@ func TestHitsThroughFailoverOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"hits", "GET /posts/:id"} {
-		for _, p := range timeseries.DefaultPrecisions {
+		for _, p := range series.DefaultPrecisions {
 			key := fmt.Sprintf("count:%d:%s", p, name)
 			m, err := redis.Int64Map(cl.Do(t, key, "HGETALL", key), nil)
 			if err != nil {

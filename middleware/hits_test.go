@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 	echomw "github.com/labstack/echo/v4/middleware"
 	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/middleware"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -57,7 +58,7 @@ func seriesCounts(t *testing.T, srv *redistest.Server, rec *timeseries.Recorder)
 	}
 	out := map[string]int64{}
 	for _, m := range members {
-		p, name, _ := timeseries.ParseMember(m)
+		p, name, _ := series.ParseMember(m)
 		if p == 86400 {
 			out[name] = srv.HashSum("count:" + m)
 		}
@@ -180,7 +181,7 @@ func TestHitsSkipperAndSeriesName(t *testing.T) {
 	do("t0", false)
 	do("bad\x01name", false) // invalid: counted in hits only
 	got := seriesCounts(t, srv, rec)
-	want := map[string]int64{"hits": 13, "tenant:t0": 2, "tenant:t1": 1, "tenant:t2": 1, timeseries.DefaultOverflowName: 7}
+	want := map[string]int64{"hits": 13, "tenant:t0": 2, "tenant:t1": 1, "tenant:t2": 1, series.DefaultOverflowName: 7}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("series = %v, want %v", got, want)
 	}
@@ -248,7 +249,7 @@ func load(t *testing.T, url string, goroutines, perGoroutine int, during func(do
 
 func TestHitsExactUnderConcurrency(t *testing.T) {
 	srv := redistest.Start(t)
-	rec := recorder(t, srv, timeseries.Config{Schema: timeseries.Schema{Precisions: timeseries.DefaultPrecisions}})
+	rec := recorder(t, srv, timeseries.Config{Schema: timeseries.Schema{Precisions: series.DefaultPrecisions}})
 	e := forum(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
 	ts := httptest.NewServer(e)
 	defer ts.Close()
@@ -263,7 +264,7 @@ func TestHitsExactUnderConcurrency(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"hits", "GET /posts/:id", "status:2xx"} {
-		for _, p := range timeseries.DefaultPrecisions {
+		for _, p := range series.DefaultPrecisions {
 			if got := srv.HashSum(fmt.Sprintf("count:%d:%s", p, name)); got != 50000 {
 				t.Errorf("%s at precision %d: %d hits, want 50000", name, p, got)
 			}

@@ -3,17 +3,19 @@ package timeseries
 import (
 	"sync"
 	"time"
+
+	"github.com/pulse-dev/pulse/internal/series"
 )
 
-// Clock tells the time. Inject one to make bucket and cleaner code
-// deterministic in tests; nil means the system clock. A Recorder also
-// waits on it when it is a TimerClock.
+// Clock tells the time. Inject one to make buckets deterministic in
+// tests; nil means the system clock. A *ManualClock also times the
+// recorder's flushes.
 type Clock interface {
 	Now() time.Time
 }
 
-// Timer is the part of *time.Timer a Recorder uses.
-type Timer interface {
+// timer is the part of *time.Timer a Recorder uses.
+type timer interface {
 	C() <-chan time.Time
 	// Reset and Stop behave as those of *time.Timer since Go 1.23: no
 	// stale value is received after they return.
@@ -21,29 +23,28 @@ type Timer interface {
 	Stop() bool
 }
 
-// Ticker is the part of *time.Ticker a Recorder uses.
-type Ticker interface {
+// ticker is the part of *time.Ticker a Recorder uses.
+type ticker interface {
 	C() <-chan time.Time
 	Stop()
 }
 
-// TimerClock is a Clock that also makes the timers and tickers a Recorder
-// waits on, so that a test moving the clock moves those too. SystemClock
-// and *ManualClock are TimerClocks; a Recorder given a Clock that is not
-// waits on the system's timers.
-type TimerClock interface {
+// timerClock is a Clock that also makes the timers and tickers a Recorder
+// waits on, so that a test moving the clock moves those too. The system
+// clock and *ManualClock are timerClocks; a Recorder given any other
+// Clock waits on the system's timers.
+type timerClock interface {
 	Clock
-	NewTimer(d time.Duration) Timer
-	NewTicker(d time.Duration) Ticker
+	newTimer(d time.Duration) timer
+	newTicker(d time.Duration) ticker
 }
 
-type systemClock struct{}
+// systemClock is the wall clock, the one a nil Config.Clock means.
+type systemClock struct{ series.Wall }
 
-func (systemClock) Now() time.Time { return time.Now() }
+func (systemClock) newTimer(d time.Duration) timer { return sysTimer{time.NewTimer(d)} }
 
-func (systemClock) NewTimer(d time.Duration) Timer { return sysTimer{time.NewTimer(d)} }
-
-func (systemClock) NewTicker(d time.Duration) Ticker { return sysTicker{time.NewTicker(d)} }
+func (systemClock) newTicker(d time.Duration) ticker { return sysTicker{time.NewTicker(d)} }
 
 type sysTimer struct{ *time.Timer }
 
@@ -53,12 +54,9 @@ type sysTicker struct{ *time.Ticker }
 
 func (t sysTicker) C() <-chan time.Time { return t.Ticker.C }
 
-// SystemClock is the wall clock.
-var SystemClock Clock = systemClock{}
-
-// timerClock is c's timers, or the system's if c makes none.
-func timerClock(c Clock) TimerClock {
-	if tc, ok := c.(TimerClock); ok {
+// timersOf is c's timers, or the system's if c makes none.
+func timersOf(c Clock) timerClock {
+	if tc, ok := c.(timerClock); ok {
 		return tc
 	}
 	return nowOnly{c}
@@ -67,13 +65,13 @@ func timerClock(c Clock) TimerClock {
 // nowOnly gives a Clock that makes no timers the system's.
 type nowOnly struct{ Clock }
 
-func (nowOnly) NewTimer(d time.Duration) Timer { return systemClock{}.NewTimer(d) }
+func (nowOnly) newTimer(d time.Duration) timer { return systemClock{}.newTimer(d) }
 
-func (nowOnly) NewTicker(d time.Duration) Ticker { return systemClock{}.NewTicker(d) }
+func (nowOnly) newTicker(d time.Duration) ticker { return systemClock{}.newTicker(d) }
 
-// ManualClock is a Clock that moves only when told to. Its timers and
-// tickers fire when Set or Advance moves it to or past their time. Safe
-// for concurrent use.
+// ManualClock is a Clock that moves only when told to, for tests: given
+// as Config.Clock it stamps the hits and times the flushes, which run
+// when Advance moves it past a FlushInterval. Safe for concurrent use.
 type ManualClock struct {
 	mu     sync.Mutex
 	now    time.Time
@@ -98,15 +96,8 @@ func (c *ManualClock) Now() time.Time {
 	return c.now
 }
 
-// Set moves the clock to t, firing what falls due.
-func (c *ManualClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.fireLocked()
-	c.mu.Unlock()
-}
-
-// Advance moves the clock forward by d, firing what falls due.
+// Advance moves the clock by d, back when d is negative, and fires the
+// timers and tickers that fall due.
 func (c *ManualClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
@@ -114,12 +105,12 @@ func (c *ManualClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// NewTimer returns a timer that fires once the clock reaches d from now.
-func (c *ManualClock) NewTimer(d time.Duration) Timer { return c.arm(d, 0) }
+// newTimer returns a timer that fires once the clock reaches d from now.
+func (c *ManualClock) newTimer(d time.Duration) timer { return c.arm(d, 0) }
 
-// NewTicker returns a ticker that fires each time the clock passes
+// newTicker returns a ticker that fires each time the clock passes
 // another d; like a *time.Ticker it drops ticks a slow reader misses.
-func (c *ManualClock) NewTicker(d time.Duration) Ticker {
+func (c *ManualClock) newTicker(d time.Duration) ticker {
 	if d <= 0 {
 		panic("timeseries: non-positive interval for NewTicker")
 	}

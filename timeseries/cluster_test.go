@@ -13,6 +13,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
 	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -33,7 +34,7 @@ func clusterRecorder(t *testing.T, cfg timeseries.Config) (*redistest.Cluster, *
 // clusterSum adds up one series at one precision on the cluster.
 func clusterSum(t *testing.T, cl *redistest.Cluster, p int, name string) int64 {
 	t.Helper()
-	key := timeseries.Schema{}.CountKey(p, name)
+	key := series.Schema{}.CountKey(p, name)
 	m, err := redis.Int64Map(cl.Do(t, key, "HGETALL", key), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -47,11 +48,11 @@ func clusterSum(t *testing.T, cl *redistest.Cluster, p int, name string) int64 {
 
 func assertClusterSums(t *testing.T, cl *redistest.Cluster, name string, want int64) {
 	t.Helper()
-	for _, p := range timeseries.DefaultPrecisions {
+	for _, p := range series.DefaultPrecisions {
 		if got := clusterSum(t, cl, p, name); got != want {
 			t.Errorf("%s at precision %d sums to %d, want %d", name, p, got, want)
 		}
-		if cl.Do(t, "known:", "ZSCORE", "known:", timeseries.Member(p, name)) == nil {
+		if cl.Do(t, "known:", "ZSCORE", "known:", series.Member(p, name)) == nil {
 			t.Errorf("%s at precision %d is not listed in known:", name, p)
 		}
 	}
@@ -156,8 +157,8 @@ func TestClusterSlotMigrationMidTraffic(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	// Move the slot of every precision of "hits" while hits keep coming,
 	// key by key, so flushes meet ASK and TRYAGAIN as well as MOVED.
-	for _, p := range timeseries.DefaultPrecisions {
-		key := timeseries.Schema{}.CountKey(p, "hits")
+	for _, p := range series.DefaultPrecisions {
+		key := series.Schema{}.CountKey(p, "hits")
 		from := cl.MasterOf(key)
 		cl.MigrateSlotSlowly(t, redisc.Slot(key), otherMaster(t, cl, from), 20*time.Millisecond)
 	}
@@ -255,7 +256,7 @@ func TestClusterWrongTypeKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertClusterSums(t, cl, "hits", 30)
-	for _, p := range timeseries.DefaultPrecisions[:5] {
+	for _, p := range series.DefaultPrecisions[:5] {
 		if got := clusterSum(t, cl, p, "unmatched"); got != 30 {
 			t.Errorf("unmatched at %d: %d, want 30", p, got)
 		}
@@ -275,15 +276,15 @@ func TestClusterPing(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := store.Ping(ctx); err != nil {
+	if err := series.HandleOf(store).Ping(ctx); err != nil {
 		t.Fatalf("healthy cluster: %v", err)
 	}
-	owner := cl.MasterOf(timeseries.Schema{}.KnownKey())
+	owner := cl.MasterOf(series.Schema{}.KnownKey())
 	owner.Pause()
 	defer owner.Resume()
 	short, cancelShort := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancelShort()
-	if err := store.Ping(short); err == nil {
+	if err := series.HandleOf(store).Ping(short); err == nil {
 		t.Error("Ping answered while the known set's node was paused")
 	}
 }

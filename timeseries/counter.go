@@ -15,7 +15,8 @@ const (
 	numShards = 8
 )
 
-// Counter is one series. Its Inc is an atomic add on the slot of the
+// Counter is one series, made by Recorder.Counter and counted by
+// Recorder.Record or Inc. Either is an atomic add on the slot of the
 // current second in one of several stripes, so that cores recording at
 // once rarely write the same cache line: no lock, no allocation, no Redis.
 type Counter struct {
@@ -39,10 +40,7 @@ type slot struct {
 
 const emptySlot = math.MinInt64
 
-// Name is the series name.
-func (c *Counter) Name() string { return c.name }
-
-// Inc records one hit now.
+// Inc records one hit now: r.Record(c) for the recorder r that made c.
 func (c *Counter) Inc() { c.rec.Record(c) }
 
 // stripe names one of the numShards stripes of every Counter.

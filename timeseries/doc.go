@@ -1,5 +1,124 @@
 // Package timeseries counts hits in Redis time series at several
-// precisions, in the "Redis in Action" counter design.
+// precisions, in the "Redis in Action" counter design, and reads them
+// back.
+//
+// # Pool
+//
+// A Recorder and a Store talk to Redis through a Pool: a redigo
+// *redis.Pool for one server, or a *redisc.Cluster for Redis Cluster. The
+// application creates it, gives it short timeouts (a Redis outage then
+// costs a flush a bounded wait) and closes it last:
+//
+//	pool := &redis.Pool{MaxIdle: 8, DialContext: func(ctx context.Context) (redis.Conn, error) {
+//		return redis.DialURLContext(ctx, "redis://127.0.0.1:6379/0", redis.DialConnectTimeout(time.Second),
+//			redis.DialReadTimeout(2*time.Second), redis.DialWriteTimeout(2*time.Second))
+//	}}
+//	defer pool.Close()
+//
+// # Recorder
+//
+// NewRecorder checks its Config and starts a background flusher:
+//
+//	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool})
+//	if err != nil {
+//		return err
+//	}
+//	defer rec.Close(ctx) // writes what is pending
+//
+// Zero Config fields take their defaults: no key prefix and six
+// precisions (5 s, 1 min, 5 min, 1 h, 5 h, 1 day; see Schema), a flush
+// every second bounded by 2 s, at most 1000 series names, hits kept 15
+// minutes while Redis is unreachable, the system clock, and errors logged
+// with log/slog at most once every 10 s.
+//
+// # Counters and Record
+//
+// A Counter is one series. Get it once, at start or the first time a name
+// is seen; the name is checked there (valid UTF-8, 1 to 200 bytes, no
+// control characters), not on every hit:
+//
+//	hits, err := rec.Counter("hits")
+//	if err != nil {
+//		return err
+//	}
+//	posts, err := rec.Counter("GET /posts/:id")
+//
+// Then each request records one hit in each of its series, stamped with
+// the clock once:
+//
+//	rec.Record(hits, posts) // hits.Inc() counts one series alone
+//
+// Record adds to a per-second slot of each Counter with one atomic add:
+// the request path never talks to Redis and does not allocate. Past
+// Config.MaxNames distinct names, Counter returns the series
+// Config.OverflowName ("overflow") for every new name, so whatever clients
+// send the number of keys stays bounded; Health.OverflowNames counts the
+// names folded.
+//
+// # Flush and Close
+//
+// Every Config.FlushInterval the flusher writes what was recorded. Flush
+// writes it now, ignoring any retry backoff, and returns the error of
+// that attempt; a test calls it before reading:
+//
+//	if err := rec.Flush(ctx); err != nil {
+//		return err
+//	}
+//
+// Close stops the flusher and writes everything pending, retrying until
+// ctx ends: call it on graceful shutdown, after the server has stopped.
+// With Config.SpillDir set, what Close cannot write before ctx ends goes
+// to a file there, and the next Recorder started with that directory
+// sends it first. With Config.WriteThrough, Record itself writes before it
+// returns (requests arriving together share one write): no loss window,
+// one round trip per request.
+//
+// # Reading with Store
+//
+// A Store reads what Recorders wrote. Recorder.Store gives one with the
+// recorder's pool, schema and clock; a process that only reads (a
+// dashboard of its own) calls NewStore with the recorders' schema:
+//
+//	store := rec.Store() // or timeseries.NewStore(pool, timeseries.Schema{}, nil)
+//	infos, err := store.Series(ctx) // [{hits [5 60 300 3600 18000 86400]} ...]
+//	now := time.Now().Unix()
+//	samples, err := store.Samples(ctx, "hits", 60, timeseries.Range{From: now - 3600, To: now, FillZero: true})
+//	windows, err := store.SamplesMany(ctx, []string{"hits", "GET /posts/:id"}, 60, timeseries.Range{From: now - 3600, To: now})
+//
+// Samples are sorted by time, compared as numbers, never as strings; a
+// Sample's Time is its bucket's start in unix seconds. FillZero gives one
+// sample per bucket, missing ones as zero, as a chart draws them, up to
+// 20000 buckets. A series not in the known set is ErrUnknownSeries; a
+// precision the schema does not have is an error too. SamplesMany reads
+// many series in one round trip, leaving out the unknown ones; with both
+// ends of the range set it fetches only the range's buckets (up to 4096
+// of them), so a chart costs the same however long the hashes grew.
+//
+// # Health
+//
+// Health is a snapshot for status pages and probes (package dashboard
+// serves it as JSON at api/health):
+//
+//	h := rec.Health()
+//	if !h.RedisUp {
+//		log.Printf("redis: %s; %d hits waiting", h.LastError, h.PendingHits)
+//	}
+//
+// Totals gives the hits each series recorded in this process since start,
+// written or not, for exporters (package promexport serves them to
+// Prometheus).
+//
+// # Testing
+//
+// A ManualClock moves only when told to. Given as Config.Clock it stamps
+// the hits and also times the flusher, whose flushes then run when
+// Advance moves it past a FlushInterval:
+//
+//	clock := timeseries.NewManualClock(time.Unix(1700000000, 0))
+//	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool, Clock: clock})
+//	...
+//	rec.Record(hits)
+//	clock.Advance(5 * time.Second) // the next hit lands in the next 5 s bucket
 //
 // # Keys
 //
@@ -10,36 +129,31 @@
 // both; with no prefix the keys are exactly those of the original design,
 // so existing readers and cleaners keep working.
 //
-// # Recording
+// # Units
 //
-// A Recorder hands out one *Counter per series name; names are checked
-// when the Counter is made, and a cap (Config.MaxNames) folds names past
-// it into one overflow series, so whatever clients send the key count
-// stays bounded. Record adds to a per-second slot of each Counter with one
-// atomic add: the request path never talks to Redis and does not allocate.
+// A hit is one request counted in one series: a request counted in the
+// series hits, GET /posts/:id and status:2xx is three hits. Each hit is
+// written as one increment per precision. Health.PendingHits and
+// DroppedHits count hits (increments divided by the precisions, rounded
+// up, so a hit lost at one precision of six counts as one);
+// DroppedIncrements counts the increments themselves.
 //
-// Every Config.FlushInterval, timed by Config.Clock (a test moves a
-// ManualClock to run it), a background flusher turns the counts of each
-// second into per-bucket deltas for every precision and writes them with
-// a small Lua script per batch, sent as EVALSHA (EVAL only when the server
-// answers NOSCRIPT), all batches in one pipeline per server. On one server
-// a batch's HINCRBYs and its ZADDs to known: happen atomically in the
-// script. On a Redis Cluster a script may only touch keys of one hash
-// slot, so batches are made per slot and pipelined per node, and the
-// series are listed in known: by a ZADD sent once their counts landed: a
-// hash is always written before it is listed (package cleaner relies on
-// that order).
+// # Flushing
+//
+// A flush turns the counts of each second into per-bucket deltas for
+// every precision and writes them with a small Lua script per batch, sent
+// as EVALSHA (EVAL only when the server answers NOSCRIPT), all batches in
+// one pipeline per server. On one server a batch's HINCRBYs and its ZADDs
+// to known: happen atomically in the script.
 //
 // # Exactly once
 //
 // Each batch carries a sequence number and names a marker key; Redis keeps
 // in the marker the highest number applied, and refuses a batch at or
-// below it. On a cluster there is one marker per slot, named with a hash
-// tag that lands it in that slot (pulse:flushed:<instance>:{<tag>}), so a
-// batch and its marker move together when the slot migrates. At most one
-// batch per marker is in flight: a batch that failed is sent again, as it
-// is, before anything newer of its slot, so a later batch can never land
-// before an earlier one and make it be refused.
+// below it, so a flush is idempotent. At most one batch per marker is in
+// flight: a batch that failed is sent again, as it is, before anything
+// newer of its marker, so a later batch can never land before an earlier
+// one and make it be refused.
 //
 // When a send fails after it may have reached Redis (a timeout, a lost
 // connection), only Redis knows whether it was applied, so the same batch
@@ -50,7 +164,9 @@
 // with newer ones.
 //
 // Several processes recording the same name into one Redis sum exactly:
-// HINCRBY adds, and each Recorder has its own markers.
+// HINCRBY adds, and each Recorder has its own markers
+// (pulse:flushed:<instance>, expiring 2 × MaxPendingAge, at least 1 h,
+// after its last flush).
 //
 // # Error replies
 //
@@ -67,47 +183,40 @@
 //     named once in the log. Other series, and the other precisions of
 //     the same series, are not held back.
 //
-// On a cluster a MOVED, ASK, TRYAGAIN or lost node makes the recorder read
-// the slot map again; the batches of a slot being migrated wait for it to
-// settle. With Config.WaitReplicas set, every node's pipeline ends with
-// WAIT, and a batch counts as written only once that many replicas have
-// it, so a master killed right after a flush loses no hit.
-//
 // # Redis down or slow
 //
-// Recording never blocks or fails. A failed flush keeps its hits in memory
+// Recording never fails, and outside write-through mode never waits on
+// Redis. A failed flush keeps its hits in memory
 // and retries with backoff (from FlushInterval doubling to 30 s). Hits
-// older than Config.MaxPendingAge (default 15 min) are dropped and counted
-// in Health.DroppedHits. Errors go to Config.OnError, by default a
-// rate-limited log/slog line. Give the pool short dial, read and write
-// timeouts; one flush is also bounded by Config.FlushTimeout.
+// older than Config.MaxPendingAge are dropped and counted in
+// Health.DroppedHits. Errors go to Config.OnError. One flush is bounded by
+// Config.FlushTimeout. In write-through mode, while Redis fails, Record
+// returns at once and the hits wait for the background flusher.
 //
-// In write-through mode (Config.WriteThrough) Record runs a flush at once
-// and returns when it is done (calls made meanwhile share the next one),
-// through the same idempotent path: no loss window, a round trip per
-// request. While Redis fails, Record returns at once and the hits wait for
-// the background flusher.
+// # Spill
 //
-// Close flushes everything pending: call it on graceful shutdown. With
-// Config.SpillDir set, what Close cannot write before its context ends is
-// written to a file there (batches with their markers and numbers, and a
-// checksum) and Close returns nil; the next Recorder started with that
-// directory sends the file first, once, and removes it. A torn or foreign
-// file is renamed to end in .bad and reported, never half sent.
+// A spill file holds the batches Close could not send, each with its
+// marker and sequence number, and a checksum: the Recorder that sends
+// them later is refused by Redis for any batch that did land before, so
+// they are sent once whatever happened in between. The file is written
+// under a temporary name and renamed once complete, and removed once all
+// its batches are written. A torn or foreign file is renamed to end in
+// .bad and reported, never half sent.
 //
-// # Units
+// # Redis Cluster
 //
-// A hit is one request counted in one series: a request counted in the
-// series hits, GET /posts/:id and status:2xx is three hits. Each hit is
-// written as one increment per precision. Health.PendingHits and
-// DroppedHits count hits (increments divided by the precisions, rounded
-// up, so a hit lost at one precision of six counts as one);
-// DroppedIncrements counts the increments themselves.
+// On a cluster a script may only touch keys of one hash slot, so batches
+// are made per slot and pipelined per node, with one marker per slot,
+// named with a hash tag that lands it in that slot
+// (pulse:flushed:<instance>:{<tag>}), so a batch and its marker move
+// together when the slot migrates. The series are listed in known: by a
+// ZADD sent once their counts landed: a hash is always written before it
+// is listed (package cleaner relies on that order).
 //
-// # Reading
-//
-// A Store reads what Recorders wrote (Recorder.Store gives one with the
-// recorder's pool, schema and clock): the list of known series, and one
-// series at one precision as samples sorted by time (numerically, never as
-// strings), optionally over [from, to] and zero-filled for charts.
+// A MOVED, ASK, TRYAGAIN or lost node makes the recorder read the slot
+// map again; the batches of a slot being migrated wait for it to settle.
+// With Config.WaitReplicas set, every node's pipeline ends with WAIT, and
+// a batch counts as written only once that many replicas have it, so a
+// master killed right after a flush loses no hit. The store pipelines its
+// reads per node.
 package timeseries

@@ -38,16 +38,3 @@ func ExampleRecorder() {
 	// 5 [{1700000000 2} {1700000005 1}]
 	// 60 [{1699999980 3}]
 }
-
-// FillZero turns the sparse samples Redis keeps into one point per
-// bucket, as a chart draws them; a sample off a bucket start is skipped.
-func ExampleFillZero() {
-	samples := []timeseries.Sample{{Time: 60, Count: 3}, {Time: 77, Count: 9}, {Time: 180, Count: 1}}
-	for _, s := range timeseries.FillZero(samples, 60, 30, 200) {
-		fmt.Println(s.Time, s.Count)
-	}
-	// Output:
-	// 60 3
-	// 120 0
-	// 180 1
-}

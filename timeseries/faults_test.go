@@ -14,6 +14,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -128,7 +129,7 @@ func TestWrongTypeKeyDropsOnlyItsIncrements(t *testing.T) {
 			}
 			flush(t, r)
 			assertSums(t, srv, "", "hits", 50)
-			for _, p := range timeseries.DefaultPrecisions[:5] {
+			for _, p := range series.DefaultPrecisions[:5] {
 				key := fmt.Sprintf("count:%d:unmatched", p)
 				if got := srv.HashSum(key); got != 50 {
 					t.Errorf("%s sums to %d, want 50", key, got)

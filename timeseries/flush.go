@@ -139,19 +139,19 @@ func untilNextSecond(t time.Time) time.Duration {
 func (r *Recorder) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
-	flushes := r.timers.NewTicker(r.interval)
-	var second Timer
+	flushes := r.timers.newTicker(r.interval)
+	var second timer
 	if r.coarseClock {
 		now := r.clock.Now()
 		r.nowSec.Store(now.Unix())
-		second = r.timers.NewTimer(untilNextSecond(now))
+		second = r.timers.newTimer(untilNextSecond(now))
 	}
 	go r.loop(ctx, flushes, second)
 }
 
 // loop runs the flushes on each tick and, with a coarse clock, keeps
 // nowSec current.
-func (r *Recorder) loop(ctx context.Context, flushes Ticker, second Timer) {
+func (r *Recorder) loop(ctx context.Context, flushes ticker, second timer) {
 	defer close(r.done)
 	defer flushes.Stop()
 	var secondC <-chan time.Time

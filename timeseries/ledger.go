@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math/bits"
 	"slices"
+
+	"github.com/pulse-dev/pulse/internal/series"
 )
 
 // seriesKeys are one series' count key, known-set member and flush group
@@ -20,7 +22,7 @@ type seriesKeys struct {
 // that make each batch land once. It does no I/O and takes no lock: the
 // Recorder's mutex guards it.
 type ledger struct {
-	schema   Schema
+	schema   series.Schema
 	allDue   uint32 // one bit per precision
 	maxAge   int64  // seconds a hit may wait; older ones are dropped
 	markerOf func(group int) string
@@ -37,7 +39,7 @@ type ledger struct {
 	dropped     int64 // increments that will never reach Redis
 }
 
-func newLedger(schema Schema, maxAge int64, markerOf func(group int) string) *ledger {
+func newLedger(schema series.Schema, maxAge int64, markerOf func(group int) string) *ledger {
 	return &ledger{
 		schema:      schema,
 		allDue:      1<<len(schema.Precisions) - 1,
@@ -170,7 +172,7 @@ func (r *roundBuilder) takeEntry(k pendingKey, n int64) (left uint32) {
 		if bl == nil {
 			continue
 		}
-		dk := deltaKey{counter: k.counter, prec: int8(i), bucket: BucketStart(k.sec, prec)}
+		dk := deltaKey{counter: k.counter, prec: int8(i), bucket: series.BucketStart(k.sec, prec)}
 		if !bl.add(dk, s.keys[i], s.members[i], n) {
 			r.leftover = true // the next round takes the rest
 			continue

@@ -5,18 +5,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pulse-dev/pulse/internal/series"
 )
 
 // testLedger is a ledger over series s0, s1, ... whose count key at
 // precision i is in flush group groups[s][i]; a group's marker is "m<g>".
 func testLedger(precisions []int, groups ...[]int) *ledger {
-	l := newLedger(Schema{Precisions: precisions}, 600, func(g int) string { return fmt.Sprintf("m%d", g) })
+	l := newLedger(series.Schema{Precisions: precisions}, 600, func(g int) string { return fmt.Sprintf("m%d", g) })
 	for s, gs := range groups {
 		var k seriesKeys
 		for i, p := range precisions {
 			name := fmt.Sprintf("s%d", s)
 			k.keys = append(k.keys, fmt.Sprintf("count:%d:%s", p, name))
-			k.members = append(k.members, Member(p, name))
+			k.members = append(k.members, series.Member(p, name))
 			k.groups = append(k.groups, gs[i])
 		}
 		l.addSeries(k)

@@ -13,20 +13,15 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/ratelog"
 	"github.com/pulse-dev/pulse/internal/redisconn"
+	"github.com/pulse-dev/pulse/internal/series"
 )
 
 // Pool hands out Redis connections: a *redis.Pool for one server, or a
 // *redisc.Cluster for Redis Cluster. The caller owns it.
 type Pool = redisconn.Pool
 
-// Defaults for Config's zero fields.
 const (
-	DefaultFlushInterval = time.Second
-	DefaultFlushTimeout  = 2 * time.Second
-	DefaultMaxNames      = 1000
-	DefaultOverflowName  = "overflow"
-	DefaultMaxPendingAge = 15 * time.Minute
-	maxBackoff           = 30 * time.Second
+	maxBackoff = 30 * time.Second
 	// maxBatchDeltas bounds one flush script, so that catching up after a
 	// long outage does not stall Redis with one huge call.
 	maxBatchDeltas = 8192
@@ -63,15 +58,17 @@ type Config struct {
 	// names fold into the series OverflowName, so the key count stays
 	// bounded whatever clients send.
 	MaxNames int
-	// OverflowName is the series that takes hits of names over the cap.
+	// OverflowName is the series that takes hits of names over the cap
+	// (default "overflow").
 	OverflowName string
 	// MaxPendingAge bounds how long hits are kept in memory while Redis is
 	// unreachable (default 15 min). Older hits are dropped and counted in
 	// Health.DroppedHits.
 	MaxPendingAge time.Duration
 	// Clock stamps hits and times retries; nil means the system clock.
-	// If it is a TimerClock, as SystemClock and *ManualClock are, the
-	// flush ticker and Close's pause between attempts run on it too.
+	// With a *ManualClock the flush ticker and Close's pause between
+	// attempts run on it too; with any other Clock they run on the
+	// system's timers.
 	Clock Clock
 	// OnError receives flush errors; nil logs them with log/slog, at most
 	// one line every 10 s.
@@ -82,7 +79,7 @@ type Config struct {
 // background. All methods are safe for concurrent use.
 type Recorder struct {
 	router        *redisconn.Router
-	schema        Schema
+	schema        series.Schema
 	clock         Clock
 	interval      time.Duration
 	timeout       time.Duration
@@ -108,7 +105,7 @@ type Recorder struct {
 	// the time costs more than the rest of Record together.
 	nowSec      atomic.Int64
 	coarseClock bool
-	timers      TimerClock // the clock's, for the flusher's waits
+	timers      timerClock // the clock's, for the flusher's waits
 
 	flushMu sync.Mutex // one flush at a time
 	refused atomic.Int64
@@ -122,7 +119,7 @@ type Recorder struct {
 // to stop it and write what is pending. With Config.SpillDir set, hits a
 // previous Recorder spilled there are sent first.
 func NewRecorder(cfg Config) (*Recorder, error) {
-	coarse := cfg.Clock == nil || cfg.Clock == SystemClock
+	coarse := cfg.Clock == nil || cfg.Clock == Clock(systemClock{})
 	cfg, schema, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -148,7 +145,7 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 		unlisted:      map[string]struct{}{},
 		done:          make(chan struct{}),
 		coarseClock:   coarse,
-		timers:        timerClock(cfg.Clock),
+		timers:        timersOf(cfg.Clock),
 	}
 	r.ledger = newLedger(schema, r.maxPendingAge, r.markerFor)
 	r.status.health.RedisUp = true
@@ -163,27 +160,27 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 }
 
 // withDefaults checks cfg and fills its zero fields.
-func (cfg Config) withDefaults() (Config, Schema, error) {
+func (cfg Config) withDefaults() (Config, series.Schema, error) {
 	if cfg.Pool == nil {
-		return cfg, Schema{}, errors.New("timeseries: Config.Pool is nil")
+		return cfg, series.Schema{}, errors.New("timeseries: Config.Pool is nil")
 	}
-	schema, err := cfg.Schema.withDefaults()
+	schema, err := series.Schema(cfg.Schema).Normalize()
 	if err != nil {
 		return cfg, schema, err
 	}
 	if cfg.FlushInterval < 0 || cfg.FlushTimeout < 0 || cfg.MaxNames < 0 || cfg.MaxPendingAge < 0 || cfg.WaitReplicas < 0 {
 		return cfg, schema, errors.New("timeseries: negative FlushInterval, FlushTimeout, MaxNames, MaxPendingAge or WaitReplicas")
 	}
-	cfg.FlushInterval = cmp.Or(cfg.FlushInterval, DefaultFlushInterval)
-	cfg.FlushTimeout = cmp.Or(cfg.FlushTimeout, DefaultFlushTimeout)
-	cfg.MaxNames = cmp.Or(cfg.MaxNames, DefaultMaxNames)
-	cfg.OverflowName = cmp.Or(cfg.OverflowName, DefaultOverflowName)
-	if err := ValidateName(cfg.OverflowName); err != nil {
+	cfg.FlushInterval = cmp.Or(cfg.FlushInterval, series.DefaultFlushInterval)
+	cfg.FlushTimeout = cmp.Or(cfg.FlushTimeout, series.DefaultFlushTimeout)
+	cfg.MaxNames = cmp.Or(cfg.MaxNames, series.DefaultMaxNames)
+	cfg.OverflowName = cmp.Or(cfg.OverflowName, series.DefaultOverflowName)
+	if err := series.ValidateName(cfg.OverflowName); err != nil {
 		return cfg, schema, fmt.Errorf("timeseries: OverflowName: %w", err)
 	}
-	cfg.MaxPendingAge = cmp.Or(cfg.MaxPendingAge, DefaultMaxPendingAge)
+	cfg.MaxPendingAge = cmp.Or(cfg.MaxPendingAge, series.DefaultMaxPendingAge)
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock
+		cfg.Clock = systemClock{}
 	}
 	if cfg.OnError == nil {
 		cfg.OnError = ratelog.New("pulse: recorder", 10*time.Second)
@@ -191,17 +188,11 @@ func (cfg Config) withDefaults() (Config, Schema, error) {
 	return cfg, schema, nil
 }
 
-// Schema returns the recorder's schema with defaults filled in.
-func (r *Recorder) Schema() Schema { return r.schema }
-
-// Pool returns the pool the recorder writes through.
-func (r *Recorder) Pool() Pool { return r.router.Pool() }
-
 // Counter returns the series called name, creating it on first use. Names
 // are checked here, once, not per hit. Past Config.MaxNames distinct names
 // it returns the overflow series and counts the refusal.
 func (r *Recorder) Counter(name string) (*Counter, error) {
-	if err := ValidateName(name); err != nil {
+	if err := series.ValidateName(name); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
@@ -226,7 +217,7 @@ func (r *Recorder) newCounterLocked(name string) *Counter {
 	for _, p := range r.schema.Precisions {
 		key := r.schema.CountKey(p, name)
 		s.keys = append(s.keys, key)
-		s.members = append(s.members, Member(p, name))
+		s.members = append(s.members, series.Member(p, name))
 		s.groups = append(s.groups, r.groupOf(key))
 	}
 	c := &Counter{rec: r, id: r.ledger.addSeries(s), name: name}
@@ -337,7 +328,7 @@ const closeRetryWait = 100 * time.Millisecond
 
 // sleep waits d on the clock; false means ctx ended first.
 func (r *Recorder) sleep(ctx context.Context, d time.Duration) bool {
-	t := r.timers.NewTimer(d)
+	t := r.timers.newTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -346,6 +337,3 @@ func (r *Recorder) sleep(ctx context.Context, d time.Duration) bool {
 		return true
 	}
 }
-
-// Clock returns the recorder's clock.
-func (r *Recorder) Clock() Clock { return r.clock }

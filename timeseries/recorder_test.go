@@ -13,6 +13,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -51,7 +52,7 @@ func mustCounter(t *testing.T, r *timeseries.Recorder, name string) *timeseries.
 func sums(t *testing.T, srv *redistest.Server, prefix, name string) map[int]int64 {
 	t.Helper()
 	out := map[int]int64{}
-	for _, p := range timeseries.DefaultPrecisions {
+	for _, p := range series.DefaultPrecisions {
 		m, err := redis.Int64Map(srv.Do("HGETALL", fmt.Sprintf("%scount:%d:%s", prefix, p, name)), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -211,22 +212,22 @@ func TestNameCapFoldsIntoOverflow(t *testing.T) {
 	}
 	flush(t, r)
 	for i := 0; i < 3; i++ {
-		if cs[i].Name() != fmt.Sprintf("route-%d", i) {
-			t.Errorf("counter %d named %q, want its own name", i, cs[i].Name())
+		if timeseries.CounterName(cs[i]) != fmt.Sprintf("route-%d", i) {
+			t.Errorf("counter %d named %q, want its own name", i, timeseries.CounterName(cs[i]))
 		}
 	}
 	for i := 3; i < 10; i++ {
-		if cs[i].Name() != timeseries.DefaultOverflowName {
-			t.Errorf("counter %d named %q, want the overflow series", i, cs[i].Name())
+		if timeseries.CounterName(cs[i]) != series.DefaultOverflowName {
+			t.Errorf("counter %d named %q, want the overflow series", i, timeseries.CounterName(cs[i]))
 		}
 	}
-	assertSums(t, srv, "", timeseries.DefaultOverflowName, 7)
+	assertSums(t, srv, "", series.DefaultOverflowName, 7)
 	h := r.Health()
 	if h.OverflowNames != 7 || h.Series != 3 {
 		t.Errorf("health = %+v, want 7 refused names and 3 series", h)
 	}
 	// A name already admitted is still its own series after the cap.
-	if c := mustCounter(t, r, "route-1"); c.Name() != "route-1" {
+	if c := mustCounter(t, r, "route-1"); timeseries.CounterName(c) != "route-1" {
 		t.Errorf("route-1 folded after the cap was reached")
 	}
 	if _, err := r.Counter("bad\nname"); err == nil {
@@ -426,11 +427,11 @@ func TestFlushCommandBudget(t *testing.T) {
 				total += n
 			}
 		}
-		budget := 2 * len(names) * len(timeseries.DefaultPrecisions)
+		budget := 2 * len(names) * len(series.DefaultPrecisions)
 		if total > budget {
 			t.Errorf("%d hits: flush ran %d Redis commands, budget %d\n%s", hits, total, budget, info)
 		}
-		t.Logf("%d hits per series: %d commands for %d series×precisions", hits, total, len(names)*len(timeseries.DefaultPrecisions))
+		t.Logf("%d hits per series: %d commands for %d series×precisions", hits, total, len(names)*len(series.DefaultPrecisions))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -54,26 +55,26 @@ func BenchmarkScale(b *testing.B) {
 	}
 	b.Run("memory", func(b *testing.B) {
 		srv := redistest.Start(b)
-		const series = 500
+		const numSeries = 500
 		now := time.Now().Unix()
-		for i := range series {
+		for i := range numSeries {
 			name := fmt.Sprintf("GET /api/v1/items/:id/%d", i)
-			for _, p := range timeseries.DefaultPrecisions {
-				key := timeseries.Schema{}.CountKey(p, name)
+			for _, p := range series.DefaultPrecisions {
+				key := series.Schema{}.CountKey(p, name)
 				args := []any{key}
 				for j := range 120 {
 					// Realistic counts: a few hundred per bucket.
-					args = append(args, timeseries.BucketStart(now, p)-int64(j*p), 100+j*7)
+					args = append(args, series.BucketStart(now, p)-int64(j*p), 100+j*7)
 				}
 				srv.Do("HSET", args...)
-				srv.Do("ZADD", "known:", 0, timeseries.Member(p, name))
+				srv.Do("ZADD", "known:", 0, series.Member(p, name))
 			}
 		}
 		var hashes int64
-		for i := range series {
+		for i := range numSeries {
 			name := fmt.Sprintf("GET /api/v1/items/:id/%d", i)
-			for _, p := range timeseries.DefaultPrecisions {
-				n, _ := redis.Int64(srv.Do("MEMORY", "USAGE", timeseries.Schema{}.CountKey(p, name), "SAMPLES", 0), nil)
+			for _, p := range series.DefaultPrecisions {
+				n, _ := redis.Int64(srv.Do("MEMORY", "USAGE", series.Schema{}.CountKey(p, name), "SAMPLES", 0), nil)
 				hashes += n
 			}
 		}
@@ -81,9 +82,9 @@ func BenchmarkScale(b *testing.B) {
 		enc, _ := redis.String(srv.Do("OBJECT", "ENCODING", "count:5:GET /api/v1/items/:id/0"), nil)
 		for range b.N {
 		}
-		b.ReportMetric(float64(hashes+known)/series, "B/series")
-		b.ReportMetric(float64(hashes)/series/6, "B/hash")
-		b.Logf("hash encoding %s; known: %d B for %d members", enc, known, series*6)
+		b.ReportMetric(float64(hashes+known)/numSeries, "B/series")
+		b.ReportMetric(float64(hashes)/numSeries/6, "B/hash")
+		b.Logf("hash encoding %s; known: %d B for %d members", enc, known, numSeries*6)
 	})
 	flushCost := func(b *testing.B, pool timeseries.Pool, reset func(), infos func() []string) {
 		const series = 200

@@ -1,124 +1,13 @@
 package timeseries
 
-import (
-	"errors"
-	"fmt"
-	"slices"
-	"strconv"
-	"strings"
-	"unicode"
-	"unicode/utf8"
-)
-
-// DefaultPrecisions are the bucket widths, in seconds, of the
-// "Redis in Action" counter design: 5 s, 1 min, 5 min, 1 h, 5 h, 1 day.
-var DefaultPrecisions = []int{5, 60, 300, 3600, 18000, 86400}
-
-// MaxPrecisions bounds the precisions of a schema.
-const MaxPrecisions = 16
-
-// MaxNameLen bounds a series name, in bytes.
-const MaxNameLen = 200
-
-// Schema names the Redis keys of a set of series. The zero value, after
-// Normalize fills defaults, gives exactly the keys of the original design:
-// hashes "count:<precision>:<name>" and the sorted set "known:".
+// Schema names the Redis keys of a set of series. The zero value gives
+// exactly the keys of the original design: hashes
+// "count:<precision>:<name>" and the sorted set "known:".
 type Schema struct {
 	// Prefix is put before every key, so several apps can share one Redis.
 	Prefix string
-	// Precisions are the bucket widths in seconds, each > 0, no repeats.
-	// Nil means DefaultPrecisions.
+	// Precisions are the bucket widths in seconds, each > 0, no repeats,
+	// at most 16. Nil means those of the "Redis in Action" design: 5 s,
+	// 1 min, 5 min, 1 h, 5 h and 1 day.
 	Precisions []int
-}
-
-// withDefaults returns s with nil fields set to their defaults and
-// precisions sorted, or an error saying what is wrong.
-func (s Schema) withDefaults() (Schema, error) {
-	if s.Precisions == nil {
-		s.Precisions = DefaultPrecisions
-	}
-	if len(s.Precisions) == 0 {
-		return s, errors.New("timeseries: no precisions")
-	}
-	if len(s.Precisions) > MaxPrecisions {
-		return s, fmt.Errorf("timeseries: %d precisions, at most %d", len(s.Precisions), MaxPrecisions)
-	}
-	ps := slices.Clone(s.Precisions)
-	slices.Sort(ps)
-	for i, p := range ps {
-		if p <= 0 {
-			return s, fmt.Errorf("timeseries: precision %d: must be > 0 seconds", p)
-		}
-		if i > 0 && ps[i-1] == p {
-			return s, fmt.Errorf("timeseries: precision %d listed twice", p)
-		}
-	}
-	s.Precisions = ps
-	return s, nil
-}
-
-// Normalize returns s with defaults filled in and precisions sorted.
-func (s Schema) Normalize() (Schema, error) { return s.withDefaults() }
-
-// HasPrecision reports whether p is one of the schema's precisions.
-func (s Schema) HasPrecision(p int) bool { return slices.Contains(s.Precisions, p) }
-
-// KnownKey is the sorted set that lists every series.
-func (s Schema) KnownKey() string { return s.Prefix + "known:" }
-
-// CountKey is the hash holding one series at one precision.
-func (s Schema) CountKey(precision int, name string) string {
-	return s.MemberKey(Member(precision, name))
-}
-
-// MemberKey is the hash of the series named by a known-set member, the
-// inverse of Member: CountKey(p, name) == MemberKey(Member(p, name)).
-func (s Schema) MemberKey(member string) string { return s.Prefix + "count:" + member }
-
-// Member is the member of the known set for one series at one precision.
-func Member(precision int, name string) string {
-	return strconv.Itoa(precision) + ":" + name
-}
-
-// ParseMember splits a known-set member into precision and name. Names may
-// contain colons; the precision never does.
-func ParseMember(m string) (precision int, name string, ok bool) {
-	i := strings.IndexByte(m, ':')
-	if i <= 0 {
-		return 0, "", false
-	}
-	p, err := strconv.Atoi(m[:i])
-	if err != nil || p <= 0 {
-		return 0, "", false
-	}
-	return p, m[i+1:], true
-}
-
-// BucketStart is the start, in unix seconds, of the bucket of width
-// precision that holds unix second t: floor(t/p)·p, also for t < 0.
-func BucketStart(t int64, precision int) int64 {
-	p := int64(precision)
-	b := t / p * p
-	if b > t { // Go's division truncates toward zero
-		b -= p
-	}
-	return b
-}
-
-// ValidateName reports whether name may be used as a series name: valid
-// UTF-8, 1 to MaxNameLen bytes, no control characters.
-func ValidateName(name string) error {
-	if name == "" {
-		return errors.New("timeseries: empty series name")
-	}
-	if len(name) > MaxNameLen {
-		return fmt.Errorf("timeseries: series name longer than %d bytes", MaxNameLen)
-	}
-	if !utf8.ValidString(name) {
-		return fmt.Errorf("timeseries: series name %q is not valid UTF-8", name)
-	}
-	if strings.ContainsFunc(name, unicode.IsControl) {
-		return fmt.Errorf("timeseries: series name %q has a control character", name)
-	}
-	return nil
 }

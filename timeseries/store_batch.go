@@ -6,20 +6,16 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
+	"github.com/pulse-dev/pulse/internal/series"
 )
 
 // maxFieldsPerRead bounds the bucket fields SamplesMany asks for by name
 // per series; a wider closed range reads the whole hash instead.
 const maxFieldsPerRead = 4096
-
-// Now is the time by the store's clock: the bucket holding it is the
-// still-open one, and zero-filled reads end there.
-func (s *Store) Now() time.Time { return s.clock.Now() }
 
 // SamplesMany reads several series at one precision in one round trip to
 // Redis, as Samples would read each of them. Names missing from the known
@@ -33,7 +29,7 @@ func (s *Store) Now() time.Time { return s.clock.Now() }
 // longer than the window reads faster whole, but a hash no cleaner trims
 // reads many times slower whole (BenchmarkReadManySeries): the bound wins.
 func (s *Store) SamplesMany(ctx context.Context, names []string, precision int, r Range) (map[string][]Sample, error) {
-	if err := s.CheckPrecision(precision); err != nil {
+	if err := s.schema.CheckPrecision(precision); err != nil {
 		return nil, err
 	}
 	if r.From != 0 && r.To != 0 && r.From > r.To {
@@ -47,7 +43,7 @@ func (s *Store) SamplesMany(ctx context.Context, names []string, precision int, 
 	fields, empty := windowFields(precision, r)
 	cmds := s.samplesManyCmds(unique, precision, fields, empty)
 	var err error
-	results := s.router.Do(cmds, redisconn.Options{Timeout: timeout(ctx)})
+	results := s.router.Do(cmds, redisconn.Options{Timeout: series.ReadTimeout(ctx)})
 	replies := make([]any, len(results))
 	for i, rep := range results {
 		if rep.Err != nil {
@@ -59,7 +55,7 @@ func (s *Store) SamplesMany(ctx context.Context, names []string, precision int, 
 	if empty {
 		perName = 1
 	}
-	current := BucketStart(s.clock.Now().Unix(), precision)
+	current := series.BucketStart(s.clock.Now().Unix(), precision)
 	for i, name := range unique {
 		if replies[perName*i] == nil {
 			continue // not in the known set
@@ -76,7 +72,7 @@ func (s *Store) SamplesMany(ctx context.Context, names []string, precision int, 
 			return nil, fmt.Errorf("timeseries: samples many: %q: %w", name, err)
 		}
 		if r.FillZero {
-			if samples, err = fillZero(samples, precision, r, current); err != nil {
+			if samples, err = series.FillRange(samples, precision, r.From, r.To, current); err != nil {
 				return nil, err
 			}
 		}
@@ -92,7 +88,7 @@ func windowFields(precision int, r Range) (fields []any, empty bool) {
 	if r.From == 0 || r.To == 0 {
 		return nil, false
 	}
-	first, last, n := bucketSpan(precision, r.From, r.To)
+	first, last, n := series.BucketSpan(precision, r.From, r.To)
 	if n == 0 {
 		return nil, true
 	}
@@ -170,7 +166,7 @@ func (s *Store) samplesManyCmds(names []string, precision int, fields []any, emp
 	known := s.schema.KnownKey()
 	cmds := make([]redisconn.Cmd, 0, 2*len(names))
 	for _, name := range names {
-		cmds = append(cmds, redisconn.Cmd{Key: known, Name: "ZSCORE", Args: []any{known, Member(precision, name)}})
+		cmds = append(cmds, redisconn.Cmd{Key: known, Name: "ZSCORE", Args: []any{known, series.Member(precision, name)}})
 		if empty {
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -59,7 +60,7 @@ func TestSamplesManyMatchesSamples(t *testing.T) {
 	names := []string{"hits", "GET /posts/:id", "status:2xx", "quiet"}
 	// Series i gets i+1 hits every 7 s for 10 minutes; "quiet" gets one.
 	for s := 0; s < 600; s += 7 {
-		clock.Set(t0.Add(time.Duration(s) * time.Second))
+		clock.Advance(t0.Add(time.Duration(s) * time.Second).Sub(clock.Now()))
 		for i, n := range names[:3] {
 			c := mustCounter(t, rec, n)
 			for range i + 1 {
@@ -67,10 +68,10 @@ func TestSamplesManyMatchesSamples(t *testing.T) {
 			}
 		}
 	}
-	clock.Set(t0.Add(300 * time.Second))
+	clock.Advance(t0.Add(300 * time.Second).Sub(clock.Now()))
 	mustCounter(t, rec, "quiet").Inc()
 	flush(t, rec)
-	clock.Set(t0.Add(10 * time.Minute))
+	clock.Advance(t0.Add(10 * time.Minute).Sub(clock.Now()))
 
 	store, err := timeseries.NewStore(srv.Pool(), timeseries.Schema{}, clock)
 	if err != nil {
@@ -151,18 +152,18 @@ func TestSamplesManyUnknownAndInvalid(t *testing.T) {
 	if got, err := store.SamplesMany(ctx, nil, 5, timeseries.Range{}); err != nil || len(got) != 0 {
 		t.Errorf("no names: %v, %v; want an empty map", got, err)
 	}
-	if _, err := store.SamplesMany(ctx, []string{"hits"}, 7, timeseries.Range{}); !errors.Is(err, timeseries.ErrUnknownPrecision) {
+	if _, err := store.SamplesMany(ctx, []string{"hits"}, 7, timeseries.Range{}); !errors.Is(err, series.ErrUnknownPrecision) {
 		t.Errorf("precision 7: err = %v, want ErrUnknownPrecision", err)
 	}
 	if _, err := store.SamplesMany(ctx, []string{"hits"}, 5, timeseries.Range{From: 10, To: 5}); err == nil {
 		t.Error("from after to: no error")
 	}
-	huge := timeseries.Range{From: 5, To: 5 * (timeseries.MaxSamples + 10), FillZero: true}
-	if _, err := store.SamplesMany(ctx, []string{"hits"}, 5, huge); !errors.Is(err, timeseries.ErrRangeTooLarge) {
+	huge := timeseries.Range{From: 5, To: 5 * (series.MaxSamples + 10), FillZero: true}
+	if _, err := store.SamplesMany(ctx, []string{"hits"}, 5, huge); !errors.Is(err, series.ErrRangeTooLarge) {
 		t.Errorf("huge zero-filled range: err = %v, want ErrRangeTooLarge", err)
 	}
-	if !store.Now().Equal(t0) {
-		t.Errorf("Now = %v, want the store clock's %v", store.Now(), t0)
+	if !series.HandleOf(store).Now().Equal(t0) {
+		t.Errorf("Now = %v, want the store clock's %v", series.HandleOf(store).Now(), t0)
 	}
 }
 
@@ -246,7 +247,7 @@ func BenchmarkReadManySeries(b *testing.B) {
 		}
 		// One hit every 30 s per series over the span.
 		for s := int64(0); s < shape.span; s += 30 {
-			clock.Set(t0.Add(time.Duration(s) * time.Second))
+			clock.Advance(t0.Add(time.Duration(s) * time.Second).Sub(clock.Now()))
 			for _, n := range names {
 				c, _ := rec.Counter(n)
 				c.Inc()
@@ -264,7 +265,7 @@ func BenchmarkReadManySeries(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		now := timeseries.BucketStart(clock.Now().Unix(), 5)
+		now := series.BucketStart(clock.Now().Unix(), 5)
 		window := timeseries.Range{From: now - 179*5, To: now, FillZero: true}
 		openEnded := timeseries.Range{From: now - 179*5, FillZero: true} // same samples, whole hashes read
 		ctx := context.Background()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -47,8 +48,8 @@ func TestStoreSamples(t *testing.T) {
 	}
 
 	_, err = store.Samples(ctx, "hits", 7, timeseries.Range{})
-	var pe *timeseries.PrecisionError
-	if !errors.Is(err, timeseries.ErrUnknownPrecision) || !errors.As(err, &pe) || pe.Precision != 7 {
+	var pe *series.PrecisionError
+	if !errors.Is(err, series.ErrUnknownPrecision) || !errors.As(err, &pe) || pe.Precision != 7 {
 		t.Errorf("precision 7: err = %v, want a *PrecisionError", err)
 	}
 	if _, err := store.Samples(ctx, "nope", 5, timeseries.Range{}); !errors.Is(err, timeseries.ErrUnknownSeries) {
@@ -95,7 +96,7 @@ func TestStorePing(t *testing.T) {
 	ping := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		return store.Ping(ctx)
+		return series.HandleOf(store).Ping(ctx)
 	}
 	if err := ping(); err != nil {
 		t.Fatalf("Redis up: %v", err)

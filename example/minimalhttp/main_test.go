@@ -19,7 +19,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/redistest"
-	"github.com/pulse-dev/pulse/timeseries"
+	"github.com/pulse-dev/pulse/internal/series"
 )
 
 // lockedBuffer collects a process's output while the test reads it.
@@ -164,8 +164,8 @@ func checkCounts(t *testing.T, srv *redistest.Server, want map[string]int64) {
 	t.Helper()
 	var wantMembers []string
 	for name, n := range want {
-		for _, p := range timeseries.DefaultPrecisions {
-			wantMembers = append(wantMembers, timeseries.Member(p, name))
+		for _, p := range series.DefaultPrecisions {
+			wantMembers = append(wantMembers, series.Member(p, name))
 			if got := srv.HashSum(fmt.Sprintf("count:%d:%s", p, name)); got != n {
 				t.Errorf("%s at precision %d: %d hits, want %d", name, p, got, n)
 			}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/redistest"
-	"github.com/pulse-dev/pulse/timeseries"
+	"github.com/pulse-dev/pulse/internal/series"
 )
 
 // lockedBuffer collects a process's output while the test reads it.
@@ -174,7 +174,7 @@ func TestMinimalV5(t *testing.T) {
 		"unmatched": misses, "status:4xx": misses,
 	}
 	for name, n := range want {
-		for _, p := range timeseries.DefaultPrecisions {
+		for _, p := range series.DefaultPrecisions {
 			if got := srv.HashSum(fmt.Sprintf("count:%d:%s", p, name)); got != n {
 				t.Errorf("%s at precision %d: %d, want %d", name, p, got, n)
 			}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pulse-dev/pulse/timeseries"
+	"github.com/pulse-dev/pulse/internal/series"
 )
 
 // commandsPerFlush is the median over the Pulse runs (the extra ones if
@@ -79,9 +79,9 @@ func (r *Report) goals() []string {
 			slices.Min(rates), slices.Max(rates), slices.Max(rates)/slices.Min(rates), slices.Min(cmds), slices.Max(cmds)))
 	}
 	if perFlush := r.commandsPerFlush(); perFlush > 0 {
-		perSP := perFlush / float64(seriesPerRequest*len(timeseries.DefaultPrecisions))
+		perSP := perFlush / float64(seriesPerRequest*len(series.DefaultPrecisions))
 		out = append(out, fmt.Sprintf("at most 2 Redis cmds per active series and precision per flush: %s (%.2f: %.1f cmds per flush for %d series × %d precisions)",
-			verdict(perSP <= 2), perSP, perFlush, seriesPerRequest, len(timeseries.DefaultPrecisions)))
+			verdict(perSP <= 2), perSP, perFlush, seriesPerRequest, len(series.DefaultPrecisions)))
 	}
 	if cl := r.ClusterRatio(); cl > 0 {
 		runs := r.roundRuns(PulseCluster)

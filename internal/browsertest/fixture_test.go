@@ -98,7 +98,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 		defer cancel()
 		_ = f.rec.Close(ctx)
 	})
-	f.clock.Set(fixtureNow)
+	f.clock.Advance(fixtureNow.Sub(f.clock.Now()))
 	if !o.noTraffic {
 		f.record(t, knownTraffic...)
 	}
@@ -144,12 +144,12 @@ func (f *fixture) record(t testing.TB, hits ...hit) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.clock.Set(t0.Add(h.at))
+		f.clock.Advance(t0.Add(h.at).Sub(f.clock.Now()))
 		for range h.n {
 			c.Inc()
 		}
 	}
-	f.clock.Set(back)
+	f.clock.Advance(back.Sub(f.clock.Now()))
 	f.flush(t)
 }
 

@@ -1,4 +1,4 @@
-package timeseries
+package series
 
 import (
 	"errors"
@@ -125,26 +125,33 @@ func TestValidateName(t *testing.T) {
 	}
 }
 
+// sampleOf has the layout of timeseries.Sample, as FillZero and FillRange
+// take it.
+type sampleOf struct {
+	Time  int64 `json:"time"`
+	Count int64 `json:"count"`
+}
+
 func TestFillZero(t *testing.T) {
-	samples := []Sample{{100, 1}, {110, 3}}
-	got, err := fillZero(samples, 5, Range{}, 120)
+	samples := []sampleOf{{100, 1}, {110, 3}}
+	got, err := FillRange(samples, 5, 0, 0, 120)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Sample{{100, 1}, {105, 0}, {110, 3}, {115, 0}, {120, 0}}
+	want := []sampleOf{{100, 1}, {105, 0}, {110, 3}, {115, 0}, {120, 0}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("fillZero = %v, want %v", got, want)
 	}
 	// An explicit range not on bucket edges starts at the first whole bucket.
-	got, _ = fillZero(samples, 5, Range{From: 102, To: 113}, 120)
-	want = []Sample{{105, 0}, {110, 3}}
+	got, _ = FillRange(samples, 5, 102, 113, 120)
+	want = []sampleOf{{105, 0}, {110, 3}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("fillZero [102,113] = %v, want %v", got, want)
 	}
-	if _, err := fillZero(nil, 5, Range{From: 0 + 5, To: 5 * (MaxSamples + 1)}, 0); !errors.Is(err, ErrRangeTooLarge) {
+	if _, err := FillRange([]sampleOf(nil), 5, 0+5, 5*(MaxSamples+1), 0); !errors.Is(err, ErrRangeTooLarge) {
 		t.Errorf("huge range: err = %v, want ErrRangeTooLarge", err)
 	}
-	got, _ = fillZero(nil, 5, Range{}, 120)
+	got, _ = FillRange([]sampleOf(nil), 5, 0, 0, 120)
 	if len(got) != 0 {
 		t.Errorf("no samples, open range: got %v, want none", got)
 	}

@@ -1,0 +1,68 @@
+package series
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redisconn"
+)
+
+// Handle is what a timeseries.Recorder or Store works through: its
+// connections, its schema (defaults filled in) and its clock. The cleaner
+// takes a recorder's, the dashboard a store's.
+type Handle struct {
+	Router *redisconn.Router
+	Schema Schema
+	Clock  interface{ Now() time.Time }
+}
+
+// HandleOf returns the Handle of a *timeseries.Recorder or a
+// *timeseries.Store, and panics on anything else. Package timeseries sets
+// it when it is initialized, so it is set in any program that has one of
+// those to pass.
+var HandleOf func(recorderOrStore any) Handle
+
+// Now is the time by the handle's clock: the bucket holding it is the
+// still-open one, and zero-filled reads end there.
+func (h Handle) Now() time.Time { return h.Clock.Now() }
+
+// Ping sends PING through the handle's pool and returns nil when Redis
+// answers PONG. On a cluster it asks the node serving the known set, the
+// node every listing of the series needs. It writes and reads nothing, so
+// a probe can call it as often as it likes.
+func (h Handle) Ping(ctx context.Context) error {
+	known := h.Schema.KnownKey()
+	rep := h.Router.DoContext(ctx, []redisconn.Cmd{{Key: known, Name: "PING"}}, redisconn.Options{Timeout: ReadTimeout(ctx)})[0]
+	if rep.Err != nil {
+		return fmt.Errorf("timeseries: ping: %w", rep.Err)
+	}
+	if pong, _ := redis.String(rep.Value, nil); pong != "PONG" {
+		return fmt.Errorf("timeseries: ping: answered %v, not PONG", rep.Value)
+	}
+	return nil
+}
+
+// defaultReadTimeout bounds a read whose context has no deadline.
+const defaultReadTimeout = 5 * time.Second
+
+// ReadTimeout is what is left of ctx's deadline, or 5 s when it has none:
+// the bound of one read.
+func ReadTimeout(ctx context.Context) time.Duration {
+	t, err := redisconn.Timeout(ctx, 0)
+	switch {
+	case err != nil:
+		return time.Millisecond // past the deadline: fail fast
+	case t == 0:
+		return defaultReadTimeout // no deadline
+	}
+	return t
+}
+
+// Wall is the system's clock.
+type Wall struct{}
+
+// Now returns time.Now().
+func (Wall) Now() time.Time { return time.Now() }

@@ -158,50 +158,23 @@ const listeningPrefix = "listening "
 // flight, closes the recorder and prints its ServerReport as one JSON
 // line. args are the command line after "serve".
 func Serve(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	variant := fs.String("variant", string(Bare), "variant to serve")
-	redisAddr := fs.String("redis", "", "address of the Redis to record into")
-	clusterAddrs := fs.String("cluster", "", "comma-separated addresses of the Redis Cluster nodes to record into (pulse-cluster)")
-	flushInterval := fs.Duration("flush-interval", 0, "the recorder's FlushInterval (0: its default, 1 s)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole serve to this file")
-	if err := fs.Parse(args); err != nil {
+	o, err := parseServe(args)
+	if err != nil {
 		return err
 	}
-	v := Variant(*variant)
-	if !v.valid() {
-		return fmt.Errorf("bench: serve: unknown variant %q", v)
-	}
-	if v.clustered() && *clusterAddrs == "" {
-		return errors.New("bench: serve: -cluster is required")
-	}
-	if v.records() && !v.clustered() && *redisAddr == "" {
-		return errors.New("bench: serve: -redis is required")
-	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	if o.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
-			return fmt.Errorf("bench: serve: %w", err)
+			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("bench: serve: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+		defer stopProfile()
 	}
-	var pool timeseries.Pool
-	if v.clustered() {
-		cluster, err := newCluster(strings.Split(*clusterAddrs, ","))
-		if err != nil {
-			return fmt.Errorf("bench: serve: %w", err)
-		}
-		defer cluster.Close()
-		pool = cluster
-	} else {
-		p := newPool(*redisAddr)
-		defer p.Close()
-		pool = p
+	pool, closePool, err := o.pool()
+	if err != nil {
+		return err
 	}
-	a, err := newApp(v, pool, *flushInterval)
+	defer closePool()
+	a, err := newApp(o.variant, pool, o.flushInterval)
 	if err != nil {
 		return err
 	}
@@ -229,13 +202,75 @@ func Serve(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("bench: serve: shutdown: %w", err)
 	}
-	rep := ServerReport{Variant: v, Served: a.served.Load()}
+	rep := ServerReport{Variant: o.variant, Served: a.served.Load()}
 	h, err := a.close(shutdownCtx)
 	if err != nil {
 		rep.CloseError = err.Error()
 	}
 	rep.PendingHits, rep.DroppedHits = h.PendingHits, h.DroppedHits
 	return json.NewEncoder(stdout).Encode(rep)
+}
+
+// serveOptions is the command line of a server process.
+type serveOptions struct {
+	variant       Variant
+	redisAddr     string
+	clusterAddrs  string
+	flushInterval time.Duration
+	cpuProfile    string
+}
+
+func parseServe(args []string) (serveOptions, error) {
+	var o serveOptions
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	variant := fs.String("variant", string(Bare), "variant to serve")
+	fs.StringVar(&o.redisAddr, "redis", "", "address of the Redis to record into")
+	fs.StringVar(&o.clusterAddrs, "cluster", "", "comma-separated addresses of the Redis Cluster nodes to record into (pulse-cluster)")
+	fs.DurationVar(&o.flushInterval, "flush-interval", 0, "the recorder's FlushInterval (0: its default, 1 s)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole serve to this file")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.variant = Variant(*variant)
+	switch {
+	case !o.variant.valid():
+		return o, fmt.Errorf("bench: serve: unknown variant %q", o.variant)
+	case o.variant.clustered() && o.clusterAddrs == "":
+		return o, errors.New("bench: serve: -cluster is required")
+	case o.variant.records() && !o.variant.clustered() && o.redisAddr == "":
+		return o, errors.New("bench: serve: -redis is required")
+	}
+	return o, nil
+}
+
+// pool is where the variant records: the cluster, or the single server.
+func (o serveOptions) pool() (timeseries.Pool, func(), error) {
+	if o.variant.clustered() {
+		cluster, err := newCluster(strings.Split(o.clusterAddrs, ","))
+		if err != nil {
+			return nil, nil, fmt.Errorf("bench: serve: %w", err)
+		}
+		return cluster, func() { _ = cluster.Close() }, nil
+	}
+	p := newPool(o.redisAddr)
+	return p, func() { _ = p.Close() }, nil
+}
+
+// startCPUProfile profiles the whole process into path until the
+// returned stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench: serve: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench: serve: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // readListening reads the server's first line and returns its address.

@@ -100,13 +100,8 @@ func run() error {
 		return err
 	}
 	if *markdown != "" {
-		doc, err := os.ReadFile(*markdown)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("loadbench: %w", err)
-		}
-		out := bench.Splice(string(doc), rep.Markdown(*command, string(goOut)))
-		if err := os.WriteFile(*markdown, []byte(out), 0o644); err != nil {
-			return fmt.Errorf("loadbench: %w", err)
+		if err := writeMarkdown(*markdown, rep.Markdown(*command, string(goOut))); err != nil {
+			return err
 		}
 	}
 	fmt.Print(rep.Text())
@@ -114,6 +109,19 @@ func run() error {
 		// The tables, the goals and the ratio line are out already; the
 		// exit status carries the failure.
 		os.Exit(1)
+	}
+	return nil
+}
+
+// writeMarkdown puts generated into the generated section of the file at
+// path, creating the file when there is none.
+func writeMarkdown(path, generated string) error {
+	doc, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("loadbench: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(bench.Splice(string(doc), generated)), 0o644); err != nil {
+		return fmt.Errorf("loadbench: %w", err)
 	}
 	return nil
 }

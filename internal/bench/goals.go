@@ -50,11 +50,7 @@ func (r *Report) goals() []string {
 	if pulse > 0 {
 		out = append(out, fmt.Sprintf("pulse >= 0.97 × bare: %s (median %.2f)", verdict(pulse >= 0.97), pulse))
 	}
-	for _, v := range []Variant{PulseV5, PulseHTTP} {
-		if x := medianOf(r.roundRuns(v), func(x RunResult) float64 { return x.RatioToBare }); x > 0 {
-			out = append(out, fmt.Sprintf("%s >= 0.97 × %s: %s (median %.2f)", v, v.bare(), verdict(x >= 0.97), x))
-		}
-	}
+	out = append(out, r.frameworkGoals(verdict)...)
 	if prom := medianOf(r.roundRuns(EchoPrometheus), func(x RunResult) float64 { return x.RatioToBare }); pulse > 0 && prom > 0 {
 		ahead := 0
 		for _, p := range r.roundRuns(Pulse) {
@@ -106,6 +102,18 @@ func (r *Report) goals() []string {
 	if wt := medianOf(r.roundRuns(PulseWriteThrough), func(x RunResult) float64 { return x.RatioToBare }); wt > 0 {
 		out = append(out, fmt.Sprintf("write-through costs: %.2f × bare throughput, %.0f Redis cmds/s", wt,
 			medianOf(r.roundRuns(PulseWriteThrough), RunResult.CommandsPerSecond)))
+	}
+	return out
+}
+
+// frameworkGoals are the Echo v5 and net/http variants' goals: each
+// against its own framework's bare server.
+func (r *Report) frameworkGoals(verdict func(bool) string) []string {
+	var out []string
+	for _, v := range []Variant{PulseV5, PulseHTTP} {
+		if x := medianOf(r.roundRuns(v), func(x RunResult) float64 { return x.RatioToBare }); x > 0 {
+			out = append(out, fmt.Sprintf("%s >= 0.97 × %s: %s (median %.2f)", v, v.bare(), verdict(x >= 0.97), x))
+		}
 	}
 	return out
 }

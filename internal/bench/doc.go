@@ -1,6 +1,20 @@
 // Package bench is the HTTP load comparison behind `make bench`: what
-// Pulse costs an Echo server per request, against the same server with
-// no monitoring and with echoprometheus, measured with wrk on loopback.
+// Pulse costs a server per request, against the same server with no
+// monitoring (and, on Echo v4, with echoprometheus), on Echo v4, Echo v5
+// and net/http, measured with wrk on loopback.
+//
+// make bench runs it with every variant and writes BENCHMARKS.md; a
+// narrower run, e.g. the three frameworks only, is
+//
+//	go run ./internal/bench/cmd/loadbench -rounds 12 -scale '' \
+//		-variants bare,pulse,bare-v5,pulse-v5,bare-http,pulse-http
+//
+// and in Go, with a Go HTTP client in place of wrk:
+//
+//	rep, err := bench.Run(ctx, bench.Config{Rounds: 3, Loader: bench.GoClient{}, ServerCommand: serve})
+//	if err == nil && rep.Failed() == nil {
+//		fmt.Print(rep.Text()) // the tables, the goals, the ratio line
+//	}
 //
 // A run starts its own redis-server (a free port, a temporary directory,
 // no persistence), when pulse-cluster is among the variants a Redis
@@ -19,7 +33,14 @@
 //   - echoprometheus: github.com/labstack/echo-contrib/echoprometheus;
 //   - pulse-cluster: pulse's middleware and batched recorder writing to
 //     the cluster through a *redisc.Cluster (the server gets the node
-//     addresses with -cluster).
+//     addresses with -cluster);
+//   - bare-v5 and pulse-v5: the same route on Echo v5, bare and with
+//     package echov5;
+//   - bare-http and pulse-http: an http.ServeMux with the pattern
+//     GET /posts/{id}, bare and behind package pulsehttp.
+//
+// Each Pulse variant's ratio is to its own framework's bare server in the
+// same round.
 //
 // The variants alternate within a round (the order rotates each round),
 // all for the same duration, so a ratio to bare taken inside one round
@@ -40,7 +61,7 @@
 // show that their Redis commands per second, on each node, do not follow
 // the rate.
 //
-// The command is bench/cmd/loadbench; Run is its library
+// The command is internal/bench/cmd/loadbench; Run is its library
 // form, also driven by this package's smoke test with a Go HTTP client in
 // place of wrk.
 package bench

@@ -1,10 +1,3 @@
-// Package series is what Pulse's packages share about the series a
-// timeseries.Recorder writes: the names of their keys and known-set
-// members, the checks on names and precisions, bucket arithmetic and
-// zero-filling, the recorder's defaults, and a Handle on a Recorder's or
-// Store's pool, schema and clock. Package timeseries is built on it;
-// cleaner, dashboard and the tests of the other packages use it so that
-// each of these rules has one implementation.
 package series
 
 import (

@@ -1,0 +1,26 @@
+// Package series is what Pulse's packages share about the series a
+// timeseries.Recorder writes: the names of their keys and known-set
+// members, the checks on names and precisions, bucket arithmetic and
+// zero-filling, the recorder's defaults, and a Handle on a Recorder's or
+// Store's pool, schema and clock. Package timeseries is built on it;
+// cleaner, dashboard and the tests of the other packages use it so that
+// each of these rules has one implementation.
+//
+// The names of one series at one precision:
+//
+//	s, _ := series.Schema{}.Normalize()      // the default precisions, no prefix
+//	key := s.CountKey(60, "GET /posts/:id")  // "count:60:GET /posts/:id"
+//	m := series.Member(60, "GET /posts/:id") // "60:GET /posts/:id", in s.KnownKey()
+//	p, name, ok := series.ParseMember(m)     // 60, "GET /posts/:id", true
+//
+// Buckets, and a window zero-filled the way a chart draws it:
+//
+//	start := series.BucketStart(1700000007, 5)            // 1700000005
+//	points := series.FillZero(samples, 5, from, to)       // one point per bucket
+//
+// A sibling package reaches a Recorder's or Store's pool, schema and clock
+// without timeseries exporting them:
+//
+//	h := series.HandleOf(rec)
+//	err := h.Ping(ctx)
+package series

@@ -1,5 +1,11 @@
-// Package ports finds loopback ports for the Redis servers that tests and
-// the load benchmark start.
+// Package ports finds loopback ports for the servers that tests and the
+// load benchmark start (internal/proc asks it for every launch):
+//
+//	port, err := ports.Free() // free now, and so is port+10000, a cluster node's bus
+//	args := []string{"--port", strconv.Itoa(port)}
+//
+// A port is only free when asked: a server that then fails to bind it
+// ("already in use") is started again on another (internal/proc does).
 package ports
 
 import (

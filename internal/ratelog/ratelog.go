@@ -1,6 +1,9 @@
 // Package ratelog logs background errors without flooding the log: an
 // outage that fails every flush for an hour writes a line per interval, not
 // thousands.
+//
+//	onError := ratelog.New("pulse: flush failed", time.Minute)
+//	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool, OnError: onError})
 package ratelog
 
 import (

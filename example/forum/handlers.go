@@ -120,6 +120,39 @@ func notFound(err error, what string) error {
 	return err
 }
 
+// created answers 201 {"id": id}, the id of a new row.
+func created(c echo.Context, id int64) error {
+	return c.JSON(http.StatusCreated, map[string]int64{"id": id})
+}
+
+// forUser answers a request on /users/:id: get's result for the user of
+// the path as JSON, or 404 when there is no such user.
+func forUser[T any](c echo.Context, get func(context.Context, int64) (T, error)) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	v, err := get(c.Request().Context(), id)
+	if err != nil {
+		return notFound(err, "user")
+	}
+	return c.JSON(http.StatusOK, v)
+}
+
+// viewPost counts a view of the post of the path and returns it, or 404
+// when there is no such post.
+func (a *App) viewPost(c echo.Context) (Post, error) {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return Post{}, err
+	}
+	p, err := a.ViewPost(c.Request().Context(), id)
+	if err != nil {
+		return p, notFound(err, "post")
+	}
+	return p, nil
+}
+
 func (a *App) createUser(c echo.Context) error {
 	var body struct {
 		Name string `json:"name"`
@@ -135,20 +168,10 @@ func (a *App) createUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, map[string]int64{"id": id})
+	return created(c, id)
 }
 
-func (a *App) getUser(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	u, err := a.GetUser(c.Request().Context(), id)
-	if err != nil {
-		return notFound(err, "user")
-	}
-	return c.JSON(http.StatusOK, u)
-}
+func (a *App) getUser(c echo.Context) error { return forUser(c, a.GetUser) }
 
 func (a *App) createPost(c echo.Context) error {
 	var body struct {
@@ -169,7 +192,7 @@ func (a *App) createPost(c echo.Context) error {
 	if err != nil {
 		return notFound(err, "user")
 	}
-	return c.JSON(http.StatusCreated, map[string]int64{"id": id})
+	return created(c, id)
 }
 
 func (a *App) listPosts(c echo.Context) error {
@@ -184,13 +207,9 @@ func (a *App) listPosts(c echo.Context) error {
 }
 
 func (a *App) getPost(c echo.Context) error {
-	id, err := idParam(c, "id")
+	p, err := a.viewPost(c)
 	if err != nil {
 		return err
-	}
-	p, err := a.ViewPost(c.Request().Context(), id)
-	if err != nil {
-		return notFound(err, "post")
 	}
 	return c.JSON(http.StatusOK, p)
 }
@@ -273,7 +292,7 @@ func (a *App) reply(c echo.Context) error {
 	if err != nil {
 		return notFound(err, "post or user")
 	}
-	return c.JSON(http.StatusCreated, map[string]int64{"id": rid})
+	return created(c, rid)
 }
 
 func (a *App) reconcile(c echo.Context) error {

@@ -30,15 +30,7 @@ var redisDialOptions = []redis.DialOption{
 // query parameter of the URL.
 func openRedis(rawURL string, logger *slog.Logger) (timeseries.Pool, func(), error) {
 	if rawURL == "" {
-		embedded, err := miniredis.Run()
-		if err != nil {
-			return nil, nil, fmt.Errorf("example: embedded redis: %w", err)
-		}
-		logger.Warn("REDIS_URL is not set: using an embedded in-process Redis; counts vanish when the example stops", "addr", embedded.Addr())
-		pool := newPool(func(ctx context.Context) (redis.Conn, error) {
-			return redis.DialContext(ctx, "tcp", embedded.Addr(), redisDialOptions...)
-		})
-		return pool, func() { pool.Close(); embedded.Close() }, nil
+		return openEmbeddedRedis(logger)
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
@@ -50,20 +42,70 @@ func openRedis(rawURL string, logger *slog.Logger) (timeseries.Pool, func(), err
 	pool := newPool(func(ctx context.Context) (redis.Conn, error) {
 		return redis.DialURLContext(ctx, single, redisDialOptions...)
 	})
-	conn := pool.Get()
-	info, err := redis.String(conn.Do("INFO", "cluster"))
-	conn.Close()
+	clustered, err := isCluster(pool)
 	if err != nil {
 		// Not fatal: the recorder buffers and the counters fall back to
 		// SQL until Redis is back. Without an answer, one server is assumed.
 		logger.Warn("redis is not reachable yet; assuming a single server", "url", redacted(u), "err", err)
 		return pool, func() { pool.Close() }, nil
 	}
-	if !strings.Contains(info, "cluster_enabled:1") {
+	if !clustered {
 		logger.Info("using Redis, single server", "url", redacted(u))
 		return pool, func() { pool.Close() }, nil
 	}
 	pool.Close()
+	cluster := newCluster(seeds, u, logger)
+	return cluster, func() { cluster.Close() }, nil
+}
+
+// openEmbeddedRedis starts an in-process Redis; its counts vanish when the
+// example stops.
+func openEmbeddedRedis(logger *slog.Logger) (timeseries.Pool, func(), error) {
+	embedded, err := miniredis.Run()
+	if err != nil {
+		return nil, nil, fmt.Errorf("example: embedded redis: %w", err)
+	}
+	logger.Warn("REDIS_URL is not set: using an embedded in-process Redis; counts vanish when the example stops", "addr", embedded.Addr())
+	pool := newPool(func(ctx context.Context) (redis.Conn, error) {
+		return redis.DialContext(ctx, "tcp", embedded.Addr(), redisDialOptions...)
+	})
+	return pool, func() { pool.Close(); embedded.Close() }, nil
+}
+
+// isCluster asks the server behind pool whether it is a Redis Cluster
+// node.
+func isCluster(pool *redis.Pool) (bool, error) {
+	conn := pool.Get()
+	defer conn.Close()
+	info, err := redis.String(conn.Do("INFO", "cluster"))
+	if err != nil {
+		return false, err
+	}
+	return strings.Contains(info, "cluster_enabled:1"), nil
+}
+
+// newCluster is a cluster client that finds the cluster's layout from
+// seeds, logging in as u says.
+func newCluster(seeds []string, u *url.URL, logger *slog.Logger) *redisc.Cluster {
+	cluster := &redisc.Cluster{
+		StartupNodes: seeds,
+		DialOptions:  clusterDialOptions(u),
+		CreatePool: func(addr string, opts ...redis.DialOption) (*redis.Pool, error) {
+			return newPool(func(ctx context.Context) (redis.Conn, error) {
+				return redis.DialContext(ctx, "tcp", addr, opts...)
+			}), nil
+		},
+	}
+	if err := cluster.Refresh(); err != nil {
+		logger.Warn("redis cluster layout not read yet", "err", err)
+	}
+	logger.Info("using Redis Cluster", "seeds", strings.Join(seeds, ","))
+	return cluster
+}
+
+// clusterDialOptions are the options of a connection to any node: the
+// timeouts, and the user, password and TLS of u.
+func clusterDialOptions(u *url.URL) []redis.DialOption {
 	opts := append([]redis.DialOption{}, redisDialOptions...)
 	if u.User != nil {
 		if name := u.User.Username(); name != "" {
@@ -76,20 +118,7 @@ func openRedis(rawURL string, logger *slog.Logger) (timeseries.Pool, func(), err
 	if u.Scheme == "rediss" {
 		opts = append(opts, redis.DialUseTLS(true))
 	}
-	cluster := &redisc.Cluster{
-		StartupNodes: seeds,
-		DialOptions:  opts,
-		CreatePool: func(addr string, opts ...redis.DialOption) (*redis.Pool, error) {
-			return newPool(func(ctx context.Context) (redis.Conn, error) {
-				return redis.DialContext(ctx, "tcp", addr, opts...)
-			}), nil
-		},
-	}
-	if err := cluster.Refresh(); err != nil {
-		logger.Warn("redis cluster layout not read yet", "err", err)
-	}
-	logger.Info("using Redis Cluster", "seeds", strings.Join(seeds, ","))
-	return cluster, func() { cluster.Close() }, nil
+	return opts
 }
 
 func newPool(dial func(context.Context) (redis.Conn, error)) *redis.Pool {
@@ -109,7 +138,3 @@ func newPool(dial func(context.Context) (redis.Conn, error)) *redis.Pool {
 
 // redacted is u without its password, for the log.
 func redacted(u *url.URL) string { return u.Redacted() }
-
-// defaultSpillDir is where hits wait when Redis is unreachable at
-// shutdown, relative to the working directory.
-const defaultSpillDir = "pulse-spill"

@@ -3,10 +3,8 @@ package forum
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -15,8 +13,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	"modernc.org/sqlite"               // registers the "sqlite" driver
-	sqlite3 "modernc.org/sqlite/lib"
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
 
 	"github.com/pulse-dev/pulse/entity"
 )
@@ -85,22 +82,7 @@ func openMySQL(ctx context.Context, rawURL string, maxConns int) (*sql.DB, entit
 	if name == "" || strings.ContainsAny(name, "`/") {
 		return nil, "", fmt.Errorf("forum: DATABASE_URL %s: name a database, e.g. mysql://root@127.0.0.1:3306/pulse", redact(rawURL))
 	}
-	cfg := mysql.NewConfig()
-	cfg.Net = "tcp"
-	cfg.Addr = u.Host
-	if u.Port() == "" {
-		cfg.Addr = u.Host + ":3306"
-	}
-	cfg.User = u.User.Username()
-	cfg.Passwd, _ = u.User.Password()
-	cfg.Timeout = 5 * time.Second
-	// Statements are bounded by their context; these only catch a
-	// connection that stops answering outside of one.
-	cfg.ReadTimeout = 30 * time.Second
-	cfg.WriteTimeout = 30 * time.Second
-	cfg.ParseTime = true
-	cfg.Params = map[string]string{"charset": "utf8mb4"}
-	cfg.Collation = "utf8mb4_unicode_ci"
+	cfg := mysqlConfig(u)
 
 	// Create the database if it is missing, on a connection to none.
 	admin, err := sql.Open("mysql", cfg.FormatDSN())
@@ -117,48 +99,50 @@ func openMySQL(ctx context.Context, rawURL string, maxConns int) (*sql.DB, entit
 	if err != nil {
 		return nil, "", fmt.Errorf("forum: open mysql: %w", err)
 	}
-	// A bounded pool: while the server stalls, requests wait for a
-	// connection under their deadline instead of opening more.
-	db.SetMaxOpenConns(maxConns)
-	db.SetMaxIdleConns(maxConns)
-	db.SetConnMaxLifetime(time.Hour)
-	db.SetConnMaxIdleTime(5 * time.Minute)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, "", fmt.Errorf("forum: connect %s: %w", redact(rawURL), err)
+	if err := connect(ctx, db, maxConns, 5*time.Minute, rawURL); err != nil {
+		return nil, "", err
 	}
 	return db, entity.MySQL, nil
 }
 
-// Unavailable reports whether err says the database could not answer in
-// time or at all: a deadline, a lock another process holds, a lost or
-// refused connection. Such errors are worth a retry and answer 503.
-func Unavailable(err error) bool {
-	if err == nil {
-		return false
+// mysqlConfig is the driver's configuration for the server u names, with
+// no database chosen: utf8mb4, and timeouts for a connection that stops
+// answering.
+func mysqlConfig(u *url.URL) *mysql.Config {
+	cfg := mysql.NewConfig()
+	cfg.Net = "tcp"
+	cfg.Addr = u.Host
+	if u.Port() == "" {
+		cfg.Addr = u.Host + ":3306"
 	}
-	if errors.Is(err, entity.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
-		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, mysql.ErrInvalidConn) {
-		return true
+	cfg.User = u.User.Username()
+	cfg.Passwd, _ = u.User.Password()
+	cfg.Timeout = 5 * time.Second
+	// Statements are bounded by their context; these only catch a
+	// connection that stops answering outside of one.
+	cfg.ReadTimeout = 30 * time.Second
+	cfg.WriteTimeout = 30 * time.Second
+	cfg.ParseTime = true
+	cfg.Params = map[string]string{"charset": "utf8mb4"}
+	cfg.Collation = "utf8mb4_unicode_ci"
+	return cfg
+}
+
+// connect bounds db's pool to maxConns connections, idle ones closed after
+// maxIdle (zero: kept), and checks that the server at rawURL answers; if
+// it does not, db is closed. A bounded pool: while the server stalls,
+// requests wait for a connection under their deadline instead of opening
+// more.
+func connect(ctx context.Context, db *sql.DB, maxConns int, maxIdle time.Duration, rawURL string) error {
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
+	db.SetConnMaxLifetime(time.Hour)
+	db.SetConnMaxIdleTime(maxIdle)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return fmt.Errorf("forum: connect %s: %w", redact(rawURL), err)
 	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_INTERRUPT:
-			return true
-		}
-	}
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		// Lock wait timeout, deadlock, query interrupted, too many connections.
-		switch me.Number {
-		case 1205, 1213, 1317, 1040, 3024:
-			return true
-		}
-	}
-	var ne net.Error
-	var oe *net.OpError
-	return errors.As(err, &ne) && ne.Timeout() || errors.As(err, &oe)
+	return nil
 }
 
 func openPostgres(ctx context.Context, rawURL string, maxConns int) (*sql.DB, entity.Dialect, error) {
@@ -190,12 +174,8 @@ func openPostgres(ctx context.Context, rawURL string, maxConns int) (*sql.DB, en
 	if err != nil {
 		return nil, "", fmt.Errorf("forum: open postgres: %w", err)
 	}
-	db.SetMaxOpenConns(maxConns)
-	db.SetMaxIdleConns(maxConns)
-	db.SetConnMaxLifetime(time.Hour)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, "", fmt.Errorf("forum: connect %s: %w", redact(rawURL), err)
+	if err := connect(ctx, db, maxConns, 0, rawURL); err != nil {
+		return nil, "", err
 	}
 	return db, entity.Postgres, nil
 }
@@ -209,59 +189,4 @@ func redact(raw string) string {
 		return "(unparsable URL)"
 	}
 	return u.Redacted()
-}
-
-// schema creates the forum's tables; it is safe to run on every start.
-// On MySQL every table is utf8mb4, whatever the server's default.
-func schema(d entity.Dialect) []string {
-	id := "INTEGER PRIMARY KEY AUTOINCREMENT"
-	text, tail := "TEXT", ""
-	switch d {
-	case entity.MySQL:
-		id = "BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY"
-		text = "VARCHAR(2000)"
-		tail = " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci"
-	case entity.Postgres:
-		id = "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY"
-	}
-	return []string{
-		`CREATE TABLE IF NOT EXISTS forum_users (id ` + id + `, name VARCHAR(64) NOT NULL)` + tail,
-		`CREATE TABLE IF NOT EXISTS forum_posts (id ` + id + `, author_id BIGINT NOT NULL,
-			title VARCHAR(200) NOT NULL, created_at BIGINT NOT NULL)` + tail,
-		`CREATE TABLE IF NOT EXISTS forum_likes (post_id BIGINT NOT NULL, user_id BIGINT NOT NULL,
-			PRIMARY KEY (post_id, user_id))` + tail,
-		`CREATE TABLE IF NOT EXISTS forum_follows (user_id BIGINT NOT NULL, target_id BIGINT NOT NULL,
-			PRIMARY KEY (user_id, target_id))` + tail,
-		`CREATE TABLE IF NOT EXISTS forum_replies (id ` + id + `, post_id BIGINT NOT NULL, user_id BIGINT NOT NULL,
-			body ` + text + ` NOT NULL, created_at BIGINT NOT NULL)` + tail,
-		// Notice ids come from the counters' notice sequence.
-		`CREATE TABLE IF NOT EXISTS forum_notices (id BIGINT NOT NULL PRIMARY KEY, body ` + text + ` NOT NULL,
-			created_at BIGINT NOT NULL)` + tail,
-	}
-}
-
-// insertOnce is the statement that inserts a pair unless it is there.
-func insertOnce(d entity.Dialect, table, a, b string) string {
-	switch d {
-	case entity.MySQL:
-		return "INSERT IGNORE INTO " + table + " (" + a + ", " + b + ") VALUES (?, ?)"
-	case entity.Postgres:
-		return "INSERT INTO " + table + " (" + a + ", " + b + ") VALUES ($1, $2) ON CONFLICT DO NOTHING"
-	}
-	return "INSERT OR IGNORE INTO " + table + " (" + a + ", " + b + ") VALUES (?, ?)"
-}
-
-// insertID inserts a row and returns its id: PostgreSQL's driver has no
-// LastInsertId, so there the statement returns it.
-func insertID(ctx context.Context, tx *sql.Tx, d entity.Dialect, query string, args ...any) (int64, error) {
-	if d == entity.Postgres {
-		var id int64
-		err := tx.QueryRowContext(ctx, d.Bind(query)+" RETURNING id", args...).Scan(&id)
-		return id, err
-	}
-	res, err := tx.ExecContext(ctx, query, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
 }

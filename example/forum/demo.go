@@ -16,24 +16,6 @@ import (
 // link, so a new user sees the dashboard move.
 func RunDemoTraffic(ctx context.Context, base string) {
 	client := &http.Client{Timeout: 5 * time.Second}
-	do := func(method, path string, body any) {
-		var r io.Reader
-		if body != nil {
-			b, _ := json.Marshal(body)
-			r = bytes.NewReader(b)
-		}
-		req, err := http.NewRequestWithContext(ctx, method, base+path, r)
-		if err != nil {
-			return
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			return
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
 	ticker := time.NewTicker(200 * time.Millisecond)
 	defer ticker.Stop()
 	for {
@@ -42,27 +24,55 @@ func RunDemoTraffic(ctx context.Context, base string) {
 			return
 		case <-ticker.C:
 		}
-		post := 1 + rand.IntN(len(seedPosts))
-		user := 1 + rand.IntN(len(seedUsers))
-		switch n := rand.IntN(100); {
-		case n < 30:
-			do(http.MethodGet, fmt.Sprintf("/posts/%d", post), nil)
-		case n < 50:
-			do(http.MethodGet, "/", nil)
-		case n < 60:
-			do(http.MethodGet, "/posts", nil)
-		case n < 75:
-			do(http.MethodGet, fmt.Sprintf("/api/posts/%d", post), nil)
-		case n < 83:
-			do(http.MethodPost, fmt.Sprintf("/api/posts/%d/like", post), map[string]int{"user": user})
-		case n < 88:
-			do(http.MethodPost, fmt.Sprintf("/api/posts/%d/replies", post), map[string]any{"user": user, "text": "Nice one."})
-		case n < 92:
-			do(http.MethodPost, fmt.Sprintf("/api/users/%d/follow/%d", user, 1+rand.IntN(len(seedUsers))), nil)
-		case n < 95:
-			do(http.MethodGet, fmt.Sprintf("/api/users/%d/unread", user), nil)
-		default:
-			do(http.MethodGet, "/no-such-page", nil)
-		}
+		method, path, body := demoRequest()
+		demoSend(ctx, client, method, base+path, body)
 	}
+}
+
+// demoRequest picks the next request of the demo traffic, on a seeded
+// post and user; body is nil for none.
+func demoRequest() (method, path string, body any) {
+	post := 1 + rand.IntN(len(seedPosts))
+	user := 1 + rand.IntN(len(seedUsers))
+	switch n := rand.IntN(100); {
+	case n < 30:
+		return http.MethodGet, fmt.Sprintf("/posts/%d", post), nil
+	case n < 50:
+		return http.MethodGet, "/", nil
+	case n < 60:
+		return http.MethodGet, "/posts", nil
+	case n < 75:
+		return http.MethodGet, fmt.Sprintf("/api/posts/%d", post), nil
+	case n < 83:
+		return http.MethodPost, fmt.Sprintf("/api/posts/%d/like", post), map[string]int{"user": user}
+	case n < 88:
+		return http.MethodPost, fmt.Sprintf("/api/posts/%d/replies", post), map[string]any{"user": user, "text": "Nice one."}
+	case n < 92:
+		return http.MethodPost, fmt.Sprintf("/api/users/%d/follow/%d", user, 1+rand.IntN(len(seedUsers))), nil
+	case n < 95:
+		return http.MethodGet, fmt.Sprintf("/api/users/%d/unread", user), nil
+	default:
+		return http.MethodGet, "/no-such-page", nil
+	}
+}
+
+// demoSend sends one request, body as JSON, and reads the answer away;
+// a failure is of no interest.
+func demoSend(ctx context.Context, client *http.Client, method, url string, body any) {
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 }

@@ -2,7 +2,6 @@ package forum
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -18,92 +17,6 @@ const (
 	maxName  = 64
 )
 
-// Register mounts the forum's pages and JSON API on e, and puts Protect in
-// front of every route of e: security headers on every answer, no
-// cross-origin writes, JSON-only bodies within DefaultBodyLimit, and the
-// admin routes behind Config.AdminAuth (or off). Because the guards sit on
-// e, routes added later, by the forum or next to it, are covered too.
-// Call it after the middleware that must see every request, such as Hits.
-func (a *App) Register(e *echo.Echo) {
-	e.Use(ProtectWithConfig(ProtectConfig{AdminAuth: a.adminAuth}))
-
-	// a.bounded goes on each route rather than on a group: a group's
-	// middleware would turn the 405 of a known path into a 404.
-	e.GET("/", a.homePage, a.bounded)
-	e.GET("/posts", a.postsPage, a.bounded)
-	e.GET("/posts/:id", a.postPage, a.bounded)
-	e.GET("/forum.css", stylesheet)
-
-	api := e.Group("/api")
-	api.POST("/users", a.createUser, a.bounded)
-	api.GET("/users/:id", a.getUser, a.bounded)
-	api.POST("/users/:id/follow/:target", a.follow, a.bounded)
-	api.GET("/users/:id/unread", a.unread, a.bounded)
-	api.POST("/users/:id/unread/read", a.markRead, a.bounded)
-	api.GET("/users/:id/feed", a.feedHandler, a.bounded)
-	api.GET("/posts", a.listPosts, a.bounded)
-	api.POST("/posts", a.createPost, a.bounded)
-	api.GET("/posts/:id", a.getPost, a.bounded)
-	api.POST("/posts/:id/like", a.like, a.bounded)
-	api.POST("/posts/:id/replies", a.reply, a.bounded)
-
-	// Admin work has its own, longer deadline (see Reconcile).
-	admin := e.Group("/api/admin")
-	admin.POST("/reconcile", a.reconcile)
-	admin.POST("/notices", a.createNotice, a.bounded)
-}
-
-// bounded gives a request's database work one deadline, QueryTimeout from
-// now, however many statements it runs: a stalled database costs a request
-// that long and no more.
-func (a *App) bounded(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx, cancel := context.WithTimeout(c.Request().Context(), a.timeout)
-		defer cancel()
-		c.SetRequest(c.Request().WithContext(ctx))
-		return next(c)
-	}
-}
-
-// ErrorHandler answers every error as JSON {"error": "..."}, with the
-// status of an *echo.HTTPError. A database that does not answer in time,
-// is locked or lost the connection gives 503 with Retry-After; other
-// unexpected errors give 500 and their text is only logged.
-func ErrorHandler(err error, c echo.Context) {
-	if c.Response().Committed {
-		return
-	}
-	code, msg := http.StatusInternalServerError, "internal error"
-	var he *echo.HTTPError
-	switch {
-	case errors.As(err, &he):
-		code = he.Code
-		if m, ok := he.Message.(string); ok {
-			msg = m
-		} else {
-			msg = http.StatusText(code)
-		}
-	case errors.Is(err, ErrNotFound):
-		code, msg = http.StatusNotFound, err.Error()
-	case Unavailable(err):
-		code, msg = http.StatusServiceUnavailable, "the database is not answering; try again shortly"
-		c.Response().Header().Set("Retry-After", "2")
-		c.Logger().Warn(err)
-	default:
-		c.Logger().Error(err)
-	}
-	if c.Request().Method == http.MethodHead {
-		err = c.NoContent(code)
-	} else {
-		err = c.JSON(code, map[string]string{"error": msg})
-	}
-	if err != nil {
-		c.Logger().Error(err)
-	}
-}
-
-func badRequest(msg string) error { return echo.NewHTTPError(http.StatusBadRequest, msg) }
-
 // idParam parses a positive id from the path.
 func idParam(c echo.Context, name string) (int64, error) {
 	id, err := strconv.ParseInt(c.Param(name), 10, 64)
@@ -113,11 +26,37 @@ func idParam(c echo.Context, name string) (int64, error) {
 	return id, nil
 }
 
-func notFound(err error, what string) error {
-	if errors.Is(err, ErrNotFound) {
-		return echo.NewHTTPError(http.StatusNotFound, "no such "+what)
+// created answers 201 {"id": id}, the id of a new row.
+func created(c echo.Context, id int64) error {
+	return c.JSON(http.StatusCreated, map[string]int64{"id": id})
+}
+
+// forUser answers a request on /users/:id: get's result for the user of
+// the path as JSON, or 404 when there is no such user.
+func forUser[T any](c echo.Context, get func(context.Context, int64) (T, error)) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
 	}
-	return err
+	v, err := get(c.Request().Context(), id)
+	if err != nil {
+		return notFound(err, "user")
+	}
+	return c.JSON(http.StatusOK, v)
+}
+
+// viewPost counts a view of the post of the path and returns it, or 404
+// when there is no such post.
+func (a *App) viewPost(c echo.Context) (Post, error) {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return Post{}, err
+	}
+	p, err := a.ViewPost(c.Request().Context(), id)
+	if err != nil {
+		return p, notFound(err, "post")
+	}
+	return p, nil
 }
 
 func (a *App) createUser(c echo.Context) error {
@@ -135,20 +74,10 @@ func (a *App) createUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, map[string]int64{"id": id})
+	return created(c, id)
 }
 
-func (a *App) getUser(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	u, err := a.GetUser(c.Request().Context(), id)
-	if err != nil {
-		return notFound(err, "user")
-	}
-	return c.JSON(http.StatusOK, u)
-}
+func (a *App) getUser(c echo.Context) error { return forUser(c, a.GetUser) }
 
 func (a *App) createPost(c echo.Context) error {
 	var body struct {
@@ -169,7 +98,7 @@ func (a *App) createPost(c echo.Context) error {
 	if err != nil {
 		return notFound(err, "user")
 	}
-	return c.JSON(http.StatusCreated, map[string]int64{"id": id})
+	return created(c, id)
 }
 
 func (a *App) listPosts(c echo.Context) error {
@@ -184,13 +113,9 @@ func (a *App) listPosts(c echo.Context) error {
 }
 
 func (a *App) getPost(c echo.Context) error {
-	id, err := idParam(c, "id")
+	p, err := a.viewPost(c)
 	if err != nil {
 		return err
-	}
-	p, err := a.ViewPost(c.Request().Context(), id)
-	if err != nil {
-		return notFound(err, "post")
 	}
 	return c.JSON(http.StatusOK, p)
 }
@@ -273,7 +198,7 @@ func (a *App) reply(c echo.Context) error {
 	if err != nil {
 		return notFound(err, "post or user")
 	}
-	return c.JSON(http.StatusCreated, map[string]int64{"id": rid})
+	return created(c, rid)
 }
 
 func (a *App) reconcile(c echo.Context) error {

@@ -51,13 +51,9 @@ func (a *App) postsPage(c echo.Context) error {
 }
 
 func (a *App) postPage(c echo.Context) error {
-	id, err := idParam(c, "id")
+	p, err := a.viewPost(c)
 	if err != nil {
 		return err
-	}
-	p, err := a.ViewPost(c.Request().Context(), id)
-	if err != nil {
-		return notFound(err, "post")
 	}
 	return a.render(c, "post.html", p)
 }

@@ -83,26 +83,9 @@ func ProtectWithConfig(cfg ProtectConfig) echo.MiddlewareFunc {
 //     there is none;
 //   - a body over BodyLimit gets 413.
 func (cfg ProtectConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
-	if cfg.Skipper == nil {
-		cfg.Skipper = DefaultProtectConfig.Skipper
-	}
-	if cfg.AdminPrefix == "" {
-		cfg.AdminPrefix = DefaultProtectConfig.AdminPrefix
-	}
-	if !strings.HasPrefix(cfg.AdminPrefix, "/") || strings.HasSuffix(cfg.AdminPrefix, "/") {
-		return nil, fmt.Errorf("forum: protect: AdminPrefix %q must start with / and not end with one", cfg.AdminPrefix)
-	}
-	if cfg.AdminOffMessage == "" {
-		cfg.AdminOffMessage = DefaultProtectConfig.AdminOffMessage
-	}
-	if cfg.BodyLimit == 0 {
-		cfg.BodyLimit = DefaultProtectConfig.BodyLimit
-	}
-	if cfg.BodyLimit < 0 {
-		return nil, fmt.Errorf("forum: protect: BodyLimit %d is negative", cfg.BodyLimit)
-	}
-	if cfg.ReferrerPolicy == "" {
-		cfg.ReferrerPolicy = DefaultProtectConfig.ReferrerPolicy
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	cross := http.NewCrossOriginProtection()
 	for _, o := range cfg.TrustedOrigins {
@@ -110,55 +93,108 @@ func (cfg ProtectConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 			return nil, fmt.Errorf("forum: protect: %w", err)
 		}
 	}
-	secure := echomw.SecureWithConfig(echomw.SecureConfig{
-		// The X-XSS-Protection filter is gone from browsers and could
-		// itself be abused where it remains; say so instead of enabling it.
-		XSSProtection:      "0",
-		ContentTypeNosniff: "nosniff",
-		XFrameOptions:      "DENY",
-		ReferrerPolicy:     cfg.ReferrerPolicy,
-	})
-	limit := echomw.BodyLimitWithConfig(echomw.BodyLimitConfig{Limit: strconv.FormatInt(cfg.BodyLimit, 10) + "B"})
-	admin := func(next echo.HandlerFunc) echo.HandlerFunc {
-		if cfg.AdminAuth == nil {
-			return func(echo.Context) error {
-				return echo.NewHTTPError(http.StatusForbidden, cfg.AdminOffMessage)
-			}
-		}
-		return cfg.AdminAuth(next)
+	g := &guards{
+		cfg:   cfg,
+		cross: cross,
+		secure: echomw.SecureWithConfig(echomw.SecureConfig{
+			// The X-XSS-Protection filter is gone from browsers and could
+			// itself be abused where it remains; say so instead of
+			// enabling it.
+			XSSProtection:      "0",
+			ContentTypeNosniff: "nosniff",
+			XFrameOptions:      "DENY",
+			ReferrerPolicy:     cfg.ReferrerPolicy,
+		}),
+		limit: echomw.BodyLimitWithConfig(echomw.BodyLimitConfig{Limit: strconv.FormatInt(cfg.BodyLimit, 10) + "B"}),
 	}
-	isAdmin := func(route string) bool {
-		return route == cfg.AdminPrefix || strings.HasPrefix(route, cfg.AdminPrefix+"/")
-	}
+	return g.wrap, nil
+}
 
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		limited := limit(next)
-		adminChain := admin(limited)
-		guarded := func(c echo.Context) error {
-			r := c.Request()
-			if !safeMethod(r.Method) {
-				if err := cross.Check(r); err != nil {
-					return echo.NewHTTPError(http.StatusForbidden, "cross-origin request refused")
-				}
-				if hasBody(r) {
-					if err := requireJSON(r); err != nil {
-						return err
-					}
-				}
-			}
-			if isAdmin(c.Path()) {
-				return adminChain(c)
-			}
-			return limited(c)
+// withDefaults fills the zero fields of cfg from DefaultProtectConfig and
+// checks the rest.
+func (cfg ProtectConfig) withDefaults() (ProtectConfig, error) {
+	d := DefaultProtectConfig
+	if cfg.Skipper == nil {
+		cfg.Skipper = d.Skipper
+	}
+	if cfg.AdminPrefix == "" {
+		cfg.AdminPrefix = d.AdminPrefix
+	}
+	if !strings.HasPrefix(cfg.AdminPrefix, "/") || strings.HasSuffix(cfg.AdminPrefix, "/") {
+		return cfg, fmt.Errorf("forum: protect: AdminPrefix %q must start with / and not end with one", cfg.AdminPrefix)
+	}
+	if cfg.AdminOffMessage == "" {
+		cfg.AdminOffMessage = d.AdminOffMessage
+	}
+	if cfg.BodyLimit == 0 {
+		cfg.BodyLimit = d.BodyLimit
+	}
+	if cfg.BodyLimit < 0 {
+		return cfg, fmt.Errorf("forum: protect: BodyLimit %d is negative", cfg.BodyLimit)
+	}
+	if cfg.ReferrerPolicy == "" {
+		cfg.ReferrerPolicy = d.ReferrerPolicy
+	}
+	return cfg, nil
+}
+
+// guards are Protect's checks, built once from a valid configuration.
+type guards struct {
+	cfg           ProtectConfig
+	cross         *http.CrossOriginProtection
+	secure, limit echo.MiddlewareFunc
+}
+
+// wrap puts the guards in front of next, in the order ToMiddleware gives.
+func (g *guards) wrap(next echo.HandlerFunc) echo.HandlerFunc {
+	limited := g.limit(next)
+	adminChain := g.admin(limited)
+	withHeaders := g.secure(func(c echo.Context) error {
+		if err := g.checkWrite(c.Request()); err != nil {
+			return err
 		}
-		withHeaders := secure(guarded)
-		return func(c echo.Context) error {
-			if cfg.Skipper(c) {
-				return next(c)
-			}
-			return withHeaders(c)
+		if g.isAdmin(c.Path()) {
+			return adminChain(c)
 		}
-	}, nil
+		return limited(c)
+	})
+	return func(c echo.Context) error {
+		if g.cfg.Skipper(c) {
+			return next(c)
+		}
+		return withHeaders(c)
+	}
+}
+
+// checkWrite refuses a state-changing request from another origin (403)
+// or with a body that is not JSON (415).
+func (g *guards) checkWrite(r *http.Request) error {
+	if safeMethod(r.Method) {
+		return nil
+	}
+	if err := g.cross.Check(r); err != nil {
+		return echo.NewHTTPError(http.StatusForbidden, "cross-origin request refused")
+	}
+	if hasBody(r) {
+		return requireJSON(r)
+	}
+	return nil
+}
+
+// admin puts AdminAuth in front of next, or answers 403 when there is
+// none.
+func (g *guards) admin(next echo.HandlerFunc) echo.HandlerFunc {
+	if g.cfg.AdminAuth == nil {
+		return func(echo.Context) error {
+			return echo.NewHTTPError(http.StatusForbidden, g.cfg.AdminOffMessage)
+		}
+	}
+	return g.cfg.AdminAuth(next)
+}
+
+// isAdmin reports whether a route is under AdminPrefix.
+func (g *guards) isAdmin(route string) bool {
+	return route == g.cfg.AdminPrefix || strings.HasPrefix(route, g.cfg.AdminPrefix+"/")
 }
 
 func safeMethod(m string) bool {

@@ -3,7 +3,6 @@ package forum
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/labstack/echo/v4"
 
@@ -112,40 +111,15 @@ func (a *App) Feed(ctx context.Context, user int64) ([]Post, error) {
 	return posts, err
 }
 
-func (a *App) unread(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	v, err := a.Unread(c.Request().Context(), id)
-	if err != nil {
-		return notFound(err, "user")
-	}
-	return c.JSON(http.StatusOK, v)
-}
+func (a *App) unread(c echo.Context) error { return forUser(c, a.Unread) }
 
-func (a *App) markRead(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	v, err := a.MarkRead(c.Request().Context(), id)
-	if err != nil {
-		return notFound(err, "user")
-	}
-	return c.JSON(http.StatusOK, v)
-}
+func (a *App) markRead(c echo.Context) error { return forUser(c, a.MarkRead) }
 
 func (a *App) feedHandler(c echo.Context) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	posts, err := a.Feed(c.Request().Context(), id)
-	if err != nil {
-		return notFound(err, "user")
-	}
-	return c.JSON(http.StatusOK, map[string]any{"user": id, "posts": posts})
+	return forUser(c, func(ctx context.Context, id int64) (map[string]any, error) {
+		posts, err := a.Feed(ctx, id)
+		return map[string]any{"user": id, "posts": posts}, err
+	})
 }
 
 // createNotice publishes a system notice: POST /api/admin/notices
@@ -165,47 +139,5 @@ func (a *App) createNotice(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, map[string]int64{"id": id})
-}
-
-// Labels names entities for the dashboard: posts by title, users by name
-// (a user's messages by the user's name).
-func (a *App) Labels(ctx context.Context, kind string, ids []int64) (map[int64]string, error) {
-	var query string
-	switch kind {
-	case "post":
-		query = "SELECT id, title FROM forum_posts WHERE id IN ("
-	case "user", "message":
-		query = "SELECT id, name FROM forum_users WHERE id IN ("
-	default:
-		return nil, nil
-	}
-	out := map[int64]string{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		if i > 0 {
-			query += ", "
-		}
-		query += "?"
-		args[i] = id
-	}
-	qctx, cancel := a.deadline(ctx)
-	defer cancel()
-	rows, err := a.db.QueryContext(qctx, a.bind(query+")"), args...)
-	if err != nil {
-		return nil, fmt.Errorf("forum: labels: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var name string
-		if err := rows.Scan(&id, &name); err != nil {
-			return nil, fmt.Errorf("forum: labels: %w", err)
-		}
-		out[id] = name
-	}
-	return out, rows.Err()
+	return created(c, id)
 }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+
+	"github.com/labstack/echo/v4"
+	echomw "github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/pulse-dev/pulse/dashboard"
+	"github.com/pulse-dev/pulse/example/forum"
+	pulsemw "github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/promexport"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// newEcho routes the forum, the dashboard and the Prometheus metrics,
+// every request counted by rec. auth, when set, guards the dashboard and
+// the metrics as well as the forum's admin routes.
+func newEcho(rec *timeseries.Recorder, app *forum.App, auth echo.MiddlewareFunc, user string, logger *slog.Logger) (*echo.Echo, error) {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = forum.ErrorHandler
+	// Hits goes first so that Recover sits inside it and a panic is
+	// counted as the 500 it becomes; the forum's guards come after both,
+	// so a refused request is counted too.
+	e.Use(pulsemw.HitsWithConfig(pulsemw.HitsConfig{
+		Recorder:      rec,
+		Routes:        true,
+		StatusClasses: true,
+	}))
+	e.Use(echomw.Recover())
+	app.Register(e)
+
+	login := loginChain(auth, user, logger)
+	if err := pulsemw.Mount(e, "/dashboard", dashboard.Config{
+		Store:    rec.Store(),
+		Health:   rec,
+		Entities: app.Counters(),
+		Labels:   app.Labels,
+		Title:    "Pulse forum",
+		Logger:   logger,
+	}, login...); err != nil {
+		return nil, err
+	}
+	return e, mountMetrics(e, rec, login)
+}
+
+// loginChain is the middleware in front of the dashboard and the metrics:
+// auth, or none, which the log warns about.
+func loginChain(auth echo.MiddlewareFunc, user string, logger *slog.Logger) []echo.MiddlewareFunc {
+	if auth == nil {
+		logger.Warn("dashboard and /metrics are open to anyone who can reach them and admin routes are off; set DASHBOARD_USER and DASHBOARD_PASSWORD to require a login and turn them on")
+		return nil
+	}
+	logger.Info("dashboard, /metrics and admin routes require BasicAuth", "user", user)
+	return []echo.MiddlewareFunc{auth}
+}
+
+// mountMetrics serves rec's Prometheus metrics at /metrics behind login.
+func mountMetrics(e *echo.Echo, rec *timeseries.Recorder, login []echo.MiddlewareFunc) error {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(promexport.NewCollector(rec)); err != nil {
+		return fmt.Errorf("example: metrics: %w", err)
+	}
+	metrics := echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// Scrapes are not traffic: marked before the login runs, like the
+	// dashboard's requests.
+	e.GET("/metrics", metrics, append([]echo.MiddlewareFunc{skip}, login...)...)
+	return nil
+}
+
+// skip marks a request as not counted by the Hits middleware.
+func skip(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		pulsemw.Skip(c)
+		return next(c)
+	}
+}
+
+// dashboardAuth is the BasicAuth of DASHBOARD_USER and DASHBOARD_PASSWORD,
+// or nil when neither is set.
+func dashboardAuth(opts options) echo.MiddlewareFunc {
+	if opts.DashboardUser == "" && opts.DashboardPass == "" {
+		return nil
+	}
+	return basicAuth(opts.DashboardUser, opts.DashboardPass)
+}
+
+// basicAuth checks the dashboard login in constant time.
+func basicAuth(user, pass string) echo.MiddlewareFunc {
+	return echomw.BasicAuthWithConfig(echomw.BasicAuthConfig{
+		Realm: "Pulse dashboard",
+		Validator: func(u, p string, c echo.Context) (bool, error) {
+			okUser := subtle.ConstantTimeCompare([]byte(u), []byte(user)) == 1
+			okPass := subtle.ConstantTimeCompare([]byte(p), []byte(pass)) == 1
+			return okUser && okPass, nil
+		},
+	})
+}

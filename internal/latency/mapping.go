@@ -256,3 +256,13 @@ func Rank(q float64, n uint64) uint64 {
 	r := uint64(math.Ceil(q * float64(n)))
 	return min(max(r, 1), n)
 }
+
+// Slots is the number of counters a histogram of m keeps: the underflow
+// bin, the tracked bins, the overflow bin. A recorder that keeps its own
+// counts (package timeseries does, per second and stripe) sizes them by
+// it and fills them by Slot.
+func (m *Mapping) Slots() int { return m.slots() }
+
+// Slot is where d is counted among Slots(): 0 below Min (negative
+// durations too), Slots()-1 above Max.
+func (m *Mapping) Slot(d time.Duration) int { return m.slot(max(d, 0)) }

@@ -13,17 +13,24 @@ import (
 //
 // The braces make Redis Cluster hash the lat keys as it hashes the count
 // key, so a bucket's durations are in the slot, and so the flush group,
-// of its hits: one batch, one marker, exactly once. ok is false when the
-// name (or the prefix) holds braces that would put them in another slot,
-// e.g. "a}b" or "x{}y"; such a series keeps its hits and records no
-// durations, on one server too, so its layout does not depend on the
-// deployment.
+// of its hits: one batch, one marker, exactly once. A count key with a
+// hash tag of its own (in the name or the prefix) lends it instead:
+//
+//	<prefix>lat:{<its tag>}:<count key>:<bucket start>
+//
+// ok is false when no braces can put the lat keys in the count key's
+// slot: a count key without a tag that holds a "}" ("a}b", "x{}y"), or a
+// prefix with a "{" that is not a tag of its own. Such
+// a series keeps its hits and records no durations, on one server too,
+// so the layout does not depend on the deployment.
 func (s Schema) LatKeyPrefix(precision int, name string) (prefix string, ok bool) {
 	count := s.CountKey(precision, name)
+	want, tagged := hashed(count)
 	l := s.Prefix + "lat:{" + count + "}:"
-	tag, tagged := hashed(l)
-	want, _ := hashed(count)
-	if !tagged || tag != want {
+	if tagged {
+		l = s.Prefix + "lat:{" + want + "}:" + count + ":"
+	}
+	if tag, ok := hashed(l); !ok || tag != want {
 		return "", false
 	}
 	return l, true

@@ -312,3 +312,41 @@ func TestDurationsWrongTypeKey(t *testing.T) {
 		t.Errorf("health %+v, want %s dropped, no hit increments", h, bad)
 	}
 }
+
+// With durations a flush costs, per series and precision written, the
+// hits' 2 commands plus 4 for the lat key (HMGET, HSET, HINCRBY of the
+// sum, EXPIREAT), however many requests and bins: TestFlushCommandBudget
+// records no durations and keeps its budget of 2.
+func TestFlushCommandBudgetWithDurations(t *testing.T) {
+	srv := redistest.Start(t)
+	r := newRecorder(t, srv, timeseries.Config{FlushInterval: time.Hour})
+	var cs []*timeseries.Counter
+	for _, n := range []string{"hits", "GET /posts/:id", "GET /other"} {
+		cs = append(cs, mustCounter(t, r, n))
+	}
+	ds := drawn(10000, 9)
+	for _, hits := range []int{10, 10000} {
+		for i := range hits {
+			r.RecordDuration(ds[i], cs...)
+		}
+		srv.Do("CONFIG", "RESETSTAT")
+		flush(t, r)
+		info, err := redis.String(srv.Do("INFO", "commandstats"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, line := range strings.Split(info, "\n") {
+			if _, rest, ok := strings.Cut(line, ":calls="); ok && !strings.HasPrefix(line, "cmdstat_info:") {
+				var n int
+				fmt.Sscan(rest[:strings.IndexByte(rest, ',')], &n)
+				total += n
+			}
+		}
+		sp := len(cs) * len(series.DefaultPrecisions)
+		if budget := (2 + 4) * sp; total > budget {
+			t.Errorf("%d requests: flush ran %d Redis commands, budget %d\n%s", hits, total, budget, info)
+		}
+		t.Logf("%d requests per series: %d commands for %d series×precisions", hits, total, sp)
+	}
+}

@@ -308,8 +308,8 @@ func TestDurationsWrongTypeKey(t *testing.T) {
 			t.Errorf("precision %d: %d durations, want 20", p, n)
 		}
 	}
-	if h := r.Health(); h.LastDroppedKey != bad || h.DroppedIncrements != 0 || !h.RedisUp {
-		t.Errorf("health %+v, want %s dropped, no hit increments", h, bad)
+	if h := r.Health(); h.LastDroppedKey != bad || h.DroppedIncrements != 0 || h.DroppedDurations != 4 || !h.RedisUp {
+		t.Errorf("health %+v, want %s dropped: 20 durations at one precision of 6 (4), no hit increments", h, bad)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 	"time"
 
@@ -12,8 +11,9 @@ import (
 	"github.com/pulse-dev/pulse/internal/series"
 )
 
-// maxLatStripes bounds the stripes of a Recorder's durations.
-const maxLatStripes = 8
+// maxLatStripes is the stripes of a Recorder's durations: one per
+// stripe of the hits.
+const maxLatStripes = numShards
 
 // durations holds the request durations recorded and not yet handed to
 // the ledger: per stripe, per series, the second being recorded. A
@@ -47,12 +47,11 @@ type latStripe struct {
 	_      [64]byte // keeps the next stripe's lock off this cache line
 }
 
+// newDurations keeps a stripe per stripe of the hits (numShards), so two
+// Ps recording at once never share a lock; a series only has slots in the
+// stripes its requests used, so idle stripes cost nothing.
 func newDurations(m *latency.Mapping) *durations {
-	n := 1
-	for n < runtime.GOMAXPROCS(0) && n < maxLatStripes {
-		n *= 2
-	}
-	return &durations{m: m, mask: uint32(n - 1)}
+	return &durations{m: m, mask: maxLatStripes - 1}
 }
 
 // latencyMapping checks the duration fields of cfg and returns their

@@ -3,6 +3,7 @@ package echov5
 import (
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v5"
 	echomw "github.com/labstack/echo/v5/middleware"
@@ -102,6 +103,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if h.config.Skipper(c) {
 			return next(c)
 		}
+		start := time.Now()
 		err := next(c)
 		if err != nil && h.config.HandleError {
 			if e := c.Echo(); e != nil && e.HTTPErrorHandler != nil {
@@ -115,7 +117,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		// The status written, if any; else the one the error handler will
 		// write for err: its StatusCode(), 500 when it has none.
 		_, status := echo.ResolveResponseStatus(c.Response(), err)
-		r := track.Request{Method: c.Request().Method, Status: status}
+		r := track.Request{Method: c.Request().Method, Status: status, Duration: time.Since(start)}
 		if h.config.Routes {
 			r.Route = route(c, status)
 		}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/pulse-dev/pulse/echov5"
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/track/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -74,6 +76,9 @@ func TestHitsSeriesNames(t *testing.T) {
 				}
 				for _, name := range tt.want {
 					want[name] = 1
+				}
+				if len(tt.want) == 2 { // the route's own status class
+					want[tt.want[0]+" "+tt.want[1]] = 1
 				}
 				if got := seriesCounts(t, srv, rec); !maps.Equal(got, want) {
 					t.Errorf("series = %v, want %v", got, want)
@@ -240,5 +245,29 @@ func TestHitsExactUnderConcurrency(t *testing.T) {
 				t.Errorf("%s at precision %d: %d hits, want %d", name, p, got, n)
 			}
 		}
+	}
+}
+
+// Handlers that sleep known times: the durations recorded for hits and
+// the route have their p50, p90 and p99 within the accuracy, plus the
+// measured scheduling slack, of the exact ones.
+func TestHitsDurations(t *testing.T) {
+	srv := redistest.Start(t)
+	rec := recorder(t, srv, timeseries.Config{FlushInterval: time.Hour})
+	sl := tracktest.NewSleeper(200)
+	e := echo.New()
+	e.Use(echov5.HitsWithConfig(echov5.HitsConfig{Recorder: rec, Routes: true}))
+	e.GET("/sleep/:i", func(c *echo.Context) error {
+		i, _ := strconv.Atoi(c.Param("i"))
+		sl.Sleep(i)
+		return c.NoContent(http.StatusNoContent)
+	})
+	sl.Run(func(i int) { serve(e, "GET", fmt.Sprintf("/sleep/%d", i)) })
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"hits", "GET /sleep/:i"} {
+		worst := tracktest.CheckQuantiles(t, rec, name, sl.Sleeps, sl.Overslept(), time.Millisecond)
+		t.Logf("%s: largest quantile error %.2f%% (overslept up to %v)", name, worst*100, sl.Overslept())
 	}
 }

@@ -74,7 +74,8 @@ func TestMount(t *testing.T) {
 		})
 	}
 	// Only the app's two requests; a/b is the test's own.
-	want := map[string]int64{"a/b": 2, "hits": 2, "GET /": 1, "unmatched": 1, "status:2xx": 1, "status:4xx": 1}
+	want := map[string]int64{"a/b": 2, "hits": 2, "GET /": 1, "unmatched": 1, "status:2xx": 1, "status:4xx": 1,
+		"GET / status:2xx": 1, "unmatched status:4xx": 1}
 	if got := seriesCounts(t, srv, rec); !maps.Equal(got, want) {
 		t.Errorf("series = %v, want %v", got, want)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/track/tracktest"
 	"github.com/pulse-dev/pulse/middleware"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -58,6 +59,10 @@ func TestHitsExactOnCluster(t *testing.T) {
 				t.Errorf("%s at precision %d: %d hits, want 50000", name, p, got)
 			}
 		}
+	}
+	do := func(key, cmd string, args ...any) any { return cl.Do(t, key, cmd, args...) }
+	for _, name := range []string{"hits", "GET /posts/:id"} {
+		tracktest.CheckLat(t, do, series.DefaultPrecisions, name, 50000)
 	}
 	if len(nodes) < 3 {
 		t.Errorf("the series' keys sit on %d nodes; the test wants them spread over 3", len(nodes))
@@ -115,5 +120,7 @@ func TestHitsThroughFailoverOnCluster(t *testing.T) {
 				t.Errorf("%s at precision %d: %d, want %d", name, p, got, goroutines*each)
 			}
 		}
+		do := func(key, cmd string, args ...any) any { return cl.Do(t, key, cmd, args...) }
+		tracktest.CheckLat(t, do, series.DefaultPrecisions, name, goroutines*each)
 	}
 }

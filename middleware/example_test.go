@@ -43,16 +43,18 @@ func ExampleHitsWithConfig() {
 	_ = rec.Close(context.Background()) // writes what is pending
 
 	store, _ := timeseries.NewStore(pool, timeseries.Schema{}, nil)
-	for _, name := range []string{"GET /posts/:id", "example-hits", "status:2xx", "status:4xx", "unmatched"} {
+	for _, name := range []string{"GET /posts/:id", "GET /posts/:id status:2xx", "example-hits", "status:2xx", "status:4xx", "unmatched", "unmatched status:4xx"} {
 		samples, _ := store.Samples(context.Background(), name, 86400, timeseries.Range{})
 		fmt.Println(name, samples[0].Count)
 	}
 	// Output:
 	// GET /posts/:id 2
+	// GET /posts/:id status:2xx 2
 	// example-hits 3
 	// status:2xx 2
 	// status:4xx 1
 	// unmatched 1
+	// unmatched status:4xx 1
 }
 
 func ExampleMount() {

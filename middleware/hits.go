@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	echomw "github.com/labstack/echo/v4/middleware"
@@ -100,6 +101,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if h.config.Skipper(c) {
 			return next(c)
 		}
+		start := time.Now()
 		err := next(c)
 		if err != nil && h.config.HandleError {
 			c.Error(err)
@@ -116,7 +118,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 				status = he.Code
 			}
 		}
-		r := track.Request{Method: c.Request().Method, Status: status}
+		r := track.Request{Method: c.Request().Method, Status: status, Duration: time.Since(start)}
 		if h.config.Routes {
 			r.Route = route(c, status)
 		}

@@ -60,8 +60,10 @@ func ExampleMiddleware() {
 	}
 	// Output:
 	// GET /posts/{id} 2
+	// GET /posts/{id} status:2xx 2
 	// hits 3
 	// status:2xx 2
 	// status:4xx 1
 	// unmatched 1
+	// unmatched status:4xx 1
 }

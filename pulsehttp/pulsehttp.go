@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/pulse-dev/pulse/internal/track"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -115,21 +116,22 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rw := getWriter(w)
 	finished := false
+	start := time.Now()
 	// Deferred, so a panicking handler is counted as the 500 it becomes;
 	// the panic goes on up untouched.
 	defer func() {
-		h.record(rw, r, finished)
+		h.record(rw, r, finished, time.Since(start))
 		putWriter(rw)
 	}()
 	h.next.ServeHTTP(rw, r)
 	finished = true
 }
 
-func (h *handler) record(rw *responseWriter, r *http.Request, finished bool) {
+func (h *handler) record(rw *responseWriter, r *http.Request, finished bool, d time.Duration) {
 	if rw.skip {
 		return
 	}
-	req := track.Request{Method: r.Method, Status: rw.finalStatus(finished)}
+	req := track.Request{Method: r.Method, Status: rw.finalStatus(finished), Duration: d}
 	if h.cfg.Routes {
 		req.Route = h.cfg.RouteName(r)
 	}

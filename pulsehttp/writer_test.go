@@ -193,7 +193,7 @@ func TestHijackUpgrade(t *testing.T) {
 		t.Fatalf("echo: %q, %v", line, err)
 	}
 	wait(t, finished)
-	checkSeries(t, seriesCounts(t, srv, rec), expect("GET /echo", "status:1xx"))
+	checkSeries(t, seriesCounts(t, srv, rec), expectRoute("GET /echo", "status:1xx"))
 }
 
 // Flush reaches the wire: the client has the headers while the handler

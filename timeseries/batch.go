@@ -1,6 +1,10 @@
 package timeseries
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/pulse-dev/pulse/internal/latency"
+)
 
 // pendingKey is hits of one series in one second, still due at the
 // precisions whose bit is set in due. Hits stay by second until batched,
@@ -30,13 +34,19 @@ type batch struct {
 	Fields  []string `json:"fields"`
 	Deltas  []int64  `json:"deltas"`
 	Members []string `json:"members"` // known-set member of each key
-	Newest  int64    `json:"newest"`
-	incr    int64    // sum of Deltas
-	file    string   // spill file it came from, if any
+	// Lat are the durations of the batch, by lat key: in the slots, so
+	// the groups, of the count keys of the same series and precisions.
+	Lat    []latDelta `json:"lat,omitempty"`
+	Newest int64      `json:"newest"`
+	incr   int64      // sum of Deltas
+	latN   int64      // durations in Lat, summed over its keys
+	file   string     // spill file it came from, if any
 	// src are the pending entries the batch was made of, each with the
 	// bit of one of this batch's precisions (none for a spilled batch), so
-	// a batch that surely did not land can go back to pending.
-	src map[pendingKey]int64
+	// a batch that surely did not land can go back to pending; latSrc
+	// likewise for durations.
+	src    map[pendingKey]int64
+	latSrc []latSource
 	// uncertain is set once a send of the batch may have landed (a lost
 	// connection, a WAIT short of replicas): from then on only Redis can
 	// settle it, so it is resent as it is until Redis answers, even if a
@@ -46,9 +56,18 @@ type batch struct {
 
 // building is a new batch and where each of its deltas is.
 type building struct {
-	b      *batch
-	deltas map[deltaKey]int // index into b's slices
+	b        *batch
+	deltas   map[deltaKey]int // index into b's slices
+	lat      map[deltaKey]int // index into b.Lat and latHists
+	latHists []*latency.Histogram
 }
+
+// full reports whether the batch has no room for a delta of weight w.
+func (bl *building) full(w int) bool {
+	return len(bl.b.Keys)+latWeight*len(bl.b.Lat)+w > maxBatchDeltas
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 // add adds n to the delta of dk, which is key's field, unless that needs
 // a new delta and the batch is full.
@@ -56,7 +75,7 @@ func (bl *building) add(dk deltaKey, key, member string, n int64) bool {
 	b := bl.b
 	j, ok := bl.deltas[dk]
 	if !ok {
-		if len(b.Keys) >= maxBatchDeltas {
+		if bl.full(1) {
 			return false
 		}
 		j = len(b.Keys)

@@ -3,6 +3,7 @@ package timeseries_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,11 @@ func clusterRecorder(t *testing.T, cfg timeseries.Config) (*redistest.Cluster, *
 		cfg.FlushInterval = 100 * time.Millisecond
 	}
 	return cl, newRecorder(t, nil, cfg) // the pool is set: no server needed
+}
+
+// clusterDo runs a command on the node serving key.
+func clusterDo(t *testing.T, cl *redistest.Cluster) func(key, cmd string, args ...any) any {
+	return func(key, cmd string, args ...any) any { return cl.Do(t, key, cmd, args...) }
 }
 
 // clusterSum adds up one series at one precision on the cluster.
@@ -98,7 +104,7 @@ func TestClusterRecordsExactly(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range per {
-				r.Record(counters[(w*7+i)%series])
+				r.RecordDuration(time.Duration(i+1)*time.Millisecond, counters[(w*7+i)%series])
 			}
 		}()
 	}
@@ -110,6 +116,7 @@ func TestClusterRecordsExactly(t *testing.T) {
 	}
 	for i := range series {
 		assertClusterSums(t, cl, fmt.Sprintf("GET /s/%d", i), want[i])
+		assertLat(t, clusterDo(t, cl), fmt.Sprintf("GET /s/%d", i), want[i])
 	}
 	// The store reads it back through the cluster client.
 	store := r.Store()
@@ -153,7 +160,7 @@ func otherMaster(t *testing.T, cl *redistest.Cluster, m *redistest.Server) *redi
 func TestClusterSlotMigrationMidTraffic(t *testing.T) {
 	cl, r := clusterRecorder(t, timeseries.Config{})
 	hits, route := mustCounter(t, r, "hits"), mustCounter(t, r, "GET /m")
-	stop := traffic(hits, route)
+	stop := traffic(r, hits, route)
 	time.Sleep(300 * time.Millisecond)
 	// Move the slot of every precision of "hits" while hits keep coming,
 	// key by key, so flushes meet ASK and TRYAGAIN as well as MOVED.
@@ -167,12 +174,14 @@ func TestClusterSlotMigrationMidTraffic(t *testing.T) {
 	settle(t, r)
 	assertClusterSums(t, cl, "hits", n)
 	assertClusterSums(t, cl, "GET /m", n)
+	assertLat(t, clusterDo(t, cl), "hits", n)
+	assertLat(t, clusterDo(t, cl), "GET /m", n)
 }
 
 func TestClusterFailoverMidTraffic(t *testing.T) {
 	cl, r := clusterRecorder(t, timeseries.Config{})
 	hits, route := mustCounter(t, r, "hits"), mustCounter(t, r, "GET /f")
-	stop := traffic(hits, route)
+	stop := traffic(r, hits, route)
 	time.Sleep(500 * time.Millisecond)
 	cl.Failover(t, cl.MasterOf("count:5:hits"))
 	time.Sleep(500 * time.Millisecond)
@@ -180,6 +189,8 @@ func TestClusterFailoverMidTraffic(t *testing.T) {
 	settle(t, r)
 	assertClusterSums(t, cl, "hits", n)
 	assertClusterSums(t, cl, "GET /f", n)
+	assertLat(t, clusterDo(t, cl), "hits", n)
+	assertLat(t, clusterDo(t, cl), "GET /f", n)
 }
 
 // With WaitReplicas a flush is done only once a replica has it, so a
@@ -192,7 +203,7 @@ func TestClusterFailoverMidTraffic(t *testing.T) {
 func TestClusterKillMasterWithWaitReplicas(t *testing.T) {
 	cl, r := clusterRecorder(t, timeseries.Config{WaitReplicas: 1, FlushTimeout: 500 * time.Millisecond})
 	hits := mustCounter(t, r, "hits")
-	stop := traffic(hits)
+	stop := traffic(r, hits)
 	time.Sleep(500 * time.Millisecond)
 	victim := cl.MasterOf("count:5:hits")
 	replica := cl.ReplicaOf(victim)
@@ -211,6 +222,7 @@ func TestClusterKillMasterWithWaitReplicas(t *testing.T) {
 	cl.RestartNode(t, victim)
 	settle(t, r)
 	assertClusterSums(t, cl, "hits", n)
+	assertLat(t, clusterDo(t, cl), "hits", n)
 }
 
 // A full node refuses writes for a while; nothing is lost and Health
@@ -228,7 +240,7 @@ func TestClusterNodeErrorReplies(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			cl, r := clusterRecorder(t, timeseries.Config{})
 			hits, other := mustCounter(t, r, "hits"), mustCounter(t, r, "other")
-			stop := traffic(hits, other)
+			stop := traffic(r, hits, other)
 			time.Sleep(300 * time.Millisecond)
 			restore := f.start(cl.MasterOf("count:5:hits"))
 			saw := sawHealthError(r, f.code, 3*time.Second)
@@ -241,6 +253,8 @@ func TestClusterNodeErrorReplies(t *testing.T) {
 			}
 			assertClusterSums(t, cl, "hits", n)
 			assertClusterSums(t, cl, "other", n)
+			assertLat(t, clusterDo(t, cl), "hits", n)
+			assertLat(t, clusterDo(t, cl), "other", n)
 		})
 	}
 }
@@ -286,5 +300,37 @@ func TestClusterPing(t *testing.T) {
 	defer cancelShort()
 	if err := series.HandleOf(store).Ping(short); err == nil {
 		t.Error("Ping answered while the known set's node was paused")
+	}
+}
+
+// A series' lat keys are in its count key's slot, so its durations
+// travel in the batches of its hits; a name whose braces would break
+// that keeps its hits and has no durations.
+func TestClusterDurationsColocated(t *testing.T) {
+	cl, r := clusterRecorder(t, timeseries.Config{})
+	timed := []string{"plain", "a{b", "GET /p/{id", "{tag}x", "GET /p/{id}"}
+	for _, name := range append(slices.Clone(timed), "a}b", "x{}y") {
+		c := mustCounter(t, r, name)
+		for i := range 25 {
+			r.RecordDuration(time.Duration(i)*time.Millisecond, c)
+		}
+	}
+	settle(t, r)
+	for _, name := range timed {
+		assertClusterSums(t, cl, name, 25)
+		assertLat(t, clusterDo(t, cl), name, 25)
+		for _, p := range series.DefaultPrecisions {
+			lat, _ := series.Schema{}.LatKey(p, name, 0)
+			count := series.Schema{}.CountKey(p, name)
+			if a, b := redisc.Slot(lat), redisc.Slot(count); a != b {
+				t.Errorf("%s: slot %d, its count key's %d", lat, a, b)
+			}
+		}
+	}
+	for _, name := range []string{"a}b", "x{}y"} {
+		assertClusterSums(t, cl, name, 25)
+		if _, ok := (series.Schema{}).LatKeyPrefix(5, name); ok {
+			t.Errorf("%q has lat keys", name)
+		}
 	}
 }

@@ -27,6 +27,10 @@ type Counter struct {
 	// moved counts the hits that left the ring (to pending, or written at
 	// once in write-through mode): with the ring's contents, the total.
 	moved atomic.Int64
+	// timed is set when the series keeps durations; lat[i] is its slot
+	// in stripe i of the Recorder's durations, guarded by that stripe.
+	timed bool
+	lat   [maxLatStripes]*latSlot
 }
 
 type ring struct {
@@ -94,8 +98,12 @@ func (c *Counter) ringHits() int64 {
 	return n
 }
 
-// drainLocked moves every counter's ring into pending.
+// drainLocked moves every counter's ring, and the durations, into
+// pending.
 func (r *Recorder) drainLocked() {
+	if r.lat != nil {
+		r.lat.drainLocked(r)
+	}
 	for _, c := range r.counters {
 		for i := range c.shards {
 			for j := range c.shards[i].slots {

@@ -129,6 +129,35 @@
 // both; with no prefix the keys are exactly those of the original design,
 // so existing readers and cleaners keep working.
 //
+// # Durations
+//
+// The middlewares also record each request's duration in its hits, route
+// and app-named series (not in the status series), unless
+// Config.DisableDurations is set. A request's durations are counted in
+// process, per series, clock second and stripe, under one uncontended
+// lock per request, and written with its hits: the same flush, the same
+// batch, the same marker, so they are exactly once through error
+// replies, failover, resharding and spills as the hits are. There is no
+// Redis command per request.
+//
+// A bucket of a series' durations at one precision is the hash
+//
+//	lat:{count:<precision>:<name>}:<bucket start>
+//
+// (after Schema.Prefix): bins by index (fields "0", "1", ... and u, o
+// for durations outside DurationMin..DurationMax), n the count, s the sum
+// in nanoseconds, min and max; see package internal/latency. The braces
+// put every lat key in its count key's slot, hence in its flush group. A
+// count key with a hash tag of its own (a route pattern "GET
+// /posts/{id}") lends it: lat:{id}:count:5:GET /posts/{id}:<bucket>. A
+// name no braces can co-locate ("a}b") keeps its hits and records no
+// durations. The flush script adds bins and n by HMGET and HSET (exact up
+// to 2⁵³ per bin), s by HINCRBY, keeps min and max if smaller or larger,
+// and sets EXPIREAT bucket start + 121 × precision, so a series keeps
+// 120 buckets of durations per precision with no cleaner. Quantiles are
+// within Config.DurationAccuracy (5 % by default, down to 1 %) of the
+// exact ones, for one bucket or any merge of buckets and instances.
+//
 // # Units
 //
 // A hit is one request counted in one series: a request counted in the

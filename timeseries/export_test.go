@@ -1,5 +1,27 @@
 package timeseries
 
+import "time"
+
 // CounterName is the series name of c, for the tests of the package's
 // API.
 func CounterName(c *Counter) string { return c.name }
+
+// RecordDuration records one hit in each counter and the duration d in
+// their durations, as the middlewares do through series.RecordTimed.
+func (r *Recorder) RecordDuration(d time.Duration, counters ...*Counter) {
+	r.record(counters, d, true)
+}
+
+// RecordDurations records n requests of duration d in c at once, as n
+// calls of RecordDuration would after the request path's stripes: the
+// memory test fills a day's buckets this way, with counts drawn per bin.
+func (r *Recorder) RecordDurations(c *Counter, d time.Duration, n int64) {
+	sec := r.now()
+	m := r.lat.m
+	bins := make([]uint32, m.Slots())
+	bins[m.Slot(d)] = uint32(n)
+	r.mu.Lock()
+	r.addPendingLocked(c, sec, n)
+	r.ledger.addLat(c.id, sec, bins, int64(d)*n, d, d)
+	r.mu.Unlock()
+}

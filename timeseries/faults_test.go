@@ -18,9 +18,10 @@ import (
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// traffic records hits into the given counters from a few goroutines
-// until stop is called, which returns how many Record calls were made.
-func traffic(counters ...*timeseries.Counter) (stop func() int64) {
+// traffic records requests, with durations, into the given counters of
+// r from a few goroutines until stop is called, which returns how many
+// were recorded.
+func traffic(r *timeseries.Recorder, counters ...*timeseries.Counter) (stop func() int64) {
 	var n atomic.Int64
 	var wg sync.WaitGroup
 	done := make(chan struct{})
@@ -34,11 +35,7 @@ func traffic(counters ...*timeseries.Counter) (stop func() int64) {
 					return
 				default:
 				}
-				counters[0].Inc()
-				for _, c := range counters[1:] {
-					c.Inc()
-				}
-				n.Add(1)
+				r.RecordDuration(time.Duration(n.Add(1)%97+1)*time.Millisecond, counters...)
 				time.Sleep(time.Millisecond)
 			}
 		}()
@@ -86,7 +83,7 @@ func TestErrorRepliesLoseNothing(t *testing.T) {
 					FlushTimeout:  time.Second,
 				})
 				hits, route := mustCounter(t, r, "hits"), mustCounter(t, r, "GET /x")
-				stop := traffic(hits, route)
+				stop := traffic(r, hits, route)
 				time.Sleep(300 * time.Millisecond)
 				restore := f.start(srv)
 				saw := sawHealthError(r, f.code, 5*time.Second)
@@ -109,6 +106,8 @@ func TestErrorRepliesLoseNothing(t *testing.T) {
 				}
 				assertSums(t, srv, "", "hits", n)
 				assertSums(t, srv, "", "GET /x", n)
+				assertLat(t, serverDo(srv), "hits", n)
+				assertLat(t, serverDo(srv), "GET /x", n)
 			})
 		}
 	}
@@ -216,13 +215,13 @@ func TestSpillOnCloseSentOnce(t *testing.T) {
 	dir := t.TempDir()
 	r1 := newRecorder(t, srv, timeseries.Config{SpillDir: dir, FlushInterval: time.Hour, FlushTimeout: 200 * time.Millisecond})
 	hits, route := mustCounter(t, r1, "hits"), mustCounter(t, r1, "GET /y")
-	for range 40 {
-		r1.Record(hits, route)
+	for i := range 40 {
+		r1.RecordDuration(time.Duration(i)*time.Millisecond, hits, route)
 	}
 	flush(t, r1) // some land before the outage
 	srv.Stop()
-	for range 60 {
-		r1.Record(hits, route)
+	for i := range 60 {
+		r1.RecordDuration(time.Duration(i)*time.Millisecond, hits, route)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -250,6 +249,8 @@ func TestSpillOnCloseSentOnce(t *testing.T) {
 	flush(t, r2)
 	assertSums(t, srv, "", "hits", 100)
 	assertSums(t, srv, "", "GET /y", 100)
+	assertLat(t, serverDo(srv), "hits", 100)
+	assertLat(t, serverDo(srv), "GET /y", 100)
 	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 {
 		t.Errorf("files left after sending: %v", left)
 	}
@@ -263,6 +264,8 @@ func TestSpillOnCloseSentOnce(t *testing.T) {
 	flush(t, r3)
 	assertSums(t, srv, "", "hits", 100)
 	assertSums(t, srv, "", "GET /y", 100)
+	assertLat(t, serverDo(srv), "hits", 100)
+	assertLat(t, serverDo(srv), "GET /y", 100)
 }
 
 // A torn or foreign spill file is set aside and reported, never sent in

@@ -36,6 +36,10 @@ type Health struct {
 	// DroppedIncrements counts the lost bucket increments themselves: a
 	// key of the wrong type at one precision loses one per hit there.
 	DroppedIncrements int64 `json:"dropped_increments"`
+	// DroppedDurations are request durations that will never reach
+	// Redis, counted like DroppedHits: per precision lost, divided by the
+	// precisions, rounded up.
+	DroppedDurations int64 `json:"dropped_durations"`
 	// LastDroppedKey is the last key whose increments Redis refused
 	// (WRONGTYPE, or a field that is not an integer).
 	LastDroppedKey string `json:"last_dropped_key,omitempty"`
@@ -128,6 +132,7 @@ func (r *Recorder) Health() Health {
 	h.PendingHits = ceilDiv(incr, np)
 	h.DroppedHits = ceilDiv(r.ledger.dropped, np)
 	h.DroppedIncrements = r.ledger.dropped
+	h.DroppedDurations = ceilDiv(r.ledger.droppedLat, np)
 	h.OverflowNames = r.refused.Load()
 	h.Series = len(r.names)
 	h.Cluster = r.router.IsCluster()

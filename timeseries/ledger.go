@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/series"
 )
 
@@ -14,6 +15,7 @@ type seriesKeys struct {
 	keys    []string
 	members []string
 	groups  []int
+	lat     []string // lat key prefixes; nil for a series without durations
 }
 
 // ledger is the bookkeeping of hits between the counters' rings and
@@ -37,10 +39,18 @@ type ledger struct {
 	takes       int64 // rounds that took pending hits into batches
 	written     int64 // the last such round after which all it took was in Redis
 	dropped     int64 // increments that will never reach Redis
+
+	latMapping *latency.Mapping                  // nil: no durations
+	latStep    int64                             // seconds per pending histogram
+	latPending map[pendingKey]*latency.Histogram // durations not yet in a batch
+	droppedLat int64                             // durations × precisions never to reach Redis
 }
 
-func newLedger(schema series.Schema, maxAge int64, markerOf func(group int) string) *ledger {
+func newLedger(schema series.Schema, maxAge int64, markerOf func(group int) string, m *latency.Mapping) *ledger {
 	return &ledger{
+		latMapping:  m,
+		latStep:     gcdOf(schema.Precisions),
+		latPending:  map[pendingKey]*latency.Histogram{},
 		schema:      schema,
 		allDue:      1<<len(schema.Precisions) - 1,
 		maxAge:      maxAge,
@@ -94,13 +104,15 @@ func (l *ledger) take() (out []*batch, leftover bool) {
 		out = append(out, b)
 	}
 	out = l.takeQueued(out)
-	if len(l.pending) > 0 {
+	if len(l.pending) > 0 || len(l.latPending) > 0 {
 		r := roundBuilder{l: l, fresh: map[int]*building{}, blocked: map[int]bool{}}
 		r.takePending()
+		r.takeLat()
 		// The new batches are collected here, not as they start, so that
 		// nothing of r but the batches flows out and its maps stay off the
 		// heap. Their order did not matter: pending is a map.
 		for _, bl := range r.fresh {
+			bl.finish()
 			out = append(out, bl.b)
 		}
 		leftover = r.leftover
@@ -227,13 +239,18 @@ func (l *ledger) settle(b *batch, refused []int64) (fileDone string, refusedKeys
 			fileDone = b.file
 		}
 	}
+	n := len(b.Keys)
 	for _, i := range refused {
 		switch {
-		case int(i) == len(b.Keys)+1:
+		case int(i) == n+1:
 			refusedKeys = append(refusedKeys, l.schema.KnownKey())
-		case i >= 1 && int(i) <= len(b.Keys):
+		case i >= 1 && int(i) <= n:
 			l.dropped += b.Deltas[i-1]
 			refusedKeys = append(refusedKeys, b.Keys[i-1])
+		case int(i) > n+1 && int(i) <= n+1+len(b.Lat):
+			d := b.Lat[int(i)-n-2]
+			l.droppedLat += d.count()
+			refusedKeys = append(refusedKeys, d.Key)
 		}
 	}
 	return fileDone, refusedKeys
@@ -247,7 +264,7 @@ func (l *ledger) fail(b *batch, maybeLanded bool) {
 		b.uncertain = true
 		return
 	}
-	if len(b.src) == 0 || b.uncertain {
+	if (len(b.src) == 0 && len(b.latSrc) == 0) || b.uncertain {
 		return
 	}
 	if l.outstanding[b.Marker] == b {
@@ -255,6 +272,9 @@ func (l *ledger) fail(b *batch, maybeLanded bool) {
 	}
 	for k, n := range b.src {
 		l.pending[k] += n
+	}
+	for _, s := range b.latSrc {
+		l.giveBackLat(s.key, s.h)
 	}
 }
 
@@ -272,9 +292,11 @@ func (l *ledger) age(now int64) {
 	for m, b := range l.outstanding {
 		if b.Newest < cutoff && b.file == "" {
 			l.dropped += b.incr
+			l.droppedLat += b.latN
 			delete(l.outstanding, m)
 		}
 	}
+	l.ageLat(cutoff)
 }
 
 // queue adds the batches of spill file name, to be sent before anything
@@ -307,7 +329,7 @@ func (l *ledger) handOff() (all []*batch, files []string) {
 	}
 	l.outstanding = map[string]*batch{}
 	l.queued = map[string][]*batch{}
-	for len(l.pending) > 0 {
+	for len(l.pending) > 0 || len(l.latPending) > 0 {
 		batches, _ := l.take()
 		all = append(all, batches...)
 		l.outstanding = map[string]*batch{}

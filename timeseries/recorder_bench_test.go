@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -21,7 +23,10 @@ import (
 //   - parallel: every P recording at once, the cost under contention
 //     (ns/op is wall time over all goroutines' ops);
 //   - write-through: Config.WriteThrough, one pipeline to Redis per
-//     Record, the original design, for comparison.
+//     Record, the original design, for comparison;
+//   - duration/serial and duration/parallel: the same three series with
+//     a request duration each (log-normal, median 20 ms), as the
+//     middlewares record them; Redis must then hold as many durations.
 func BenchmarkRecord(b *testing.B) {
 	if !redistest.Installed() {
 		b.Skip("redis-server not installed; `make bench` installs it")
@@ -32,6 +37,7 @@ func BenchmarkRecord(b *testing.B) {
 	srv.Do("CONFIG", "SET", "appendonly", "no")
 	pool := srv.Pool()
 	type series struct{ hits, route, status *timeseries.Counter }
+	timed := false
 	run := func(b *testing.B, cfg timeseries.Config, body func(*testing.B, *timeseries.Recorder, series)) {
 		srv.FlushAll()
 		cfg.Pool = pool
@@ -60,6 +66,31 @@ func BenchmarkRecord(b *testing.B) {
 		if got := srv.HashSum("count:86400:hits"); got != int64(b.N) {
 			b.Fatalf("Redis holds %d hits, recorded %d", got, b.N)
 		}
+		if cfg.DisableDurations {
+			return
+		}
+		var n int64
+		keys, _ := redis.Strings(srv.Do("KEYS", "lat:{count:86400:hits}:*"), nil)
+		for _, k := range keys {
+			c, _ := redis.Int64(srv.Do("HGET", k, "n"), nil)
+			n += c
+		}
+		if timed && n != int64(b.N) {
+			b.Fatalf("Redis holds %d durations, recorded %d", n, b.N)
+		}
+	}
+	ds := drawn(1<<12, 1)
+	timedSerial := func(b *testing.B, r *timeseries.Recorder, s series) {
+		for i := range b.N {
+			r.RecordDuration(ds[i&(1<<12-1)], s.hits, s.route, s.status)
+		}
+	}
+	timedParallel := func(b *testing.B, r *timeseries.Recorder, s series) {
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				r.RecordDuration(ds[i&(1<<12-1)], s.hits, s.route, s.status)
+			}
+		})
 	}
 	serial := func(b *testing.B, r *timeseries.Recorder, s series) {
 		for range b.N {
@@ -73,7 +104,9 @@ func BenchmarkRecord(b *testing.B) {
 			}
 		})
 	}
-	b.Run("serial", func(b *testing.B) { run(b, timeseries.Config{}, serial) })
-	b.Run("parallel", func(b *testing.B) { run(b, timeseries.Config{}, parallel) })
-	b.Run("write-through", func(b *testing.B) { run(b, timeseries.Config{WriteThrough: true}, serial) })
+	b.Run("serial", func(b *testing.B) { timed = false; run(b, timeseries.Config{}, serial) })
+	b.Run("parallel", func(b *testing.B) { timed = false; run(b, timeseries.Config{}, parallel) })
+	b.Run("write-through", func(b *testing.B) { timed = false; run(b, timeseries.Config{WriteThrough: true}, serial) })
+	b.Run("duration/serial", func(b *testing.B) { timed = true; run(b, timeseries.Config{}, timedSerial) })
+	b.Run("duration/parallel", func(b *testing.B) { timed = true; run(b, timeseries.Config{}, timedParallel) })
 }

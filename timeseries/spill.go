@@ -23,8 +23,10 @@ type spillFile struct {
 	SHA256  string          `json:"sha256"`
 }
 
+// Version 2 added the durations of a batch (batch.Lat); a version 1 file
+// is read as batches without any.
 const (
-	spillVersion = 1
+	spillVersion = 2
 	spillSuffix  = ".spill"
 	badSuffix    = ".bad"
 )
@@ -130,8 +132,8 @@ func readSpill(name string) ([]*batch, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("not a spill file: %w", err)
 	}
-	if f.Version != spillVersion {
-		return nil, fmt.Errorf("spill file version %d, want %d", f.Version, spillVersion)
+	if f.Version != 1 && f.Version != spillVersion {
+		return nil, fmt.Errorf("spill file version %d, want 1 or %d", f.Version, spillVersion)
 	}
 	sum := sha256.Sum256(f.Batches)
 	if hex.EncodeToString(sum[:]) != f.SHA256 {
@@ -142,15 +144,34 @@ func readSpill(name string) ([]*batch, error) {
 		return nil, fmt.Errorf("batches: %w", err)
 	}
 	for i, b := range batches {
-		n := len(b.Keys)
-		if b.Marker == "" || b.Seq <= 0 || n == 0 || len(b.Fields) != n || len(b.Deltas) != n || len(b.Members) != n {
+		if !wellFormed(b, f.Version) {
 			return nil, fmt.Errorf("batch %d is malformed", i)
 		}
 		for _, d := range b.Deltas {
 			b.incr += d
 		}
+		for _, d := range b.Lat {
+			b.latN += d.count()
+		}
 	}
 	return batches, nil
+}
+
+// wellFormed checks a batch read from a spill file of version v.
+func wellFormed(b *batch, v int) bool {
+	n := len(b.Keys)
+	if b.Marker == "" || b.Seq <= 0 || n+len(b.Lat) == 0 || len(b.Fields) != n || len(b.Deltas) != n || len(b.Members) != n {
+		return false
+	}
+	if v < 2 && len(b.Lat) > 0 {
+		return false
+	}
+	for _, d := range b.Lat {
+		if d.Key == "" || len(d.Fields) == 0 || len(d.Fields) != len(d.Counts) || d.Min > d.Max {
+			return false
+		}
+	}
+	return true
 }
 
 // removeSpill deletes a spill file whose batches have all been written.

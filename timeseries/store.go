@@ -8,6 +8,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/redisconn"
 	"github.com/pulse-dev/pulse/internal/series"
 )
@@ -42,6 +43,7 @@ type Store struct {
 	router *redisconn.Router
 	schema series.Schema
 	clock  Clock
+	lat    *latency.Mapping // what durations are read by
 }
 
 // NewStore returns a reader of the series in pool (a *redis.Pool or a
@@ -59,12 +61,17 @@ func NewStore(pool Pool, schema Schema, clock Clock) (*Store, error) {
 	if clock == nil {
 		clock = systemClock{}
 	}
-	return &Store{router: redisconn.NewRouter(pool), schema: s, clock: clock}, nil
+	m, _ := latency.NewMapping(latency.Config{}) // the defaults are valid
+	return &Store{router: redisconn.NewRouter(pool), schema: s, clock: clock, lat: m}, nil
 }
 
 // Store returns a reader of what r writes: same pool, schema and clock.
 func (r *Recorder) Store() *Store {
-	return &Store{router: r.router, schema: r.schema, clock: r.clock}
+	s := &Store{router: r.router, schema: r.schema, clock: r.clock}
+	if r.lat != nil {
+		s.lat = r.lat.m
+	}
+	return s
 }
 
 // The cleaner and the dashboard reach a Recorder's or Store's pool,
@@ -73,9 +80,13 @@ func init() {
 	series.HandleOf = func(v any) series.Handle {
 		switch v := v.(type) {
 		case *Recorder:
-			return series.Handle{Router: v.router, Schema: v.schema, Clock: v.clock}
+			h := series.Handle{Router: v.router, Schema: v.schema, Clock: v.clock}
+			if v.lat != nil {
+				h.Latency = v.lat.m
+			}
+			return h
 		case *Store:
-			return series.Handle{Router: v.router, Schema: v.schema, Clock: v.clock}
+			return series.Handle{Router: v.router, Schema: v.schema, Clock: v.clock, Latency: v.lat}
 		}
 		panic(fmt.Sprintf("timeseries: no handle for a %T", v))
 	}

@@ -1,7 +1,7 @@
 // Package latency counts request durations in log-scale histograms that
-// merge by adding, the foundation for recording per-route durations in
-// Redis next to the hit counters of package timeseries. It does not talk
-// to Redis yet.
+// merge by adding: the bins, encoding and quantiles of the durations
+// package timeseries records next to its hit counters. It does not talk
+// to Redis; timeseries writes the fields and internal/series reads them.
 //
 // # Use
 //
@@ -69,9 +69,10 @@
 //
 // # Keys in Redis
 //
-// Proposed: one hash per series, precision and bucket,
+// One hash per series, precision and bucket, in the slot of the
+// series' count key (see series.Schema.LatKeyPrefix):
 //
-//	lat:<precision>:<name>:<bucket start>
+//	lat:{count:<precision>:<name>}:<bucket start>
 //
 // with fields "0", "1", ... for the bins (k names bin lo+k, lo the bin
 // of Config.Min), u and o for underflow and overflow, n the count, s the
@@ -84,9 +85,16 @@
 //
 // (max alike; Lua numbers are doubles, exact for durations up to 104
 // days). Unlike HINCRBY this is idempotent, and the batch markers that
-// make increments exactly-once cover it too. The same script sets
-// EXPIREAT bucket start + 121 × precision, so old buckets go without a
-// cleaner. A window is an HGETALL per bucket, pipelined.
+// make increments exactly-once cover it too. The flush script in fact
+// reads the bins and n with one HMGET and writes them added with one
+// HSET, so a key costs four commands whatever its bins. The same script
+// sets EXPIREAT bucket start + 121 × precision, so old buckets go without
+// a cleaner. A window is an HGETALL per bucket, pipelined.
+//
+// Measured (timeseries.TestRouteMemoryAtFullDepth, Redis 7.0, whose
+// hash-max-listpack-entries is 512 by default, not the 128 assumed
+// below): 447 KiB per route at 5 %, 1.0 MiB at 2 %, 2.2 MiB at 1 %,
+// count hashes included.
 //
 // Why a hash per bucket: Redis keeps a hash of at most 128 fields
 // (hash-max-listpack-entries) of short values as a listpack, a few bytes

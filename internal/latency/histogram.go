@@ -148,3 +148,33 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 	// Unreachable while the bins add up to the count, as Decode checks.
 	return h.max
 }
+
+// AddSlots merges counts kept elsewhere by Mapping.Slot into h: bins[s]
+// durations in slot s, whose sum, min and max are given. It fails with
+// ErrMapping when bins is not Slots() long, and changes nothing when the
+// bins are empty.
+func (h *Histogram) AddSlots(bins []uint32, sum int64, lo, hi time.Duration) error {
+	if len(bins) != len(h.bins) {
+		return ErrMapping
+	}
+	var n uint64
+	for s, c := range bins {
+		h.bins[s] += uint64(c)
+		n += uint64(c)
+	}
+	if n == 0 {
+		return nil
+	}
+	h.count += n
+	h.sum += sum
+	h.min = min(h.min, lo)
+	h.max = max(h.max, hi)
+	return nil
+}
+
+// Clone returns a copy of h that shares nothing with it.
+func (h *Histogram) Clone() *Histogram {
+	c := *h
+	c.bins = slices.Clone(h.bins)
+	return &c
+}

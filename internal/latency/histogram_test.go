@@ -240,3 +240,33 @@ func TestMergeWindows(t *testing.T) {
 	worst := checkQuantiles(t, merged, sortedCopy(all), m.Accuracy())
 	t.Logf("merged minute: largest relative error %.5f", worst)
 }
+
+// AddSlots merges counts kept by Slot as Add would have; a clone shares
+// nothing with its original.
+func TestAddSlotsAndClone(t *testing.T) {
+	m, err := NewMapping(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := NewHistogram(m), NewHistogram(m)
+	bins := make([]uint32, m.Slots())
+	var sum int64
+	lo, hi := time.Duration(math.MaxInt64), time.Duration(0)
+	for _, d := range []time.Duration{time.Microsecond, 3 * time.Millisecond, 3 * time.Millisecond, time.Hour} {
+		want.Add(d)
+		bins[m.Slot(d)]++
+		sum += int64(d)
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	if err := got.AddSlots(bins, sum, lo, hi); err != nil || !got.Equal(want) {
+		t.Fatalf("AddSlots: %v, equal %v", err, got.Equal(want))
+	}
+	if err := got.AddSlots(bins[1:], 0, 0, 0); err == nil {
+		t.Error("AddSlots took bins of another length")
+	}
+	c := got.Clone()
+	c.Add(time.Second)
+	if !got.Equal(want) || c.Equal(got) {
+		t.Error("a clone shares its bins with the original")
+	}
+}

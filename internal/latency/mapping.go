@@ -68,6 +68,10 @@ type Mapping struct {
 	lo, hi   int             // Index(min), Index(max)
 	reps     []time.Duration // Value(i) for lo ≤ i ≤ hi
 	names    []string        // i-lo in decimal, the Redis field of bin i
+	// Slot's table, for durations in [tabLo, tabHi); see buildTable.
+	table        []tableEntry
+	tabLo, tabHi time.Duration
+	tabOff       int
 }
 
 // NewMapping checks cfg, fills its zero fields and returns its Mapping.
@@ -105,6 +109,7 @@ func NewMapping(cfg Config) (*Mapping, error) {
 		m.reps = append(m.reps, time.Duration(math.Round(m.value(i))))
 		m.names = append(m.names, strconv.Itoa(i-m.lo))
 	}
+	m.buildTable()
 	return m, nil
 }
 
@@ -255,4 +260,77 @@ func Rank(q float64, n uint64) uint64 {
 	}
 	r := uint64(math.Ceil(q * float64(n)))
 	return min(max(r, 1), n)
+}
+
+// Slots is the number of counters a histogram of m keeps: the underflow
+// bin, the tracked bins, the overflow bin. A recorder that keeps its own
+// counts (package timeseries does, per second and stripe) sizes them by
+// it and fills them by Slot.
+func (m *Mapping) Slots() int { return m.slots() }
+
+// Slot is where d is counted among Slots(): 0 below Min (negative
+// durations too), Slots()-1 above Max. It gives exactly what the
+// histograms' own binning gives, from a table instead of the cubic: a
+// request path that records durations in several series computes it
+// once, and the table halves its cost.
+func (m *Mapping) Slot(d time.Duration) int {
+	if d >= m.tabLo && d < m.tabHi {
+		e := m.table[int(math.Float64bits(float64(d))>>(52-tableBits))-m.tabOff]
+		if e.cut >= 0 {
+			if int64(d) >= e.cut {
+				return int(e.base) + 1
+			}
+			return int(e.base)
+		}
+	}
+	return m.slot(max(d, 0))
+}
+
+// tableBits is how many leading mantissa bits, with the exponent, pick a
+// table entry: 64 entries per power of two, each spanning less than a
+// bin at the finest accuracy, so at most one bin bound falls in it.
+const tableBits = 6
+
+// tableEntry is the slot of the durations of one table span: base, or
+// base+1 from cut on; cut < 0 means the span holds more than one bound
+// and Slot computes the slot instead.
+type tableEntry struct {
+	base int32
+	cut  int64
+}
+
+// buildTable fills m's table for every power of two from Min's to
+// Max's, below 2⁵³ ns where float64 holds durations exactly.
+func (m *Mapping) buildTable() {
+	eLo, eHi := math.Ilogb(float64(m.min)), min(math.Ilogb(float64(m.max)), 52)
+	if eHi < eLo {
+		return
+	}
+	m.tabLo, m.tabHi = time.Duration(1)<<eLo, time.Duration(1)<<(eHi+1)
+	m.tabOff = (eLo + 1023) << tableBits
+	for e := eLo; e <= eHi; e++ {
+		for k := range 1 << tableBits {
+			lo := int64(math.Ceil(math.Ldexp(1+float64(k)/(1<<tableBits), e)))
+			hi := int64(math.Ceil(math.Ldexp(1+float64(k+1)/(1<<tableBits), e))) - 1
+			base, top := m.slot(time.Duration(lo)), m.slot(time.Duration(hi))
+			entry := tableEntry{base: int32(base), cut: math.MaxInt64}
+			switch {
+			case top == base+1:
+				for a, b := lo, hi; ; { // the first duration of slot top
+					if a == b {
+						entry.cut = a
+						break
+					}
+					if mid := a + (b-a)/2; m.slot(time.Duration(mid)) == top {
+						b = mid
+					} else {
+						a = mid + 1
+					}
+				}
+			case top > base+1:
+				entry.cut = -1
+			}
+			m.table = append(m.table, entry)
+		}
+	}
 }

@@ -149,3 +149,48 @@ func TestRank(t *testing.T) {
 		}
 	}
 }
+
+// Slot's table gives exactly the slot the cubic gives: around every cut
+// of the table, at every power of two, and for random durations, at each
+// accuracy and below, within and above the tracked range.
+func TestSlotTableExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, cfg := range []Config{{Accuracy: 0.01}, {Accuracy: 0.02}, {}, {Accuracy: 0.033, Min: 3 * time.Microsecond, Max: time.Hour}} {
+		m, err := NewMapping(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(d time.Duration) {
+			if got, want := m.Slot(d), m.slot(max(d, 0)); got != want {
+				t.Fatalf("accuracy %g: Slot(%d) = %d, want %d", m.accuracy, d, got, want)
+			}
+		}
+		slow := 0
+		for _, e := range m.table {
+			if e.cut < 0 {
+				slow++
+				continue
+			}
+			if e.cut != math.MaxInt64 {
+				for _, d := range []int64{e.cut - 1, e.cut, e.cut + 1} {
+					check(time.Duration(d))
+				}
+			}
+		}
+		// Only the spans of Min and Max, where the underflow and overflow
+		// bins meet the tracked ones, may hold two bounds.
+		if slow > 2 {
+			t.Errorf("accuracy %g: %d table spans hold two bounds", m.accuracy, slow)
+		}
+		for e := 0; e < 45; e++ {
+			for _, d := range []int64{1<<e - 1, 1 << e, 1<<e + 1} {
+				check(time.Duration(d))
+			}
+		}
+		for range 200000 {
+			check(time.Duration(math.Exp(rng.Float64() * 30)))
+		}
+		check(-5)
+		check(0)
+	}
+}

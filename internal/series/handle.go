@@ -7,6 +7,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
@@ -17,6 +18,10 @@ type Handle struct {
 	Router *redisconn.Router
 	Schema Schema
 	Clock  interface{ Now() time.Time }
+	// Latency is the mapping request durations are binned by: the
+	// recorder's, or the default one for a Store; nil when the recorder
+	// keeps no durations.
+	Latency *latency.Mapping
 }
 
 // HandleOf returns the Handle of a *timeseries.Recorder or a

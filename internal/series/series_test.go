@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/mna/redisc"
 )
 
 func TestBucketStart(t *testing.T) {
@@ -154,5 +156,35 @@ func TestFillZero(t *testing.T) {
 	got, _ = FillRange([]sampleOf(nil), 5, 0, 0, 120)
 	if len(got) != 0 {
 		t.Errorf("no samples, open range: got %v, want none", got)
+	}
+}
+
+// Lat keys hash to their count key's slot whatever braces the name or
+// the prefix hold; when none can, there are none.
+func TestLatKeySlots(t *testing.T) {
+	names := []string{"hits", "GET /posts/:id", "GET /posts/{id}", "a{b", "{t}x", "x{y}z{w}", "{}", "a}b", "x{}y", "}{", "{{a}"}
+	for _, prefix := range []string{"", "app1:", "{app}:", "a}:", "p{"} {
+		s := Schema{Prefix: prefix}
+		for _, name := range names {
+			for _, p := range DefaultPrecisions {
+				count := s.CountKey(p, name)
+				key, ok := s.LatKey(p, name, 1700000000)
+				if !ok {
+					if !strings.Contains(count, "}") && !strings.Contains(prefix, "{") {
+						t.Errorf("%q: no lat keys though its count key %q holds no }", name, count)
+					}
+					continue
+				}
+				if !strings.HasPrefix(key, prefix+"lat:") {
+					t.Errorf("lat key %q outside the prefix %q", key, prefix)
+				}
+				if a, b := redisc.Slot(key), redisc.Slot(count); a != b {
+					t.Errorf("%q: slot %d, count key %q's %d", key, a, count, b)
+				}
+			}
+		}
+	}
+	if key, _ := (Schema{}).LatKey(5, "GET /x", 100); key != "lat:{count:5:GET /x}:100" {
+		t.Errorf("lat key %q, want lat:{count:5:GET /x}:100", key)
 	}
 }

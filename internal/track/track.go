@@ -1,9 +1,20 @@
 // Package track is what every Pulse middleware shares, whatever the web
 // framework: the series a finished request counts in (hits, its route,
-// its status class, an app-named series), the bounded caches of those
-// series, and the mark that keeps a request out of the counts. An adapter
-// (Echo v4, Echo v5, net/http) only translates its framework's request
-// into a Request and calls Tracker.Record.
+// its status class, its route's status class, an app-named series), the
+// bounded caches of those series, and the mark that keeps a request out
+// of the counts. An adapter (Echo v4, Echo v5, net/http) only translates
+// its framework's request into a Request, duration included, and calls
+// Tracker.Record.
+//
+// A request's duration is recorded in its hits, route and app-named
+// series (unless the Recorder has durations off); the status series are
+// counts only. With Routes and StatusClasses both on, each route also
+// counts its requests per status class, in "<route> status:<class>"
+// ("GET /posts/:id status:5xx", "unmatched status:4xx"), so a route's
+// error rate is read, not guessed. Those series are made on a class's
+// first request, so a route adds only the classes it answers with
+// (typically 2xx and 4xx, at most six), each six count hashes; they
+// share the Recorder's cap on names.
 package track
 
 import (
@@ -12,7 +23,9 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -50,6 +63,17 @@ type Request struct {
 	Status int
 	// Series is one more series to count the request in; "" for none.
 	Series string
+	// Duration is how long the request took, measured by the adapter on
+	// the monotonic clock; its bucket is the Recorder's clock second.
+	Duration time.Duration
+}
+
+// routeSeries is a route's series and, made on first use, those of its
+// status classes (index: status/100, 0 for other).
+type routeSeries struct {
+	name   string
+	ctr    *timeseries.Counter
+	status [6]atomic.Pointer[timeseries.Counter]
 }
 
 // Tracker counts finished requests. It is safe for concurrent use.
@@ -57,13 +81,13 @@ type Tracker struct {
 	cfg       Config
 	rec       *timeseries.Recorder
 	hits      *timeseries.Counter
-	unmatched *timeseries.Counter
+	unmatched *routeSeries
 	status    [6]*timeseries.Counter // index: status/100, 0 for other
 
 	// Read without locks on every request; replaced whole, under mu, when
 	// a name is first seen. Route templates are few, so copies are rare.
 	mu     sync.Mutex
-	routes [otherMethod + 1]atomic.Pointer[map[string]*timeseries.Counter]
+	routes [otherMethod + 1]atomic.Pointer[map[string]*routeSeries]
 	named  atomic.Pointer[map[string]*timeseries.Counter]
 }
 
@@ -84,11 +108,12 @@ func New(cfg Config) (*Tracker, error) {
 		return nil, fmt.Errorf("HitsName: %w", err)
 	}
 	if cfg.Routes {
-		if t.unmatched, err = t.rec.Counter(cfg.UnmatchedName); err != nil {
+		t.unmatched = &routeSeries{name: cfg.UnmatchedName}
+		if t.unmatched.ctr, err = t.rec.Counter(cfg.UnmatchedName); err != nil {
 			return nil, fmt.Errorf("UnmatchedName: %w", err)
 		}
 		for i := range t.routes {
-			t.routes[i].Store(&map[string]*timeseries.Counter{})
+			t.routes[i].Store(&map[string]*routeSeries{})
 		}
 	}
 	if cfg.StatusClasses {
@@ -111,42 +136,69 @@ func StatusClassName(status int) string {
 	return "status:other"
 }
 
-// Record counts one finished request: an atomic add per series, no
-// allocation once its names have been seen.
+// Record counts one finished request: an atomic add per series and one
+// lock for the durations, no allocation once its names have been seen.
 func (t *Tracker) Record(r Request) {
-	var buf [4]*timeseries.Counter
-	counters := append(buf[:0], t.hits)
+	var timed [series.MaxTimed]any
+	timed[0] = t.hits
+	var buf [2]*timeseries.Counter
+	untimed := buf[:0]
+	class := r.Status / 100
+	if class < 1 || class > 5 {
+		class = 0
+	}
 	if t.cfg.Routes {
-		counters = append(counters, t.route(r))
+		rs := t.route(r)
+		timed[1] = rs.ctr
+		if t.cfg.StatusClasses {
+			if ctr := t.routeStatus(rs, class); ctr != nil {
+				untimed = append(untimed, ctr)
+			}
+		}
 	}
 	if t.cfg.StatusClasses {
-		class := r.Status / 100
-		if class < 1 || class > 5 {
-			class = 0
-		}
-		counters = append(counters, t.status[class])
+		untimed = append(untimed, t.status[class])
 	}
 	if r.Series != "" {
 		if ctr := t.namedCounter(r.Series); ctr != nil {
-			counters = append(counters, ctr)
+			timed[2] = ctr
 		}
 	}
-	t.rec.Record(counters...)
+	series.RecordTimed(t.rec, r.Duration, timed)
+	if len(untimed) > 0 {
+		t.rec.Record(untimed...)
+	}
 }
 
 // route returns the series of the request's route.
-func (t *Tracker) route(r Request) *timeseries.Counter {
+func (t *Tracker) route(r Request) *routeSeries {
 	if r.Route == "" {
 		return t.unmatched
 	}
 	m := methodIndex(r.Method)
-	if ctr, ok := (*t.routes[m].Load())[r.Route]; ok {
+	if rs, ok := (*t.routes[m].Load())[r.Route]; ok {
+		return rs
+	}
+	name := methodName(m) + " " + r.Route
+	ctr, err := t.rec.Counter(name)
+	if err != nil {
+		return t.unmatched // a template no series name can hold
+	}
+	return addCached(t, &t.routes[m], r.Route, &routeSeries{name: name, ctr: ctr}, MaxCachedNames)
+}
+
+// routeStatus returns the series of a route's status class, made on the
+// class's first request; nil when the name cannot be a series (too long).
+func (t *Tracker) routeStatus(rs *routeSeries, class int) *timeseries.Counter {
+	if ctr := rs.status[class].Load(); ctr != nil {
 		return ctr
 	}
-	if ctr := t.addName(&t.routes[m], r.Route, methodName(m)+" "+r.Route, MaxCachedNames); ctr != nil {
-		return ctr
+	ctr, err := t.rec.Counter(rs.name + " " + StatusClassName(class*100))
+	if err != nil {
+		return nil
 	}
-	return t.unmatched // a template no series name can hold
+	rs.status[class].CompareAndSwap(nil, ctr)
+	return ctr
 }
 
 // namedCounter returns the series of an app-named series, or nil when the
@@ -155,31 +207,34 @@ func (t *Tracker) namedCounter(name string) *timeseries.Counter {
 	if ctr, ok := (*t.named.Load())[name]; ok {
 		return ctr
 	}
-	return t.addName(&t.named, name, name, MaxCachedNames)
-}
-
-// addName looks up a series by full name and caches it under key. limit
-// bounds the cache: route templates are bounded by the app's routes, but
-// a RouteName hook could return raw paths, and past the limit a name is
-// still counted, through the Recorder's own lookup.
-func (t *Tracker) addName(cache *atomic.Pointer[map[string]*timeseries.Counter], key, name string, limit int) *timeseries.Counter {
 	ctr, err := t.rec.Counter(name)
 	if err != nil {
 		return nil
 	}
+	return addCached(t, &t.named, name, ctr, MaxCachedNames)
+}
+
+// addCached caches v under key and returns what the cache holds there.
+// limit bounds the cache: route templates are bounded by the app's
+// routes, but a RouteName hook could return raw paths, and past the
+// limit a name is still counted, through the Recorder's own lookup.
+func addCached[V any](t *Tracker, cache *atomic.Pointer[map[string]V], key string, v V, limit int) V {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	old := *cache.Load()
-	if _, ok := old[key]; ok || len(old) >= limit {
-		return ctr
+	if cur, ok := old[key]; ok {
+		return cur
 	}
-	next := make(map[string]*timeseries.Counter, len(old)+1)
-	for k, v := range old {
-		next[k] = v
+	if len(old) >= limit {
+		return v
 	}
-	next[key] = ctr
+	next := make(map[string]V, len(old)+1)
+	for k, x := range old {
+		next[k] = x
+	}
+	next[key] = v
 	cache.Store(&next)
-	return ctr
+	return v
 }
 
 // standardMethods get a route series of their own; others share "OTHER".

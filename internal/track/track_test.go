@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -48,5 +50,76 @@ func TestStatusClassName(t *testing.T) {
 		if got := StatusClassName(status); got != want {
 			t.Errorf("StatusClassName(%d) = %q, want %q", status, got, want)
 		}
+	}
+}
+
+// Per-route status classes count exactly, 404s under a matched route
+// with the route and misses under "unmatched", and a class gets its
+// series only once a request of it comes. Durations go in hits and the
+// routes, not in the status series.
+func TestRouteStatusCounts(t *testing.T) {
+	srv := redistest.Start(t)
+	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close(t.Context())
+	tr, err := New(Config{Recorder: rec, Routes: true, StatusClasses: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := []struct {
+		route  string
+		status int
+		n      int
+	}{{"/posts/:id", 200, 5}, {"/posts/:id", 404, 3}, {"/posts/:id", 500, 2}, {"", 404, 4}, {"", 405, 1}}
+	for _, r := range reqs {
+		for range r.n {
+			tr.Record(Request{Method: "GET", Route: r.route, Status: r.status, Duration: time.Millisecond})
+		}
+	}
+	if err := rec.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{
+		"hits": 15, "GET /posts/:id": 10, "unmatched": 5,
+		"GET /posts/:id status:2xx": 5, "GET /posts/:id status:4xx": 3, "GET /posts/:id status:5xx": 2,
+		"unmatched status:4xx": 5, "status:2xx": 5, "status:4xx": 8, "status:5xx": 2,
+	}
+	for name, n := range want {
+		if got := srv.HashSum("count:86400:" + name); got != n {
+			t.Errorf("%s: %d, want %d", name, got, n)
+		}
+	}
+	for _, absent := range []string{"GET /posts/:id status:3xx", "GET /posts/:id status:1xx", "unmatched status:2xx"} {
+		if srv.Do("ZSCORE", "known:", "5:"+absent) != nil {
+			t.Errorf("%s exists though no request had its class", absent)
+		}
+	}
+	for name, timed := range map[string]bool{"hits": true, "GET /posts/:id": true, "unmatched": true, "status:4xx": false, "GET /posts/:id status:4xx": false} {
+		keys, _ := redis.Strings(srv.Do("KEYS", "lat:{count:5:"+name+"}:*"), nil)
+		if (len(keys) > 0) != timed {
+			t.Errorf("%s: lat keys %v, want some: %v", name, keys, timed)
+		}
+	}
+}
+
+// Record allocates nothing once the names have been seen, durations and
+// per-route status classes included.
+func TestRecordDoesNotAllocate(t *testing.T) {
+	srv := redistest.Start(t)
+	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close(t.Context())
+	tr, err := New(Config{Recorder: rec, Routes: true, StatusClasses: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Request{Method: "GET", Route: "/posts/:id", Status: 503, Series: "tenant-1", Duration: 3 * time.Millisecond}
+	tr.Record(r)
+	if n := testing.AllocsPerRun(1000, func() { tr.Record(r) }); n != 0 {
+		t.Errorf("Record allocates %.1f times per call, want 0", n)
 	}
 }

@@ -1,0 +1,198 @@
+package timeseries
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/pulse-dev/pulse/internal/latency"
+	"github.com/pulse-dev/pulse/internal/series"
+)
+
+// maxLatStripes is the stripes of a Recorder's durations: one per
+// stripe of the hits.
+const maxLatStripes = numShards
+
+// durations holds the request durations recorded and not yet handed to
+// the ledger: per stripe, per series, the second being recorded. A
+// request locks its stripe once for all its series (one uncontended lock
+// instead of an atomic add per bin, sum, min and max of each series) and
+// computes its bin once. Counts stay per second, like hits, so a bucket
+// gets exactly the durations of its seconds.
+type durations struct {
+	m       *latency.Mapping
+	mask    uint32
+	stripes [maxLatStripes]latStripe
+}
+
+// latSlot is one series' durations in one second, within one stripe.
+type latSlot struct {
+	counter int32
+	sec     int64
+	n       uint32 // one stripe, one second: far below 2³²
+	sum     int64
+	lo, hi  time.Duration
+	bins    []uint32 // by latency.Mapping.Slot
+}
+
+// latStripe guards the latSlots of its index in every Counter, and keeps
+// the slots a request moved past (sealed) and emptied ones to reuse
+// (free), so a request allocates nothing once the stripe is warm.
+type latStripe struct {
+	mu     sync.Mutex
+	sealed []*latSlot
+	free   []*latSlot
+	_      [64]byte // keeps the next stripe's lock off this cache line
+}
+
+// newDurations keeps a stripe per stripe of the hits (numShards), so two
+// Ps recording at once never share a lock; a series only has slots in the
+// stripes its requests used, so idle stripes cost nothing.
+func newDurations(m *latency.Mapping) *durations {
+	return &durations{m: m, mask: maxLatStripes - 1}
+}
+
+// latencyMapping checks the duration fields of cfg and returns their
+// mapping, or nil when durations are off.
+func latencyMapping(cfg Config) (*latency.Mapping, error) {
+	if cfg.DisableDurations {
+		return nil, nil
+	}
+	m, err := latency.NewMapping(latency.Config{Accuracy: cfg.DurationAccuracy, Min: cfg.DurationMin, Max: cfg.DurationMax})
+	if err != nil {
+		return nil, fmt.Errorf("timeseries: durations: %w", err)
+	}
+	return m, nil
+}
+
+// record counts d once in each timed series of cs, at second sec, in
+// stripe shard.
+func (ds *durations) record(shard uint32, sec int64, d time.Duration, cs []*Counter) {
+	slot := ds.m.Slot(d)
+	d = max(d, 0)
+	i := shard & ds.mask
+	st := &ds.stripes[i]
+	st.mu.Lock()
+	for _, c := range cs {
+		if !c.timed {
+			continue
+		}
+		s := c.lat[i]
+		if s == nil || s.sec != sec {
+			s = st.slotFor(ds.m, c, i, sec)
+		}
+		s.bins[slot]++
+		s.n++
+		s.sum += int64(d)
+		s.lo = min(s.lo, d)
+		s.hi = max(s.hi, d)
+	}
+	st.mu.Unlock()
+}
+
+// slotFor gives c a slot for second sec in stripe i, sealing the one it
+// had for another second. The stripe's lock is held.
+func (st *latStripe) slotFor(m *latency.Mapping, c *Counter, i uint32, sec int64) *latSlot {
+	s := c.lat[i]
+	if s != nil && s.n == 0 {
+		s.sec = sec
+		return s
+	}
+	if s != nil {
+		st.sealed = append(st.sealed, s)
+	}
+	if k := len(st.free); k > 0 {
+		s = st.free[k-1]
+		st.free = st.free[:k-1]
+	} else {
+		s = &latSlot{bins: make([]uint32, m.Slots())}
+		s.reset()
+	}
+	s.counter, s.sec = c.id, sec
+	c.lat[i] = s
+	return s
+}
+
+func (s *latSlot) reset() {
+	clear(s.bins)
+	s.n, s.sum, s.lo, s.hi = 0, 0, math.MaxInt64, math.MinInt64
+}
+
+// drainLocked hands every recorded duration to the ledger, under the
+// Recorder's lock: the sealed slots and those of the current seconds.
+// Each slot leaves its stripe under the stripe's lock, so every
+// duration lands, whole, in exactly one drain.
+func (ds *durations) drainLocked(r *Recorder) {
+	for i := range ds.mask + 1 {
+		st := &ds.stripes[i]
+		st.mu.Lock()
+		taken := st.sealed
+		st.sealed = nil
+		for _, c := range r.counters {
+			if s := c.lat[i]; s != nil && s.n > 0 {
+				taken = append(taken, s)
+				c.lat[i] = nil
+			}
+		}
+		st.mu.Unlock()
+		if len(taken) == 0 {
+			continue
+		}
+		for _, s := range taken {
+			r.ledger.addLat(s.counter, s.sec, s.bins, s.sum, s.lo, s.hi)
+			s.reset()
+		}
+		st.mu.Lock()
+		st.free = append(st.free, taken...)
+		st.mu.Unlock()
+	}
+}
+
+// timedKeys are the lat key prefixes of a series at each precision, or
+// nil when its name cannot have durations (series.LatKeyPrefix).
+func timedKeys(schema series.Schema, name string) []string {
+	var out []string
+	for _, p := range schema.Precisions {
+		l, ok := schema.LatKeyPrefix(p, name)
+		if !ok {
+			return nil
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// gcdOf is the greatest common divisor of the precisions: seconds with
+// the same multiple of it fall in the same bucket at every precision, so
+// pending durations are kept per such step instead of per second.
+func gcdOf(ps []int) int64 {
+	g := 0
+	for _, p := range ps {
+		for a, b := g, p; ; {
+			if b == 0 {
+				g = a
+				break
+			}
+			a, b = b, a%b
+		}
+	}
+	return int64(cmp.Or(g, 1))
+}
+
+// The internal middleware core records durations through this hook, so
+// the package exports no method for it (see series.RecordTimed).
+func init() {
+	series.RecordTimed = func(rec any, d time.Duration, cs [series.MaxTimed]any) {
+		var buf [series.MaxTimed]*Counter
+		n := 0
+		for _, c := range cs {
+			if p, _ := c.(*Counter); p != nil {
+				buf[n] = p
+				n++
+			}
+		}
+		rec.(*Recorder).record(buf[:n], d, true)
+	}
+}

@@ -155,6 +155,7 @@ func TestMinimalHTTP(t *testing.T) {
 	}
 	checkCounts(t, srv, map[string]int64{
 		"hits": 10, "GET /{$}": 7, "unmatched": 3, "status:2xx": 7, "status:4xx": 3,
+		"GET /{$} status:2xx": 7, "unmatched status:4xx": 3, // each route's own status classes
 	})
 }
 

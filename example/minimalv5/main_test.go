@@ -172,6 +172,7 @@ func TestMinimalV5(t *testing.T) {
 	want := map[string]int64{
 		"hits": hits, "GET /": hits - misses, "status:2xx": hits - misses,
 		"unmatched": misses, "status:4xx": misses,
+		"GET / status:2xx": hits - misses, "unmatched status:4xx": misses,
 	}
 	for name, n := range want {
 		for _, p := range series.DefaultPrecisions {

@@ -80,8 +80,9 @@ func TestRunCountsEveryHit(t *testing.T) {
 	if got, want := len(rep.Runs), len(Variants)+4; got != want {
 		t.Fatalf("%d runs, want %d", got, want)
 	}
-	// Three series (hits, route, status class) at six precisions.
-	const seriesPrecisions = 3 * 6
+	// Four series (hits, route, status class, route's status class) at six
+	// precisions.
+	const seriesPrecisions = 4 * 6
 	for _, run := range rep.Runs {
 		t.Logf("%s c=%d: %d served, %d hits, calls %v, server stderr %q", run.Variant, run.Connections, run.Server.Served, run.HitsInRedis, run.Calls, run.ServerLog)
 		if run.Load.Requests == 0 || run.Server.Served < run.Load.Requests {
@@ -121,9 +122,25 @@ func TestRunCountsEveryHit(t *testing.T) {
 				t.Errorf("pulse: %d flush scripts in %s", flushes, run.Load.Duration)
 			}
 			// Per flush, one HINCRBY per series and precision (two where
-			// the flush spans a bucket boundary) and one ZADD each.
-			if n := run.Calls["hincrby"]; n < seriesPrecisions || n > 2*seriesPrecisions*flushes {
+			// the flush spans a bucket boundary) and one ZADD each, and as
+			// many again for the durations' sums.
+			if n := run.Calls["hincrby"]; n < seriesPrecisions || n > 4*seriesPrecisions*flushes {
 				t.Errorf("pulse: %d HINCRBY in %d flushes for %d requests", n, flushes, run.Server.Served)
+			}
+			if run.Calls["expireat"] == 0 {
+				t.Errorf("pulse: no EXPIREAT: no duration hash was written")
+			}
+		case PulseCounts:
+			if run.HitsInRedis != run.Server.Served {
+				t.Errorf("pulse-counts: %d hits in Redis, %d served", run.HitsInRedis, run.Server.Served)
+			}
+			// No durations: only the hits' HINCRBY, and no duration hash.
+			flushes := run.Calls["eval"] + run.Calls["evalsha"]
+			if n := run.Calls["hincrby"]; flushes < 2 || n < seriesPrecisions || n > 2*seriesPrecisions*flushes {
+				t.Errorf("pulse-counts: %d HINCRBY in %d flushes for %d requests", n, flushes, run.Server.Served)
+			}
+			if n := run.Calls["expireat"]; n != 0 {
+				t.Errorf("pulse-counts: %d EXPIREAT, want none without durations", n)
 			}
 		case PulseCluster:
 			if run.HitsInRedis != run.Server.Served {

@@ -8,13 +8,13 @@ import (
 	"github.com/pulse-dev/pulse/internal/series"
 )
 
-// commandsPerFlush is the median over the Pulse runs (the extra ones if
-// any) of Redis commands per flush script, the script's own call and
-// the commands it runs; 0 when there were none.
-func (r *Report) commandsPerFlush() float64 {
+// commandsPerFlush is the median over v's runs (the extra ones if any) of
+// Redis commands per flush script, the script's own call and the commands
+// it runs; 0 when there were none.
+func (r *Report) commandsPerFlush(v Variant) float64 {
 	var runs []RunResult
 	for _, run := range r.Runs {
-		if run.Variant == Pulse && run.Calls["eval"]+run.Calls["evalsha"] > 0 {
+		if run.Variant == v && run.Calls["eval"]+run.Calls["evalsha"] > 0 {
 			runs = append(runs, run)
 		}
 	}
@@ -48,7 +48,9 @@ func (r *Report) goals() []string {
 	var out []string
 	pulse := r.PulseRatio()
 	if pulse > 0 {
-		out = append(out, fmt.Sprintf("pulse >= 0.97 × bare: %s (median %.2f)", verdict(pulse >= 0.97), pulse))
+		cpu := medianOf(r.roundRuns(Pulse), func(x RunResult) float64 { return x.CPURatioToBare })
+		out = append(out, fmt.Sprintf("pulse >= 0.97 × bare: %s (median %.2f)", verdict(pulse >= 0.97), pulse),
+			fmt.Sprintf("pulse CPU per request <= 1.05 × bare: %s (median %.2f)", verdict(cpu <= 1.05), cpu))
 	}
 	out = append(out, r.frameworkGoals(verdict)...)
 	if prom := medianOf(r.roundRuns(EchoPrometheus), func(x RunResult) float64 { return x.RatioToBare }); pulse > 0 && prom > 0 {
@@ -74,11 +76,7 @@ func (r *Report) goals() []string {
 		out = append(out, fmt.Sprintf("Redis cmds/s flat as the request rate grows (extra pulse runs): request rate %.0f…%.0f/s (×%.0f), Redis commands %.1f…%.1f/s",
 			slices.Min(rates), slices.Max(rates), slices.Max(rates)/slices.Min(rates), slices.Min(cmds), slices.Max(cmds)))
 	}
-	if perFlush := r.commandsPerFlush(); perFlush > 0 {
-		perSP := perFlush / float64(seriesPerRequest*len(series.DefaultPrecisions))
-		out = append(out, fmt.Sprintf("at most 2 Redis cmds per active series and precision per flush: %s (%.2f: %.1f cmds per flush for %d series × %d precisions)",
-			verdict(perSP <= 2), perSP, perFlush, seriesPerRequest, len(series.DefaultPrecisions)))
-	}
+	out = append(out, r.flushBudgets(verdict)...)
 	if cl := r.ClusterRatio(); cl > 0 {
 		runs := r.roundRuns(PulseCluster)
 		out = append(out, fmt.Sprintf("pulse-cluster (3 masters) costs: %.2f × bare throughput (pulse on one server: %.2f), %.1f Redis cmds/s over all nodes",
@@ -114,6 +112,27 @@ func (r *Report) frameworkGoals(verdict func(bool) string) []string {
 		if x := medianOf(r.roundRuns(v), func(x RunResult) float64 { return x.RatioToBare }); x > 0 {
 			out = append(out, fmt.Sprintf("%s >= 0.97 × %s: %s (median %.2f)", v, v.bare(), verdict(x >= 0.97), x))
 		}
+	}
+	return out
+}
+
+// flushBudgets are the commands per active series and precision of one
+// flush: at most 2 for hits alone (pulse-counts), at most 6 with request
+// durations (pulse: 4 more per duration hash).
+func (r *Report) flushBudgets(verdict func(bool) string) []string {
+	var out []string
+	for _, b := range []struct {
+		v      Variant
+		budget float64
+		what   string
+	}{{PulseCounts, 2, "hits only"}, {Pulse, 6, "with durations"}} {
+		perFlush := r.commandsPerFlush(b.v)
+		if perFlush == 0 {
+			continue
+		}
+		perSP := perFlush / float64(seriesPerRequest*len(series.DefaultPrecisions))
+		out = append(out, fmt.Sprintf("%s: at most %.0f Redis cmds per active series and precision per flush (%s): %s (%.2f: %.1f cmds per flush for %d series × %d precisions)",
+			b.v, b.budget, b.what, verdict(perSP <= b.budget), perSP, perFlush, seriesPerRequest, len(series.DefaultPrecisions)))
 	}
 	return out
 }

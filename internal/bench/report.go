@@ -209,8 +209,8 @@ func (r *Report) commandsTable() *table {
 }
 
 // seriesPerRequest is how many series the Pulse variants record each
-// request in: hits, the route, the status class.
-const seriesPerRequest = 3
+// request in: hits, the route, the status class, the route's status class.
+const seriesPerRequest = 4
 
 func (r *Report) settings() string {
 	threads := "?"

@@ -1,6 +1,8 @@
 package promexport
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pulse-dev/pulse/timeseries"
@@ -21,6 +23,10 @@ type Collector struct {
 	dropped   *prometheus.Desc
 	redisUp   *prometheus.Desc
 	lastFlush *prometheus.Desc
+	durations *prometheus.Desc
+
+	mu      sync.Mutex
+	buckets *bucketOf // of the recorder's mapping, made at the first scrape
 }
 
 // NewCollector returns a collector of src, usually a *timeseries.Recorder.
@@ -41,6 +47,8 @@ func NewCollector(src Source) *Collector {
 			"1 while the recorder's flushes to Redis succeed, 0 after one failed.", nil, nil),
 		lastFlush: prometheus.NewDesc("pulse_last_flush_timestamp_seconds",
 			"Unix time at which recorded hits last reached Redis; 0 if never.", nil, nil),
+		durations: prometheus.NewDesc("pulse_request_duration_seconds",
+			"Durations of the requests recorded by this process, per series.", []string{"series"}, nil),
 	}
 }
 
@@ -51,6 +59,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.dropped
 	ch <- c.redisUp
 	ch <- c.lastFlush
+	ch <- c.durations
 }
 
 // Collect reads the recorder and sends the current values.
@@ -58,6 +67,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, t := range c.src.Totals() {
 		ch <- prometheus.MustNewConstMetric(c.hits, prometheus.CounterValue, float64(t.Hits), t.Name)
 	}
+	c.collectDurations(ch)
 	h := c.src.Health()
 	ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(h.PendingHits))
 	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(h.DroppedHits))

@@ -21,6 +21,23 @@
 //	pulse_dropped_hits_total              hits dropped after Redis stayed unreachable too long
 //	pulse_redis_up                        1 while flushes succeed, 0 after one failed
 //	pulse_last_flush_timestamp_seconds    when hits last reached Redis (0: never)
+//	pulse_request_duration_seconds{series="…"}
+//	                                      request durations recorded by this process, per
+//	                                      series that keeps them: a histogram (_bucket{le},
+//	                                      _sum, _count)
+//
+// The duration histogram has fixed bounds, le = 0.001, 0.0025, 0.005,
+// 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 and +Inf seconds, and
+// is made at each scrape from the recorder's log-scale histograms of
+// every duration recorded since it started. Its _sum is exact, and a
+// series whose every hit is timed has a _count equal to its
+// pulse_hits_total. Each log bin is counted in the first bucket at or
+// above its upper bound: a bucket never counts a duration above its
+// bound, but one at most a bin width below a bound, a factor
+// (1+α)/(1-α) (10.5 % at the default accuracy α = 5 %), may be counted in
+// the next bucket (1 ms exactly lands in le="0.0025"). Durations below
+// the recorder's DurationMin count in le="0.001", those above its
+// DurationMax only in +Inf.
 //
 // The counts are this process's, since it started: the series in Redis
 // add up every instance, and Prometheus sums instances itself.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh Debian machine: redis-server,
-# MariaDB (mariadbd), PostgreSQL (initdb, postgres) and Chromium, then fetches the dashboard's echarts
+# MariaDB (mariadbd), PostgreSQL (initdb, postgres), Chromium and
+# Prometheus (promtool, prometheus), then fetches the dashboard's echarts
 # bundle. Anything it cannot install is named in the error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,8 @@ command -v chromium >/dev/null || missing+=(chromium)
 # Debian keeps initdb and postgres off PATH, under /usr/lib/postgresql/<v>/bin.
 { command -v initdb >/dev/null || compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; } || missing+=(postgresql)
 command -v npm >/dev/null || missing+=(npm)
+# promexport's tests run promtool and a Prometheus server; Debian's package has both.
+{ command -v promtool >/dev/null && command -v prometheus >/dev/null; } || missing+=(prometheus)
 
 . scripts/install.sh
 install_missing setup "${missing[@]}"

@@ -44,6 +44,7 @@ type ledger struct {
 	latStep    int64                             // seconds per pending histogram
 	latPending map[pendingKey]*latency.Histogram // durations not yet in a batch
 	droppedLat int64                             // durations × precisions never to reach Redis
+	latTotal   []*latency.Histogram              // by series id: every duration it took; see lattotals.go
 }
 
 func newLedger(schema series.Schema, maxAge int64, markerOf func(group int) string, m *latency.Mapping) *ledger {

@@ -53,6 +53,7 @@ func (l *ledger) addLat(id int32, sec int64, bins []uint32, sum int64, lo, hi ti
 		l.latPending[k] = h
 	}
 	_ = h.AddSlots(bins, sum, lo, hi) // bins of l.latMapping
+	_ = l.totalOf(id).AddSlots(bins, sum, lo, hi)
 }
 
 // addLatOne adds one duration: the write-through path.
@@ -64,6 +65,7 @@ func (l *ledger) addLatOne(id int32, sec int64, d time.Duration) {
 		l.latPending[k] = h
 	}
 	h.Add(d)
+	l.totalOf(id).Add(d)
 }
 
 // giveBackLat merges h into the pending histogram of k. Pending owns its

@@ -201,6 +201,20 @@ func (m *Mapping) Value(i int) time.Duration {
 	return time.Duration(math.Round(m.value(i)))
 }
 
+// Upper is the upper bound of bin i in nanoseconds: every duration the
+// bin counts is at most Upper(i). The underflow bin gives Min (its
+// durations are below it) and the overflow bin +Inf.
+func (m *Mapping) Upper(i int) float64 {
+	switch i {
+	case Underflow:
+		return float64(m.min)
+	case Overflow:
+		return math.Inf(1)
+	}
+	_, hi := m.bounds(i)
+	return hi
+}
+
 // Bins returns the lowest and highest index of the tracked range.
 func (m *Mapping) Bins() (lo, hi int) { return m.lo, m.hi }
 

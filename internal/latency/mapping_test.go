@@ -194,3 +194,25 @@ func TestSlotTableExact(t *testing.T) {
 		check(0)
 	}
 }
+
+// Upper bounds each bin: a duration is at most its bin's Upper and above
+// the previous bin's; the underflow bin is below Min, the overflow bin
+// unbounded.
+func TestUpper(t *testing.T) {
+	m, err := NewMapping(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := m.Min(); d <= m.Max(); d = d*1013/1000 + 1 {
+		i := m.Index(d)
+		if up := m.Upper(i); float64(d) > up {
+			t.Fatalf("%v above the upper bound %g ns of its bin %d", d, up, i)
+		}
+		if lo, _ := m.Bins(); i > lo && float64(d) <= m.Upper(i-1) {
+			t.Fatalf("%v not above the upper bound %g ns of bin %d", d, m.Upper(i-1), i-1)
+		}
+	}
+	if m.Upper(Underflow) != float64(m.Min()) || !math.IsInf(m.Upper(Overflow), 1) {
+		t.Errorf("underflow %g, overflow %g", m.Upper(Underflow), m.Upper(Overflow))
+	}
+}

@@ -191,14 +191,14 @@ func TestLatencyErrors(t *testing.T) {
 		url    string
 		status int
 	}{
-		{base, http.StatusBadRequest},                            // no precision
-		{base + "?precision=7", http.StatusBadRequest},           // not kept
-		{base + "?precision=5&q=0", http.StatusBadRequest},       // outside (0, 1]
-		{base + "?precision=5&q=1.01", http.StatusBadRequest},    // outside (0, 1]
-		{base + "?precision=5&q=-0.5", http.StatusBadRequest},    // outside (0, 1]
-		{base + "?precision=5&q=NaN", http.StatusBadRequest},     // not a number in range
-		{base + "?precision=5&q=half", http.StatusBadRequest},    // not a number
-		{base + "?precision=5&q=0.5,0.5", http.StatusBadRequest}, // twice
+		{base, http.StatusBadRequest},                                                                  // no precision
+		{base + "?precision=7", http.StatusBadRequest},                                                 // not kept
+		{base + "?precision=5&q=0", http.StatusBadRequest},                                             // outside (0, 1]
+		{base + "?precision=5&q=1.01", http.StatusBadRequest},                                          // outside (0, 1]
+		{base + "?precision=5&q=-0.5", http.StatusBadRequest},                                          // outside (0, 1]
+		{base + "?precision=5&q=NaN", http.StatusBadRequest},                                           // not a number in range
+		{base + "?precision=5&q=half", http.StatusBadRequest},                                          // not a number
+		{base + "?precision=5&q=0.5,0.5", http.StatusBadRequest},                                       // twice
 		{base + "?precision=5&q=0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,0.95,0.99", http.StatusBadRequest}, // 11
 		{base + "?precision=5&last=0", http.StatusBadRequest},
 		{base + "?precision=5&last=121", http.StatusBadRequest},

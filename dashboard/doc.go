@@ -113,7 +113,7 @@
 //	                                  "p50":…,"p90":…,"p99":…}],"window":{"count":…,…}}
 //	GET api/routes?precision=5[&last=120][&sort=hits|errors|p99][&n=100]
 //	                                  {"precision":5,…,"routes":[{"name":"GET /posts/:id","hits":…,
-//	                                  "errors_4xx":…,"errors_5xx":…,"mean":…,"p50":…,"p90":…,
+//	                                  "errors_4xx":…,"errors_5xx":…,"timed":…,"mean":…,"p50":…,"p90":…,
 //	                                  "p99":…,"max":…}]}
 //	GET api/health                    the recorder's timeseries.Health with "ok" and "problem":
 //	                                  503 when Redis does not answer or no flush succeeded for

@@ -225,6 +225,7 @@ type routesAnswer struct {
 		Hits      int64   `json:"hits"`
 		Errors4xx int64   `json:"errors_4xx"`
 		Errors5xx int64   `json:"errors_5xx"`
+		Timed     int64   `json:"timed"`
 		P50       float64 `json:"p50"`
 		P90       float64 `json:"p90"`
 		P99       float64 `json:"p99"`
@@ -253,7 +254,7 @@ func TestRoutes(t *testing.T) {
 	}{{100, 8, 4, 100}, {10, 1, 3, 209}, {5, 5, 0, 1}}
 	for i, r := range got.Routes {
 		w := want[i]
-		if r.Hits != w.hits || r.Errors4xx != w.e4 || r.Errors5xx != w.e5 || r.Max != w.max {
+		if r.Hits != w.hits || r.Timed != w.hits || r.Errors4xx != w.e4 || r.Errors5xx != w.e5 || r.Max != w.max {
 			t.Errorf("%s: hits %d 4xx %d 5xx %d max %v, want %d %d %d %v", r.Name, r.Hits, r.Errors4xx, r.Errors5xx, r.Max, w.hits, w.e4, w.e5, w.max)
 		}
 		name := r.Name

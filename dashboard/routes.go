@@ -57,15 +57,18 @@ func cutLast(s, sep string) (before, after string, ok bool) {
 
 // routeRow is one route of the RED table; durations in milliseconds.
 type routeRow struct {
-	Name      string  `json:"name"`
-	Hits      int64   `json:"hits"`
-	Errors4xx int64   `json:"errors_4xx"`
-	Errors5xx int64   `json:"errors_5xx"`
-	Mean      float64 `json:"mean"`
-	P50       float64 `json:"p50"`
-	P90       float64 `json:"p90"`
-	P99       float64 `json:"p99"`
-	Max       float64 `json:"max"`
+	Name      string `json:"name"`
+	Hits      int64  `json:"hits"`
+	Errors4xx int64  `json:"errors_4xx"`
+	Errors5xx int64  `json:"errors_5xx"`
+	// Timed is how many of the hits kept a duration: the quantiles are
+	// zeros when none did.
+	Timed int64   `json:"timed"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
 }
 
 type routesResponse struct {
@@ -199,7 +202,7 @@ func (s *server) routeDurations(ctx context.Context, q routesQuery, rows []route
 				return err
 			}
 			st := statsOf(d.Window, newQuantiles(defaultQuantiles))
-			rows[i].Mean, rows[i].Max = st.mean, st.max
+			rows[i].Timed, rows[i].Mean, rows[i].Max = int64(st.count), st.mean, st.max
 			rows[i].P50, rows[i].P90, rows[i].P99 = st.values[0], st.values[1], st.values[2]
 			return nil
 		})

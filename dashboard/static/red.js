@@ -35,8 +35,10 @@ function sorted(rows) {
   });
 }
 
-function ms(v) {
-  return rateFormat.format(v) + ' ms';
+// ms writes a duration of the table; a route none of whose hits kept a
+// duration has none to show.
+function ms(r, key) {
+  return r.timed > 0 ? rateFormat.format(r[key]) + ' ms' : '–';
 }
 
 function rowOf(r) {
@@ -50,7 +52,7 @@ function rowOf(r) {
   const name = el('td', 'red-name', r.name);
   name.title = r.name;
   tr.append(name, el('td', 'num', rateFormat.format(r.hits / red.window) + ' /s'), share,
-    el('td', 'num', ms(r.p50)), el('td', 'num', ms(r.p90)), el('td', 'num', ms(r.p99)));
+    el('td', 'num', ms(r, 'p50')), el('td', 'num', ms(r, 'p90')), el('td', 'num', ms(r, 'p99')));
   return tr;
 }
 

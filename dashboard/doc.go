@@ -107,6 +107,14 @@
 //	GET api/overview?precision=5[&last=120][&n=6][&series=name…]
 //	                                  the n busiest series over the last N buckets and the named
 //	                                  ones, zero-filled, with the total of every series
+//	GET api/latency/:name?precision=5[&from=&to=|&last=N][&q=0.5,0.95,0.999]
+//	                                  {"name":…,"precision":5,"from":…,"to":…,"current":…,
+//	                                  "buckets":[{"time":…,"count":…,"mean":…,"min":…,"max":…,
+//	                                  "p50":…,"p90":…,"p99":…}],"window":{"count":…,…}}
+//	GET api/routes?precision=5[&last=120][&sort=hits|errors|p99][&n=100]
+//	                                  {"precision":5,…,"routes":[{"name":"GET /posts/:id","hits":…,
+//	                                  "errors_4xx":…,"errors_5xx":…,"timed":…,"mean":…,"p50":…,"p90":…,
+//	                                  "p99":…,"max":…}]}
 //	GET api/health                    the recorder's timeseries.Health with "ok" and "problem":
 //	                                  503 when Redis does not answer or no flush succeeded for
 //	                                  3 flush intervals while hits are pending
@@ -117,11 +125,24 @@
 //	                                  {"kind":"post","field":"views","top":[{"id":"7","count":12},…]}
 //
 // Samples are sorted by time; "current" is the start of the still-open
-// bucket. Bad input answers 4xx with {"error":"…"}: a missing, malformed
+// bucket.
+//
+// Durations are in milliseconds. api/latency answers every bucket of its
+// window (at most MaxBuckets, default last=120), an empty one with zeros,
+// and the window merged; quantiles are 0.5, 0.9 and 0.99 unless q names
+// up to MaxQuantiles others in (0, 1], each keyed "p" and its percent to
+// at most four decimals (p50, p95, p99.9, p100), in the order asked for.
+// api/routes is the RED table of the window: the route series ("<METHOD>
+// /…", "OTHER /…", "unmatched") with their hits, the counts of their
+// "<route> status:4xx" and "status:5xx" series, and their durations'
+// quantiles; hits, status:* and app-named series are left out. It sorts
+// largest first by hits (default), errors (4xx + 5xx) or p99, ties by
+// hits then name, and keeps n in 1..MaxRoutes (default DefaultRoutes). Bad input answers 4xx with {"error":"…"}: a missing, malformed
 // or unkept precision, malformed from/to, from after to, or a range too
 // large to zero-fill is 400; a series not in the known set, an unknown
 // entity kind, or a feature not configured (health, entities) is 404; an
-// unknown field, a malformed id, or more than MaxIDs ids is 400; other
+// unknown field, a malformed id, more than MaxIDs ids, a bad quantile,
+// sort or n is 400; other
 // methods than GET and HEAD are 405. A failing backend, or no turn among
 // ConcurrentReads within Timeout, answers 503.
 package dashboard

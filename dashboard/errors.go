@@ -34,6 +34,8 @@ func (s *server) answerError(w http.ResponseWriter, r *http.Request, err error) 
 		jsonError(w, http.StatusServiceUnavailable, "too many reads at once; try again")
 	case errors.Is(err, timeseries.ErrUnknownSeries):
 		jsonError(w, http.StatusNotFound, "no such series at this precision")
+	case errors.Is(err, series.ErrNoDurations):
+		jsonError(w, http.StatusNotFound, "no durations are kept for this series")
 	case errors.Is(err, entity.ErrUnknownKind):
 		jsonError(w, http.StatusNotFound, "no such entity kind")
 	case errors.Is(err, entity.ErrUnknownField):

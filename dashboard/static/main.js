@@ -10,6 +10,7 @@
 //	finder.js   the list of every series
 //	status.js   the status strip and the live indicator
 //	entities.js the entity panel
+//	red.js      the routes' RED table and latency chart
 //	format.js   numbers and times; dom.js: DOM helpers
 
 import { resetZoom, resizeCharts } from './charts.js';
@@ -19,6 +20,7 @@ import { chooseField, chooseKind, lookupEntity } from './entities.js';
 import { renderFinder } from './finder.js';
 import { timeZone } from './format.js';
 import { poll } from './poll.js';
+import { watchRoutes } from './red.js';
 import { setMode, setPrecision, togglePinned, view, writeURL } from './state.js';
 import { renderNoHealth } from './status.js';
 
@@ -86,6 +88,7 @@ function watchEntities() {
 
 watchViewControls();
 watchPins();
+watchRoutes(poll);
 if (cfg.entities) watchEntities();
 byId('reset-zoom').hidden = !view.zoom;
 markPrecision();

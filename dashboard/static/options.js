@@ -163,3 +163,59 @@ export function dataOption(overview, samples, mode, zoom) {
     ],
   };
 }
+
+// The latency chart of a pinned route: one line per quantile, in
+// milliseconds per bucket; a bucket without requests is a gap.
+const quantileLines = [
+  { key: 'p50', color: '#16a34a' },
+  { key: 'p90', color: '#d97706' },
+  { key: 'p99', color: '#dc2626' },
+];
+
+function latencyTooltip(name, width, params) {
+  const list = Array.isArray(params) ? params : [params];
+  if (!list.length) return '';
+  const t = list[0].value[0] / 1000;
+  let text = name + '\n' + bucketLabel(t, width);
+  for (const p of list) {
+    text += '\n' + p.seriesName + ' ' + (p.value[1] === null ? '–' : rateFormat.format(p.value[1]) + ' ms');
+  }
+  return text;
+}
+
+// latencyChartOption is the whole option of a route's latency chart;
+// chart.route is read when the tooltip runs, so it follows a new pin.
+export function latencyChartOption(chart) {
+  return {
+    animation: false,
+    color: quantileLines.map((q) => q.color),
+    legend: { show: true, top: 0, right: 8, textStyle: { color: color.axis, fontSize: 11 } },
+    grid: { left: 6, right: 18, top: 28, bottom: 4, containLabel: true },
+    tooltip: {
+      show: true, trigger: 'axis', renderMode: 'richText', confine: true,
+      formatter: (params) => latencyTooltip(chart.route, chart.precision, params),
+    },
+    xAxis: xAxis(chart),
+    yAxis: {
+      type: 'value', min: 0, splitNumber: 4,
+      axisLabel: { color: color.axis, fontSize: 11, formatter: (v) => rateFormat.format(v) + ' ms' },
+      splitLine: { show: true, lineStyle: { color: color.grid } },
+    },
+    series: quantileLines.map((q) => ({
+      id: q.key, name: q.key, type: 'line', showSymbol: false, connectNulls: false,
+      itemStyle: { color: q.color }, lineStyle: { color: q.color, width: 2 }, data: [],
+    })),
+  };
+}
+
+// latencyDataOption is what a poll changes in the latency chart: the
+// window and each quantile per bucket.
+export function latencyDataOption(lat) {
+  return {
+    xAxis: { min: lat.from * 1000, max: lat.to * 1000 },
+    series: quantileLines.map((q) => ({
+      id: q.key,
+      data: lat.buckets.map((b) => [b.time * 1000, b.count > 0 ? b[q.key] : null]),
+    })),
+  };
+}

@@ -7,6 +7,7 @@ import { renderCharts } from './charts.js';
 import { cfg } from './config.js';
 import { refreshEntityTop } from './entities.js';
 import { renderFinder, setTotals } from './finder.js';
+import { refreshRoutes } from './red.js';
 import { renderHealth, setLive } from './status.js';
 import { precisionView, view } from './state.js';
 
@@ -27,10 +28,10 @@ async function refresh() {
   const p = precisionView(view.precision);
   // api/health answers 503 with the same body when recording fails.
   const jobs = [getJSON(overviewURL(p)), cfg.health ? getJSON('api/health', [503]) : Promise.resolve(null)];
-  if (cfg.entities) jobs.push(refreshEntityTop());
+  jobs.push(cfg.entities ? refreshEntityTop() : Promise.resolve(null), refreshRoutes(p));
   // Settle all: the health of the recorder matters most when the
   // series cannot be read.
-  const [overview, health, top] = await Promise.allSettled(jobs);
+  const [overview, health, top, routes] = await Promise.allSettled(jobs);
   if (overview.status === 'fulfilled') {
     serverNow = { at: Date.now(), value: overview.value.now };
     if (p.seconds === view.precision) { // not switched meanwhile
@@ -42,7 +43,7 @@ async function refresh() {
   if (health.status === 'fulfilled' && health.value) {
     renderHealth(health.value, serverNow.value + (Date.now() - serverNow.at) / 1000);
   }
-  for (const r of [overview, health, top]) {
+  for (const r of [overview, health, top, routes]) {
     if (r && r.status === 'rejected') throw r.reason;
   }
 }

@@ -1,0 +1,211 @@
+package dashboard
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// Bounds of api/routes' n.
+const (
+	DefaultRoutes = 100
+	MaxRoutes     = 1000
+)
+
+// unmatchedName is the route series of requests no route matched, by the
+// middleware's default name.
+const unmatchedName = "unmatched"
+
+// routeMethods start the name of every route series: the standard methods
+// and OTHER, each followed by " /".
+var routeMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE", "OTHER"}
+
+// isRouteName reports whether name is a route's own series.
+func isRouteName(name string) bool {
+	if name == unmatchedName {
+		return true
+	}
+	method, rest, ok := strings.Cut(name, " ")
+	return ok && strings.HasPrefix(rest, "/") && slices.Contains(routeMethods, method)
+}
+
+// statusClasses are the classes track names a route's class series by.
+var statusClasses = []string{"1xx", "2xx", "3xx", "4xx", "5xx", "other"}
+
+// isClassOf reports whether name is the status class series of a route
+// series among listed ("GET /posts/:id status:5xx"), not a route.
+func isClassOf(name string, listed map[string]bool) bool {
+	route, class, ok := cutLast(name, " status:")
+	return ok && slices.Contains(statusClasses, class) && listed[route] && isRouteName(route)
+}
+
+func cutLast(s, sep string) (before, after string, ok bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
+}
+
+// routeRow is one route of the RED table; durations in milliseconds.
+type routeRow struct {
+	Name      string `json:"name"`
+	Hits      int64  `json:"hits"`
+	Errors4xx int64  `json:"errors_4xx"`
+	Errors5xx int64  `json:"errors_5xx"`
+	// Timed is how many of the hits kept a duration: the quantiles are
+	// zeros when none did.
+	Timed int64   `json:"timed"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+type routesResponse struct {
+	Precision int        `json:"precision"`
+	From      int64      `json:"from"`
+	To        int64      `json:"to"`
+	Current   int64      `json:"current"`
+	Routes    []routeRow `json:"routes"`
+}
+
+// routesQuery is what a routes request asks for.
+type routesQuery struct {
+	precision int
+	rng       timeseries.Range
+	current   int64
+	sort      string
+	n         int64
+}
+
+func (s *server) routesParams(r *http.Request) (q routesQuery, err error) {
+	if q.precision, err = s.precisionParam(r); err != nil {
+		return q, err
+	}
+	values := r.URL.Query()
+	for _, k := range []string{"from", "to", "fill"} {
+		if values.Get(k) != "" {
+			return q, badRequest("the routes take last=N, not " + k)
+		}
+	}
+	if q.rng, q.current, err = s.window(r, q.precision, windowBuckets); err != nil {
+		return q, err
+	}
+	if q.n, err = intParam(r, "n", DefaultRoutes, 1, MaxRoutes); err != nil {
+		return q, err
+	}
+	switch q.sort = cmp.Or(values.Get("sort"), "hits"); q.sort {
+	case "hits", "errors", "p99":
+	default:
+		return q, badRequest("sort " + q.sort + ": sort by hits, errors or p99")
+	}
+	return q, nil
+}
+
+// handleRoutes answers the RED table of the window: per route series its
+// hits, 4xx and 5xx answers and duration quantiles:
+// GET api/routes?precision=5[&last=N][&sort=hits|errors|p99][&n=100].
+func (s *server) handleRoutes(w http.ResponseWriter, r *http.Request) {
+	q, err := s.routesParams(r)
+	if err != nil {
+		s.answerError(w, r, err)
+		return
+	}
+	ctx, cancel := s.requestContext(r)
+	defer cancel()
+	names, windows, err := s.sharedWindows(ctx, q.precision, q.rng)
+	if err != nil {
+		s.answerError(w, r, err)
+		return
+	}
+	rows := routeCounts(names, windows)
+	if q.sort != "p99" {
+		sortRoutes(rows, q.sort)
+		rows = rows[:min(int64(len(rows)), q.n)]
+	}
+	if err := s.routeDurations(ctx, q, rows); err != nil {
+		s.answerError(w, r, err)
+		return
+	}
+	sortRoutes(rows, q.sort)
+	rows = rows[:min(int64(len(rows)), q.n)]
+	writeJSON(w, routesResponse{Precision: q.precision, From: q.rng.From, To: q.rng.To, Current: q.current, Routes: rows})
+}
+
+// routeCounts finds the route series among names and adds up their hits
+// and those of their 4xx and 5xx class series over the window.
+func routeCounts(names []string, windows map[string][]timeseries.Sample) []routeRow {
+	total := func(name string) int64 {
+		var sum int64
+		for _, smp := range windows[name] {
+			sum += smp.Count
+		}
+		return sum
+	}
+	listed := make(map[string]bool, len(names))
+	for _, name := range names {
+		listed[name] = true
+	}
+	rows := []routeRow{}
+	for _, name := range names {
+		if !isRouteName(name) || isClassOf(name, listed) {
+			continue
+		}
+		rows = append(rows, routeRow{Name: name, Hits: total(name),
+			Errors4xx: total(name + " status:4xx"), Errors5xx: total(name + " status:5xx")})
+	}
+	return rows
+}
+
+// sortRoutes orders rows by key, largest first, then by name.
+func sortRoutes(rows []routeRow, key string) {
+	slices.SortStableFunc(rows, func(a, b routeRow) int {
+		var c int
+		switch key {
+		case "p99":
+			c = cmp.Compare(b.P99, a.P99)
+		case "errors":
+			c = cmp.Compare(b.Errors4xx+b.Errors5xx, a.Errors4xx+a.Errors5xx)
+		}
+		return cmp.Or(c, cmp.Compare(b.Hits, a.Hits), strings.Compare(a.Name, b.Name))
+	})
+}
+
+// routeDurations reads the durations of every row over the window, one
+// read per route (a pipeline of its buckets), as many at once as
+// ConcurrentReads allows. A route that keeps no durations keeps zeros.
+func (s *server) routeDurations(ctx context.Context, q routesQuery, rows []routeRow) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, cap(s.reads)))
+	for i := range rows {
+		g.Go(func() error {
+			release, err := s.acquireRead(ctx)
+			if err != nil {
+				return err
+			}
+			defer release()
+			d, err := s.store.Durations(ctx, rows[i].Name, q.precision, q.rng.From, q.rng.To)
+			if errors.Is(err, series.ErrNoDurations) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			st := statsOf(d.Window, newQuantiles(defaultQuantiles))
+			rows[i].Timed, rows[i].Mean, rows[i].Max = int64(st.count), st.mean, st.max
+			rows[i].P50, rows[i].P90, rows[i].P99 = st.values[0], st.values[1], st.values[2]
+			return nil
+		})
+	}
+	return g.Wait()
+}

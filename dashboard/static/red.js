@@ -1,0 +1,118 @@
+// The RED table: per route, its rate, error share and duration
+// quantiles over the window of the selected precision, sortable by
+// column. Clicking a route pins it: its latency chart (p50, p90, p99 per
+// bucket) shows under the table until it is clicked again.
+
+import { getJSON } from './api.js';
+import { byId, el } from './dom.js';
+import { numberFormat, rateFormat } from './format.js';
+import { latencyChartOption, latencyDataOption } from './options.js';
+import { load, save } from './state.js';
+
+const hasEcharts = typeof window.echarts !== 'undefined';
+const columns = ['name', 'rate', 'errors', 'p50', 'p90', 'p99'];
+const red = { sort: load('redSort', 'rate'), pinned: load('redRoute', ''), rows: [], window: 1 };
+const chart = { chart: null, route: '', precision: 0, span: 0 };
+
+function value(row, key) {
+  switch (key) {
+    case 'rate': return row.hits;
+    case 'errors': return row.hits ? (row.errors_4xx + row.errors_5xx) / row.hits : 0;
+    default: return row[key];
+  }
+}
+
+// sorted orders the rows by the chosen column, largest first (names
+// alphabetically), ties by name.
+function sorted(rows) {
+  const key = red.sort;
+  return rows.slice().sort((a, b) => {
+    if (key !== 'name') {
+      const d = value(b, key) - value(a, key);
+      if (d !== 0) return d;
+    }
+    return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  });
+}
+
+// ms writes a duration of the table; a route none of whose hits kept a
+// duration has none to show.
+function ms(r, key) {
+  return r.timed > 0 ? rateFormat.format(r[key]) + ' ms' : '–';
+}
+
+function rowOf(r) {
+  const tr = el('tr', 'red-row');
+  tr.dataset.route = r.name;
+  tr.setAttribute('aria-selected', String(r.name === red.pinned));
+  const errors = r.errors_4xx + r.errors_5xx;
+  const share = el('td', 'num', r.hits ? rateFormat.format((100 * errors) / r.hits) + ' %' : '–');
+  share.title = numberFormat.format(r.errors_4xx) + ' 4xx, ' + numberFormat.format(r.errors_5xx) + ' 5xx';
+  if (r.errors_5xx > 0) share.classList.add('bad');
+  const name = el('td', 'red-name', r.name);
+  name.title = r.name;
+  tr.append(name, el('td', 'num', rateFormat.format(r.hits / red.window) + ' /s'), share,
+    el('td', 'num', ms(r, 'p50')), el('td', 'num', ms(r, 'p90')), el('td', 'num', ms(r, 'p99')));
+  return tr;
+}
+
+function renderTable() {
+  for (const th of byId('red-head').querySelectorAll('button')) {
+    th.setAttribute('aria-pressed', String(th.dataset.sort === red.sort));
+  }
+  byId('red-body').replaceChildren(...sorted(red.rows).map(rowOf));
+  byId('red-empty').hidden = red.rows.length > 0;
+}
+
+function startChart() {
+  chart.chart = window.echarts.init(byId('latency-chart'), null, { renderer: 'canvas' });
+  chart.chart.setOption(latencyChartOption(chart));
+}
+
+// refreshLatency draws the pinned route's latency, or hides the chart.
+async function refreshLatency(p) {
+  const box = byId('latency');
+  if (!red.pinned || !red.rows.some((r) => r.name === red.pinned)) {
+    box.hidden = true;
+    return;
+  }
+  const lat = await getJSON('api/latency/' + encodeURIComponent(red.pinned) + '?precision=' + p.seconds + '&last=' + p.last);
+  box.hidden = false;
+  byId('latency-title').textContent = lat.name + ' · duration per ' + p.label + ' bucket';
+  Object.assign(chart, { route: lat.name, precision: lat.precision, span: lat.to - lat.from + lat.precision });
+  if (!hasEcharts) return;
+  if (!chart.chart) startChart();
+  chart.chart.setOption(latencyDataOption(lat));
+}
+
+// refreshRoutes reads the RED table of precision p (an entry of
+// cfg.precisions) and the pinned route's latency.
+export async function refreshRoutes(p) {
+  const answer = await getJSON('api/routes?precision=' + p.seconds + '&last=' + p.last);
+  red.rows = answer.routes;
+  red.window = Math.max(1, answer.to - answer.from + answer.precision);
+  byId('red-window').textContent = 'last ' + p.window + ' in ' + p.label + ' buckets';
+  renderTable();
+  await refreshLatency(p);
+}
+
+// watchRoutes sorts on a column head's click and pins or unpins a route
+// on a row's; refresh re-reads the pinned route's latency.
+export function watchRoutes(refresh) {
+  for (const b of byId('red-head').querySelectorAll('button')) {
+    b.addEventListener('click', () => {
+      red.sort = columns.includes(b.dataset.sort) ? b.dataset.sort : 'rate';
+      save('redSort', red.sort);
+      renderTable();
+    });
+  }
+  byId('red-body').addEventListener('click', (ev) => {
+    const tr = ev.target.closest('.red-row');
+    if (!tr) return;
+    red.pinned = red.pinned === tr.dataset.route ? '' : tr.dataset.route;
+    save('redRoute', red.pinned);
+    renderTable();
+    refresh();
+  });
+  window.addEventListener('resize', () => chart.chart && chart.chart.resize());
+}

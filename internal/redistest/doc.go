@@ -38,14 +38,14 @@
 //
 // Each fault helper returns an idempotent restore func:
 //
-//	restore := srv.OOM() // writes get "OOM command not allowed ..."
-//	defer restore()
+//		restore := srv.OOM() // writes get "OOM command not allowed ..."
+//		defer restore()
 //
-//   - OOM: writes get "OOM command not allowed ..." (maxmemory 1, noeviction).
-//   - ReadOnly: writes get "READONLY ..." (REPLICAOF a dead port); data is kept.
-//   - Busy(d): every command gets "BUSY ..." while a Lua script spins.
-//   - Loading(d): every command gets "LOADING ..." while the server restarts
-//     and reloads its data slowly (hidden key-load-delay config); data is kept.
+//	  - OOM: writes get "OOM command not allowed ..." (maxmemory 1, noeviction).
+//	  - ReadOnly: writes get "READONLY ..." (REPLICAOF a dead port); data is kept.
+//	  - Busy(d): every command gets "BUSY ..." while a Lua script spins.
+//	  - Loading(d): every command gets "LOADING ..." while the server restarts
+//	    and reloads its data slowly (hidden key-load-delay config); data is kept.
 //
 // ReadOnly and Loading are for single servers; OOM and Busy work on cluster
 // nodes too.

@@ -261,14 +261,14 @@ export function heatmapChartOption(chart) {
 }
 
 // heatmapDataOption is what a poll changes in the heatmap: a column per
-// bucket, a row per duration row, and every cell (zero cells fall below
-// the visual map and are not painted).
+// bucket, a row per duration row, and every cell ('-' for an empty one,
+// which echarts leaves unpainted).
 export function heatmapDataOption(lat) {
   const hm = lat.heatmap;
   const data = [];
   let most = 1;
   hm.counts.forEach((counts, x) => counts.forEach((n, y) => {
-    data.push([x, y, n]);
+    data.push([x, y, n > 0 ? n : '-']);
     most = Math.max(most, n);
   }));
   return {
@@ -299,7 +299,7 @@ export function errorsChartOption(chart) {
     },
     xAxis: xAxis(chart),
     yAxis: {
-      type: 'value', min: 0, max: (v) => Math.max(5, Math.ceil(v.max / 5) * 5), splitNumber: 4,
+      type: 'value', min: 0, splitNumber: 4,
       axisLabel: { color: color.axis, fontSize: 11, formatter: (v) => rateFormat.format(v) + ' %' },
       splitLine: { show: true, lineStyle: { color: color.grid } },
     },

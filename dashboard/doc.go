@@ -111,6 +111,9 @@
 //	                                  {"name":…,"precision":5,"from":…,"to":…,"current":…,
 //	                                  "buckets":[{"time":…,"count":…,"mean":…,"min":…,"max":…,
 //	                                  "p50":…,"p90":…,"p99":…}],"window":{"count":…,…}}
+//	GET api/latency/:name?…&heatmap=1 the same and "heatmap":{"rows":[{"label":"< 1 ms","from":0,
+//	                                  "to":1},…],"counts":[[…],…],"hits":[…],"errors_4xx":[…],
+//	                                  "errors_5xx":[…]}, one entry per bucket
 //	GET api/routes?precision=5[&last=120][&sort=hits|errors|p99][&n=100]
 //	                                  {"precision":5,…,"routes":[{"name":"GET /posts/:id","hits":…,
 //	                                  "errors_4xx":…,"errors_5xx":…,"timed":…,"mean":…,"p50":…,"p90":…,

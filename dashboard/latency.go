@@ -131,11 +131,15 @@ type latencyResponse struct {
 	Current   int64           `json:"current"`
 	Buckets   []latencyBucket `json:"buckets"`
 	Window    latencyStats    `json:"window"`
+	// Heatmap is there when heatmap=1 asks for it.
+	Heatmap *heatmap `json:"heatmap,omitempty"`
 }
 
 // handleLatency answers one series' request durations at one precision,
 // every bucket of the window (zero-filled) and the window merged:
-// GET api/latency/{name}?precision=5[&from=&to=|&last=N][&q=0.5,0.99].
+// GET api/latency/{name}?precision=5[&from=&to=|&last=N][&q=0.5,0.99]
+// [&heatmap=1]; heatmap=1 adds per bucket the counts of fixed duration
+// rows and the hits, 4xx and 5xx answers.
 func (s *server) handleLatency(w http.ResponseWriter, r *http.Request) {
 	resp, err := s.latency(r)
 	if err != nil {
@@ -158,6 +162,10 @@ func (s *server) latency(r *http.Request) (latencyResponse, error) {
 	if err != nil {
 		return latencyResponse{}, err
 	}
+	heat, err := wantsHeatmap(r)
+	if err != nil {
+		return latencyResponse{}, err
+	}
 	rng, current, err := s.window(r, p, windowBuckets)
 	if err != nil {
 		return latencyResponse{}, err
@@ -172,7 +180,11 @@ func (s *server) latency(r *http.Request) (latencyResponse, error) {
 		return latencyResponse{}, err
 	}
 	defer release()
-	known, err := s.cfg.Store.SamplesMany(ctx, []string{name}, p, timeseries.Range{From: rng.From, To: rng.To})
+	names := []string{name}
+	if heat {
+		names = append(names, classNames(name)...)
+	}
+	known, err := s.cfg.Store.SamplesMany(ctx, names, p, timeseries.Range{From: rng.From, To: rng.To})
 	if err != nil {
 		return latencyResponse{}, err
 	}
@@ -187,6 +199,9 @@ func (s *server) latency(r *http.Request) (latencyResponse, error) {
 		Current: current, Buckets: make([]latencyBucket, 0, len(d.Buckets)), Window: statsOf(d.Window, q)}
 	for _, b := range d.Buckets {
 		resp.Buckets = append(resp.Buckets, latencyBucket{Time: b.Start, latencyStats: statsOf(b.Hist, q)})
+	}
+	if heat {
+		resp.Heatmap = newHeatmap(name, d, known)
 	}
 	return resp, nil
 }

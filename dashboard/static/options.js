@@ -219,3 +219,105 @@ export function latencyDataOption(lat) {
     })),
   };
 }
+
+// The heatmap of a pinned route: one column per bucket, one row per
+// duration row of the answer (fastest at the bottom), each cell shaded by
+// its count of requests; an empty cell is left blank.
+const heatColors = ['#dbeafe', '#60a5fa', '#2563eb', '#1e3a8a'];
+
+function heatTooltip(chart, p) {
+  const row = chart.rows[p.value[1]];
+  const n = p.value[2];
+  return chart.route + '\n' + p.name + '\n' + (row ? row.label : '') + ': ' +
+    numberFormat.format(n) + (n === 1 ? ' request' : ' requests');
+}
+
+// heatmapChartOption is the whole option of a route's heatmap; chart.rows
+// and chart.route are read when the tooltip runs.
+export function heatmapChartOption(chart) {
+  return {
+    animation: false,
+    grid: { left: 6, right: 18, top: 8, bottom: 40, containLabel: true },
+    tooltip: { show: true, trigger: 'item', renderMode: 'richText', confine: true, formatter: (p) => heatTooltip(chart, p) },
+    xAxis: {
+      type: 'category', data: [], splitArea: { show: false },
+      axisLine: { lineStyle: { color: color.grid } }, axisTick: { show: false },
+      axisLabel: { color: color.axis, fontSize: 11, hideOverlap: true },
+    },
+    yAxis: {
+      type: 'category', data: [], name: 'duration', nameLocation: 'end',
+      nameTextStyle: { color: color.axis, fontSize: 11, align: 'left' },
+      axisLine: { lineStyle: { color: color.grid } }, axisTick: { show: false },
+      axisLabel: { color: color.axis, fontSize: 11 },
+      splitLine: { show: true, lineStyle: { color: color.grid } },
+    },
+    visualMap: {
+      type: 'continuous', min: 1, max: 1, calculable: false, orient: 'horizontal', left: 'center', bottom: 0,
+      itemHeight: 120, itemWidth: 10, text: ['more', 'fewer requests'], textStyle: { color: color.axis, fontSize: 11 },
+      inRange: { color: heatColors }, outOfRange: { color: 'rgba(0, 0, 0, 0)' },
+    },
+    series: [{ id: 'heat', name: 'requests', type: 'heatmap', data: [], itemStyle: { borderColor: '#fff', borderWidth: 1 } }],
+  };
+}
+
+// heatmapDataOption is what a poll changes in the heatmap: a column per
+// bucket, a row per duration row, and every cell ('-' for an empty one,
+// which echarts leaves unpainted).
+export function heatmapDataOption(lat) {
+  const hm = lat.heatmap;
+  const data = [];
+  let most = 1;
+  hm.counts.forEach((counts, x) => counts.forEach((n, y) => {
+    data.push([x, y, n > 0 ? n : '-']);
+    most = Math.max(most, n);
+  }));
+  return {
+    xAxis: { data: lat.buckets.map((b) => bucketLabel(b.time, lat.precision)) },
+    yAxis: { data: hm.rows.map((r) => r.label) },
+    visualMap: { min: 1, max: most },
+    series: [{ id: 'heat', data: data }],
+  };
+}
+
+// The error rate of a pinned route: the share of its hits per bucket
+// answered 4xx and 5xx, in percent; a bucket without hits is a gap.
+const errorLines = [
+  { key: 'errors_4xx', name: '4xx', color: '#d97706' },
+  { key: 'errors_5xx', name: '5xx', color: '#dc2626' },
+];
+
+// errorsChartOption is the whole option of a route's error-rate chart.
+export function errorsChartOption(chart) {
+  return {
+    animation: false,
+    color: errorLines.map((l) => l.color),
+    legend: { show: true, top: 0, right: 8, textStyle: { color: color.axis, fontSize: 11 } },
+    grid: { left: 6, right: 18, top: 28, bottom: 4, containLabel: true },
+    tooltip: {
+      show: true, trigger: 'axis', renderMode: 'richText', confine: true,
+      formatter: (params) => latencyTooltip(chart.route, chart.precision, params).replace(/ ms/g, ' %'),
+    },
+    xAxis: xAxis(chart),
+    yAxis: {
+      type: 'value', min: 0, splitNumber: 4,
+      axisLabel: { color: color.axis, fontSize: 11, formatter: (v) => rateFormat.format(v) + ' %' },
+      splitLine: { show: true, lineStyle: { color: color.grid } },
+    },
+    series: errorLines.map((l) => ({
+      id: l.key, name: l.name, type: 'line', showSymbol: true, symbolSize: 5, connectNulls: false,
+      itemStyle: { color: l.color }, lineStyle: { color: l.color, width: 2 }, data: [],
+    })),
+  };
+}
+
+// errorsDataOption is what a poll changes in the error-rate chart.
+export function errorsDataOption(lat) {
+  const hm = lat.heatmap;
+  return {
+    xAxis: { min: lat.from * 1000, max: lat.to * 1000 },
+    series: errorLines.map((l) => ({
+      id: l.key,
+      data: lat.buckets.map((b, i) => [b.time * 1000, hm.hits[i] > 0 ? (100 * hm[l.key][i]) / hm.hits[i] : null]),
+    })),
+  };
+}

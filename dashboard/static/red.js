@@ -1,18 +1,21 @@
 // The RED table: per route, its rate, error share and duration
 // quantiles over the window of the selected precision, sortable by
 // column. Clicking a route pins it: its latency chart (p50, p90, p99 per
-// bucket) shows under the table until it is clicked again.
+// bucket), the heatmap of its durations and its error rate show under the
+// table until it is clicked again.
 
 import { getJSON } from './api.js';
 import { byId, el } from './dom.js';
 import { numberFormat, rateFormat } from './format.js';
-import { latencyChartOption, latencyDataOption } from './options.js';
+import {
+  errorsChartOption, errorsDataOption, heatmapChartOption, heatmapDataOption, latencyChartOption, latencyDataOption,
+} from './options.js';
 import { load, save } from './state.js';
 
 const hasEcharts = typeof window.echarts !== 'undefined';
 const columns = ['name', 'rate', 'errors', 'p50', 'p90', 'p99'];
 const red = { sort: load('redSort', 'rate'), pinned: load('redRoute', ''), rows: [], window: 1 };
-const chart = { chart: null, route: '', precision: 0, span: 0 };
+const chart = { chart: null, heat: null, errors: null, route: '', precision: 0, span: 0, rows: [] };
 
 function value(row, key) {
   switch (key) {
@@ -64,9 +67,15 @@ function renderTable() {
   byId('red-empty').hidden = red.rows.length > 0;
 }
 
-function startChart() {
-  chart.chart = window.echarts.init(byId('latency-chart'), null, { renderer: 'canvas' });
-  chart.chart.setOption(latencyChartOption(chart));
+function startCharts() {
+  const init = (id, option) => {
+    const c = window.echarts.init(byId(id), null, { renderer: 'canvas' });
+    c.setOption(option);
+    return c;
+  };
+  chart.chart = init('latency-chart', latencyChartOption(chart));
+  chart.heat = init('heat-chart', heatmapChartOption(chart));
+  chart.errors = init('errors-chart', errorsChartOption(chart));
 }
 
 // refreshLatency draws the pinned route's latency, or hides the chart.
@@ -76,13 +85,16 @@ async function refreshLatency(p) {
     box.hidden = true;
     return;
   }
-  const lat = await getJSON('api/latency/' + encodeURIComponent(red.pinned) + '?precision=' + p.seconds + '&last=' + p.last);
+  const lat = await getJSON('api/latency/' + encodeURIComponent(red.pinned) + '?precision=' + p.seconds + '&last=' + p.last +
+    '&heatmap=1');
   box.hidden = false;
   byId('latency-title').textContent = lat.name + ' · duration per ' + p.label + ' bucket';
-  Object.assign(chart, { route: lat.name, precision: lat.precision, span: lat.to - lat.from + lat.precision });
+  Object.assign(chart, { route: lat.name, precision: lat.precision, span: lat.to - lat.from + lat.precision, rows: lat.heatmap.rows });
   if (!hasEcharts) return;
-  if (!chart.chart) startChart();
+  if (!chart.chart) startCharts();
   chart.chart.setOption(latencyDataOption(lat));
+  chart.heat.setOption(heatmapDataOption(lat));
+  chart.errors.setOption(errorsDataOption(lat));
 }
 
 // refreshRoutes reads the RED table of precision p (an entry of
@@ -114,5 +126,7 @@ export function watchRoutes(refresh) {
     renderTable();
     refresh();
   });
-  window.addEventListener('resize', () => chart.chart && chart.chart.resize());
+  window.addEventListener('resize', () => {
+    for (const c of [chart.chart, chart.heat, chart.errors]) if (c) c.resize();
+  });
 }

@@ -81,6 +81,10 @@ type fixtureOptions struct {
 	poll          time.Duration
 	overview      int
 	labels        func(ctx context.Context, kind string, ids []int64) (map[int64]string, error)
+	// start, when set, is where the clock stands instead of fixtureNow:
+	// durations expire by Redis's own clock, so a fixture recording them
+	// needs a recent one.
+	start time.Time
 }
 
 func newFixture(t testing.TB, o fixtureOptions) *fixture {
@@ -99,6 +103,9 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 		_ = f.rec.Close(ctx)
 	})
 	f.clock.Advance(fixtureNow.Sub(f.clock.Now()))
+	if !o.start.IsZero() {
+		f.clock.Advance(o.start.Sub(f.clock.Now()))
+	}
 	if !o.noTraffic {
 		f.record(t, knownTraffic...)
 	}

@@ -267,6 +267,32 @@ func TestOverview(t *testing.T) {
 	}
 }
 
+// TestOverviewLeavesRouteClassesOut: a route's status class series are
+// listed and pinnable, but not charted among the busiest.
+func TestOverviewLeavesRouteClassesOut(t *testing.T) {
+	f := newFixture(t, fixtureOptions{noTraffic: true})
+	f.record(t, hit{"GET /a", 5 * time.Second, 9}, hit{"GET /a status:2xx", 5 * time.Second, 8},
+		hit{"GET /a status:5xx", 5 * time.Second, 1}, hit{"hits", 5 * time.Second, 9}, hit{"tenant status:2xx", 5 * time.Second, 3})
+	ov := getOverview(t, f.root+"api/overview?precision=5&series="+url.QueryEscape("GET /a status:5xx"))
+	var top, totals []string
+	for _, s := range ov.Top {
+		top = append(top, s.Name)
+	}
+	for _, s := range ov.Totals {
+		totals = append(totals, s.Name)
+	}
+	// "tenant status:2xx" is no route's class: an app-named series stays.
+	if got, want := strings.Join(top, ","), "GET /a,hits,tenant status:2xx"; got != want {
+		t.Errorf("top %s, want %s", got, want)
+	}
+	if len(totals) != 5 {
+		t.Errorf("totals %v, want all 5 series listed", totals)
+	}
+	if len(ov.Pinned) != 1 || ov.Pinned[0].Name != "GET /a status:5xx" || ov.Pinned[0].Total != 1 {
+		t.Errorf("pinned %+v", ov.Pinned)
+	}
+}
+
 func TestOverviewBadInput(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	many := strings.Repeat("&series=a", dashboard.MaxPinned+1)

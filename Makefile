@@ -7,6 +7,7 @@ GO ?= go
 # Every package of every module in go.work: the library, the adapters in
 # modules of their own, the example and the benchmarks.
 PKGS = github.com/pulse-dev/pulse/...
+ALLOC_PKGS = github.com/pulse-dev/pulse/echov5 github.com/pulse-dev/pulse/timeseries github.com/pulse-dev/pulse/internal/track
 
 .PHONY: run test setup assets bench vet
 
@@ -16,6 +17,9 @@ run: assets
 test: setup
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+	# Allocation counts, without the race detector (its sync.Pool drops
+	# items at random, so those tests skip under -race).
+	$(GO) test -count=1 -run 'Alloc' $(ALLOC_PKGS)
 
 setup:
 	scripts/setup.sh

@@ -62,6 +62,9 @@ func pulseApp(tb testing.TB, srv *redistest.Server) (e *echo.Echo, check func(wa
 
 // Counting a request on a route adds no allocation to Echo's own.
 func TestHitsAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's sync.Pool drops items at random; allocations are counted without it")
+	}
 	srv := redistest.Start(t)
 	e, check := pulseApp(t, srv)
 	bare, pulse := allocsPerRequest(postApp(nil)), allocsPerRequest(e)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package echov5_test
+
+const raceEnabled = false

@@ -5,16 +5,12 @@
 //
 // # Use
 //
-// One Mapping per configuration, one Accumulator per route. The request
-// path records; the flusher takes what was recorded since its last take
-// and writes it as hash fields:
+// One Mapping per configuration. A histogram counts durations in its
+// bins and gives them as hash fields to write:
 //
 //	m, err := latency.NewMapping(latency.Config{}) // 5 %, 10 µs to 10 min
-//	acc := latency.NewAccumulator(m)
-//
-//	acc.Record(time.Since(start)) // per request: no lock wait, no allocation
-//
-//	h := acc.Take() // per flush: everything since the last Take, once
+//	h := latency.NewHistogram(m)
+//	h.Add(time.Since(start))
 //	for _, f := range h.Fields() {
 //		// f.Op == latency.Add: HINCRBY key f.Name f.Value
 //		// latency.Lower, latency.Raise: keep the smaller, the larger
@@ -60,12 +56,10 @@
 // is bin for bin the histogram of all the durations together. Mappings
 // of another accuracy or range do not merge (ErrMapping).
 //
-// An Accumulator keeps up to 8 stripes, each a fixed array of bins under
-// its own mutex; sync.Pool lends each P a stripe, as the timeseries
-// recorder does for hits, so Record costs an uncontended lock, a few
-// multiplications standing for the logarithm, and adds: about 25 to
-// 30 ns, no allocation. Take empties the stripes one by one under their
-// locks: each duration lands, whole, in exactly one take.
+// On the request path timeseries keeps its own per-stripe, per-second
+// bins and asks only for a duration's slot (Mapping.Slot, a table lookup,
+// no allocation); its flusher adds those bins to a histogram with
+// AddSlots.
 //
 // # Keys in Redis
 //

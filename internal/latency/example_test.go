@@ -12,16 +12,16 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	// Two instances record, each into its own accumulator.
-	a, b := latency.NewAccumulator(m), latency.NewAccumulator(m)
+	// Two instances record, each into its own histogram.
+	a, b := latency.NewHistogram(m), latency.NewHistogram(m)
 	for i := 1; i <= 100; i++ {
-		a.Record(time.Duration(i) * time.Millisecond)
-		b.Record(time.Duration(i) * 2 * time.Millisecond)
+		a.Add(time.Duration(i) * time.Millisecond)
+		b.Add(time.Duration(i) * 2 * time.Millisecond)
 	}
-	// Each flush takes what its instance recorded; Redis adds the fields.
+	// Each flush writes its instance's fields; Redis adds them.
 	hash := map[string]int64{}
-	for _, acc := range []*latency.Accumulator{a, b} {
-		for _, f := range acc.Take().Fields() {
+	for _, h := range []*latency.Histogram{a, b} {
+		for _, f := range h.Fields() {
 			old, ok := hash[f.Name]
 			switch {
 			case !ok:

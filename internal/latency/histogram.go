@@ -9,7 +9,7 @@ import (
 
 // A Histogram counts durations in the bins of its Mapping, with their
 // count, sum, min and max. It is a plain value for one goroutine: the
-// result of an Accumulator's Take, of decoding a Redis hash, or of
+// result of recording (Add, AddSlots), of decoding a Redis hash, or of
 // merging either. Histograms of equal mappings merge by adding counts.
 type Histogram struct {
 	m        *Mapping

@@ -112,7 +112,8 @@ type contextPool interface {
 }
 
 // Get returns a connection for commands on key: on a cluster, bound to the
-// node serving key's slot.
+// node serving key's slot. A pool hands out a failed dial as a connection;
+// Get returns its error instead.
 func (r *Router) Get(key string) (redis.Conn, error) {
 	return r.getBefore(key, time.Time{})
 }
@@ -131,6 +132,10 @@ func (r *Router) getBefore(key string, deadline time.Time) (redis.Conn, error) {
 		conn = c
 	} else {
 		conn = r.pool.Get()
+	}
+	if err := conn.Err(); err != nil {
+		conn.Close()
+		return nil, err
 	}
 	if r.cluster != nil {
 		if err := redisc.BindConn(conn, key); err != nil {
@@ -245,7 +250,7 @@ func (r *Router) group(cmds []Cmd) ([][]int, error) {
 // scripts by SHA and, for the scripts the node did not have, a second one
 // with their source; with WAIT after each when waitReplicas > 0.
 func (r *Router) runNode(cmds []Cmd, idx []int, replies []Reply, deadline time.Time, waitReplicas int) {
-	conn, err := r.nodeConn(cmds[idx[0]].Key, deadline)
+	conn, err := r.getBefore(cmds[idx[0]].Key, deadline)
 	if err != nil {
 		for _, i := range idx {
 			replies[i] = Reply{Err: err, Unsent: true}
@@ -261,18 +266,4 @@ func (r *Router) runNode(cmds []Cmd, idx []int, replies []Reply, deadline time.T
 	if ok {
 		p.finish()
 	}
-}
-
-// nodeConn is getBefore that also fails when the connection already has:
-// a pool hands out a failed dial as a connection.
-func (r *Router) nodeConn(key string, deadline time.Time) (redis.Conn, error) {
-	conn, err := r.getBefore(key, deadline)
-	if err != nil {
-		return nil, err
-	}
-	if err := conn.Err(); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	return conn, nil
 }

@@ -147,15 +147,7 @@ func (c *Client) conn(ctx context.Context) (redis.Conn, error) {
 	if _, err := c.callTimeout(ctx); err != nil {
 		return nil, err
 	}
-	conn, err := c.router.Get("")
-	if err != nil {
-		return nil, err
-	}
-	if err := conn.Err(); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	return conn, nil
+	return c.router.Get("")
 }
 
 // Timeout is the bound of one call.

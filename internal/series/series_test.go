@@ -188,3 +188,33 @@ func TestLatKeySlots(t *testing.T) {
 		t.Errorf("lat key %q, want lat:{count:5:GET /x}:100", key)
 	}
 }
+
+func TestUniqueKeySharesLatSlot(t *testing.T) {
+	for _, tc := range []struct {
+		prefix, name string
+		ok           bool
+	}{
+		{"", "GET /posts/:id", true},
+		{"app:", "hits", true},
+		{"", "user {42}", true},
+		{"", "a}b", false},
+	} {
+		s := Schema{Prefix: tc.prefix}
+		u, ok := s.UniqueKey(60, tc.name, 120)
+		l, lok := s.LatKey(60, tc.name, 120)
+		if ok != tc.ok || lok != tc.ok {
+			t.Fatalf("%q: ok %v, lat ok %v, want %v", tc.name, ok, lok, tc.ok)
+		}
+		if !ok {
+			continue
+		}
+		if !strings.HasPrefix(u, tc.prefix+"uv:") {
+			t.Errorf("%q: key %q lacks the uv: family", tc.name, u)
+		}
+		ut, _ := hashed(u)
+		lt, _ := hashed(l)
+		if ut != lt {
+			t.Errorf("%q: uv tag %q, lat tag %q", tc.name, ut, lt)
+		}
+	}
+}

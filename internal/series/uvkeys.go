@@ -1,0 +1,39 @@
+package series
+
+import (
+	"strconv"
+	"strings"
+)
+
+// UniqueKeyPrefix is the start of the keys holding one series' visitors
+// at one precision, one HyperLogLog per bucket:
+//
+//	<prefix>uv:{<count key>}:<bucket start>
+//
+// It borrows the lat keys' hash tag (see LatKeyPrefix), so on Redis
+// Cluster a series' buckets at one precision share a slot: one PFCOUNT
+// over a window's keys reads their union, and they travel in the flush
+// group of the series' hits. ok is false exactly when LatKeyPrefix's is.
+func (s Schema) UniqueKeyPrefix(precision int, name string) (prefix string, ok bool) {
+	l, ok := s.LatKeyPrefix(precision, name)
+	if !ok {
+		return "", false
+	}
+	// Swap the family word only: what follows it (tag and count key) is
+	// what makes the slot.
+	return s.Prefix + "uv:" + strings.TrimPrefix(l, s.Prefix+"lat:"), true
+}
+
+// UniqueKey is the HyperLogLog of one bucket of one series' visitors.
+func (s Schema) UniqueKey(precision int, name string, bucket int64) (string, bool) {
+	u, ok := s.UniqueKeyPrefix(precision, name)
+	if !ok {
+		return "", false
+	}
+	return u + strconv.FormatInt(bucket, 10), true
+}
+
+// DefaultUniquePrecisions are the precisions visitors are kept at: all
+// but 5 s, where a bucket rarely holds the same person twice and 120
+// dense sketches (12 KiB each) would add 1.4 MiB per series.
+var DefaultUniquePrecisions = []int{60, 300, 3600, 18000, 86400}

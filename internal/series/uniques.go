@@ -1,0 +1,175 @@
+package series
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redisconn"
+)
+
+// Uniques are one series' unique visitors over a window of buckets at one
+// precision, as HyperLogLog estimates (about 0.81 % standard error).
+type Uniques struct {
+	Precision int
+	// Buckets has one entry per bucket start of the window, oldest first;
+	// a bucket without visitors (or expired) counts 0.
+	Buckets []UniqueBucket
+	// Window is the visitors of the whole window, each counted once
+	// however many buckets saw them: the union of the buckets' sketches,
+	// not the sum of their counts.
+	Window int64
+}
+
+// UniqueBucket is the visitors of the bucket starting at Start (unix
+// seconds).
+type UniqueBucket struct {
+	Start int64
+	Count int64
+}
+
+// MaxUniqueBuckets bounds the buckets of one read: the union is one
+// PFCOUNT over all of them, which merges every sketch on the server.
+const MaxUniqueBuckets = 1024
+
+// ErrNoUniques means the series keeps no visitors: at that precision
+// (a *UniquePrecisionError) or at all, its name holding braces that
+// cannot put them in its slot (see UniqueKeyPrefix).
+var ErrNoUniques = errors.New("timeseries: no unique visitors")
+
+// UniquePrecisionError reports a precision of the schema at which no
+// visitors are kept.
+type UniquePrecisionError struct {
+	Precision int
+	Kept      []int
+}
+
+func (e *UniquePrecisionError) Error() string {
+	return fmt.Sprintf("timeseries: no unique visitors are kept at precision %d (they are at %v)", e.Precision, e.Kept)
+}
+
+// Is makes errors.Is(err, ErrNoUniques) true.
+func (e *UniquePrecisionError) Is(target error) bool { return target == ErrNoUniques }
+
+// UniquePrecisions are the schema's precisions that keep visitors: those
+// of DefaultUniquePrecisions it has, in its order.
+func (s Schema) UniquePrecisions() []int {
+	out := []int{}
+	for _, p := range s.Precisions {
+		if slices.Contains(DefaultUniquePrecisions, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// CheckUniquePrecision returns a *PrecisionError for a precision the
+// schema does not have, and a *UniquePrecisionError for one of its
+// precisions that keeps no visitors.
+func (s Schema) CheckUniquePrecision(p int) error {
+	if err := s.CheckPrecision(p); err != nil {
+		return err
+	}
+	if kept := s.UniquePrecisions(); !slices.Contains(kept, p) {
+		return &UniquePrecisionError{Precision: p, Kept: kept}
+	}
+	return nil
+}
+
+// LastUniques reads the last n buckets of one series' visitors at one
+// precision, ending with the current (still open) bucket by the handle's
+// clock.
+func (h Handle) LastUniques(ctx context.Context, name string, precision, n int) (Uniques, error) {
+	if n <= 0 || n > MaxUniqueBuckets {
+		return Uniques{}, fmt.Errorf("timeseries: uniques: %d buckets, want 1 to %d", n, MaxUniqueBuckets)
+	}
+	to := BucketStart(h.Now().Unix(), precision)
+	return h.Uniques(ctx, name, precision, to-int64(n-1)*int64(precision), to)
+}
+
+// Uniques reads the visitors of one series at one precision in the
+// buckets whose starts are in [from, to]: a PFCOUNT per bucket and one
+// over all of them for the window, pipelined in one round trip to the
+// node holding them (the keys share a slot).
+func (h Handle) Uniques(ctx context.Context, name string, precision int, from, to int64) (Uniques, error) {
+	if err := h.Schema.CheckUniquePrecision(precision); err != nil {
+		return Uniques{}, err
+	}
+	first, _, n := BucketSpan(precision, from, to)
+	if n > MaxUniqueBuckets {
+		return Uniques{}, fmt.Errorf("%w: %d buckets of visitors, at most %d", ErrRangeTooLarge, n, MaxUniqueBuckets)
+	}
+	prefix, ok := h.Schema.UniqueKeyPrefix(precision, name)
+	if !ok {
+		return Uniques{}, fmt.Errorf("%w: %q holds braces", ErrNoUniques, name)
+	}
+	out := Uniques{Precision: precision, Buckets: make([]UniqueBucket, n)}
+	if n == 0 {
+		return out, nil
+	}
+	cmds := make([]redisconn.Cmd, n+1)
+	keys := make([]any, n)
+	for i := range out.Buckets {
+		out.Buckets[i].Start = first + int64(i)*int64(precision)
+		key := fmt.Sprint(prefix, out.Buckets[i].Start)
+		keys[i] = key
+		cmds[i] = redisconn.Cmd{Key: key, Name: "PFCOUNT", Args: []any{key}}
+	}
+	cmds[n] = redisconn.Cmd{Key: cmds[0].Key, Name: "PFCOUNT", Args: keys}
+	counts, err := pfcounts(h.Router.DoContext(ctx, cmds, redisconn.Options{Timeout: ReadTimeout(ctx)}))
+	if err != nil {
+		return Uniques{}, fmt.Errorf("timeseries: uniques: %w", err)
+	}
+	for i := range out.Buckets {
+		out.Buckets[i].Count = counts[i]
+	}
+	out.Window = counts[n]
+	return out, nil
+}
+
+// CurrentUniques reads the visitors of each of names in the current
+// bucket at precision, by the handle's clock: one PFCOUNT per series,
+// pipelined (one round trip per node on a cluster). A name that cannot
+// keep visitors is left out; one without any today counts 0.
+func (h Handle) CurrentUniques(ctx context.Context, names []string, precision int) (map[string]int64, error) {
+	if err := h.Schema.CheckUniquePrecision(precision); err != nil {
+		return nil, err
+	}
+	bucket := BucketStart(h.Now().Unix(), precision)
+	var kept []string
+	var cmds []redisconn.Cmd
+	for _, name := range names {
+		if key, ok := h.Schema.UniqueKey(precision, name, bucket); ok {
+			kept = append(kept, name)
+			cmds = append(cmds, redisconn.Cmd{Key: key, Name: "PFCOUNT", Args: []any{key}})
+		}
+	}
+	out := make(map[string]int64, len(kept))
+	if len(cmds) == 0 {
+		return out, nil
+	}
+	counts, err := pfcounts(h.Router.DoContext(ctx, cmds, redisconn.Options{Timeout: ReadTimeout(ctx)}))
+	if err != nil {
+		return nil, fmt.Errorf("timeseries: current uniques: %w", err)
+	}
+	for i, name := range kept {
+		out[name] = counts[i]
+	}
+	return out, nil
+}
+
+// pfcounts are the integer replies of PFCOUNTs, or the first error.
+func pfcounts(reps []redisconn.Reply) ([]int64, error) {
+	out := make([]int64, len(reps))
+	for i, rep := range reps {
+		n, err := redis.Int64(rep.Value, rep.Err)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
+}

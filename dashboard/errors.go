@@ -23,11 +23,14 @@ func (e badRequest) Error() string { return string(e) }
 func (s *server) answerError(w http.ResponseWriter, r *http.Request, err error) {
 	var bad badRequest
 	var perr *series.PrecisionError
+	var uerr *series.UniquePrecisionError
 	switch {
 	case errors.As(err, &bad):
 		jsonError(w, http.StatusBadRequest, bad.Error())
 	case errors.As(err, &perr):
 		jsonError(w, http.StatusBadRequest, fmt.Sprintf("precision %d is not kept; use one of %v", perr.Precision, perr.Valid))
+	case errors.As(err, &uerr):
+		jsonError(w, http.StatusBadRequest, fmt.Sprintf("no visitors are kept at precision %d; they are at %v", uerr.Precision, uerr.Kept))
 	case errors.Is(err, series.ErrRangeTooLarge):
 		jsonError(w, http.StatusBadRequest, "range too large: ask for at most "+strconv.Itoa(s.cfg.MaxBuckets)+" buckets, or do not zero-fill")
 	case errors.Is(err, errBusy):
@@ -36,6 +39,8 @@ func (s *server) answerError(w http.ResponseWriter, r *http.Request, err error) 
 		jsonError(w, http.StatusNotFound, "no such series at this precision")
 	case errors.Is(err, series.ErrNoDurations):
 		jsonError(w, http.StatusNotFound, "no durations are kept for this series")
+	case errors.Is(err, series.ErrNoUniques):
+		jsonError(w, http.StatusNotFound, "no visitors are kept for this series")
 	case errors.Is(err, entity.ErrUnknownKind):
 		jsonError(w, http.StatusNotFound, "no such entity kind")
 	case errors.Is(err, entity.ErrUnknownField):

@@ -170,7 +170,7 @@ func (s *server) latency(r *http.Request) (latencyResponse, error) {
 	if err != nil {
 		return latencyResponse{}, err
 	}
-	if err := closeRange(&rng, p, current, int64(s.cfg.MaxBuckets)); err != nil {
+	if err := closeRange(&rng, p, current, int64(s.cfg.MaxBuckets), "of durations"); err != nil {
 		return latencyResponse{}, err
 	}
 	ctx, cancel := s.requestContext(r)
@@ -206,13 +206,14 @@ func (s *server) latency(r *http.Request) (latencyResponse, error) {
 	return resp, nil
 }
 
-// closeRange closes the open ends of a durations read, as boundFill does
-// for a zero-filled one, and bounds its buckets by maxBuckets.
-func closeRange(rng *timeseries.Range, precision int, current, maxBuckets int64) error {
+// closeRange closes the open ends of a read of durations or visitors
+// (what), as boundFill does for a zero-filled one, and bounds its buckets
+// by maxBuckets.
+func closeRange(rng *timeseries.Range, precision int, current, maxBuckets int64, what string) error {
 	err := boundFill(rng, precision, current, maxBuckets)
 	var bad badRequest
 	if errors.As(err, &bad) {
-		return badRequest(strings.Replace(string(bad), "may be zero-filled", "of durations may be read", 1))
+		return badRequest(strings.Replace(string(bad), "may be zero-filled", what+" may be read", 1))
 	}
 	return err
 }

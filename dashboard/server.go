@@ -91,6 +91,7 @@ func (s *server) routes() *http.ServeMux {
 	mux.HandleFunc("/api/counters/{name}", s.handleSamples)
 	mux.HandleFunc("/api/overview", s.handleOverview)
 	mux.HandleFunc("/api/latency/{name}", s.handleLatency)
+	mux.HandleFunc("/api/uniques/{name}", s.handleUniques)
 	mux.HandleFunc("/api/routes", s.handleRoutes)
 	mux.HandleFunc("/api/health", s.handleHealth)
 	mux.HandleFunc("/api/entities", s.handleKinds)

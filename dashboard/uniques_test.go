@@ -1,0 +1,152 @@
+package dashboard_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pulse-dev/pulse/internal/series"
+)
+
+// Minute buckets around fixtureNow (t0+10m2s): the last three are
+// minute-120, minute-60 and minute, the still-open one.
+var minute = series.BucketStart(fixtureNow.Unix(), 60)
+
+// seedVisitors PFADDs visitors lo..hi-1 into one bucket of a series, as
+// the recorder's write path does.
+func (f *fixture) seedVisitors(t *testing.T, name string, precision int, bucket int64, lo, hi int) {
+	t.Helper()
+	key, ok := series.HandleOf(f.store).Schema.UniqueKey(precision, name, bucket)
+	if !ok {
+		t.Fatalf("%q keeps no visitors", name)
+	}
+	args := []any{key}
+	for i := lo; i < hi; i++ {
+		args = append(args, fmt.Sprint("visitor-", i))
+	}
+	f.srv.Do("PFADD", args...)
+}
+
+// uniquesFixture is the known traffic with visitors of "hits": 0..9 at
+// minute-120, 5..14 at minute-60 (5 of them again) and 100..102 in the
+// open minute: 18 distinct, 23 by the sum of the buckets.
+func uniquesFixture(t *testing.T) *fixture {
+	f := newFixture(t, fixtureOptions{noEntities: true})
+	f.seedVisitors(t, "hits", 60, minute-120, 0, 10)
+	f.seedVisitors(t, "hits", 60, minute-60, 5, 15)
+	f.seedVisitors(t, "hits", 60, minute, 100, 103)
+	f.seedVisitors(t, "hits", 60, minute-180, 500, 540) // before the window
+	f.record(t, hit{"x}y", 10 * time.Minute, 1})        // braces: no visitors can be kept
+	return f
+}
+
+type uniquesAnswer struct {
+	Name      string `json:"name"`
+	Precision int    `json:"precision"`
+	From      int64  `json:"from"`
+	To        int64  `json:"to"`
+	Current   int64  `json:"current"`
+	Buckets   []struct {
+		Time    int64 `json:"time"`
+		Uniques int64 `json:"uniques"`
+	} `json:"buckets"`
+	Window struct {
+		Uniques int64 `json:"uniques"`
+		Hits    int64 `json:"hits"`
+	} `json:"window"`
+}
+
+func TestUniquesAPI(t *testing.T) {
+	f := uniquesFixture(t)
+	tests := []struct {
+		name, query string
+		from        int64
+		counts      []int64
+		window      int64
+		hits        int64
+	}{
+		{"hits", "precision=60&last=3", minute - 120, []int64{10, 10, 3}, 18, 4},
+		{"hits", fmt.Sprintf("precision=60&from=%d&to=%d", minute-120, minute-60), minute - 120, []int64{10, 10}, 15, 0},
+		{"hits", fmt.Sprintf("precision=60&from=%d", minute-60), minute - 60, []int64{10, 3}, 13, 4},
+		{"hits", "precision=60&last=1", minute, []int64{3}, 3, 4},
+		{"hits", "precision=3600&last=2", series.BucketStart(fixtureNow.Unix(), 3600) - 3600, []int64{0, 0}, 0, 10},
+		{routeName, "precision=60&last=3", minute - 120, []int64{0, 0, 0}, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"?"+tt.query, func(t *testing.T) {
+			var got uniquesAnswer
+			getJSON(t, f.root+"api/uniques/"+seg(tt.name)+"?"+tt.query, &got)
+			var counts []int64
+			for i, b := range got.Buckets {
+				counts = append(counts, b.Uniques)
+				if b.Time != tt.from+60*int64(i)*int64(got.Precision/60) {
+					t.Errorf("bucket %d starts at %d", i, b.Time)
+				}
+			}
+			if got.Name != tt.name || !slices.Equal(counts, tt.counts) || got.Window.Uniques != tt.window || got.Window.Hits != tt.hits {
+				t.Errorf("got %+v; want buckets %v, window %d visitors and %d hits", got, tt.counts, tt.window, tt.hits)
+			}
+			if got.Current != series.BucketStart(fixtureNow.Unix(), got.Precision) || got.From != tt.from {
+				t.Errorf("from %d current %d", got.From, got.Current)
+			}
+		})
+	}
+}
+
+// The answer has exactly the documented keys.
+func TestUniquesShape(t *testing.T) {
+	f := uniquesFixture(t)
+	var raw map[string]json.RawMessage
+	getJSON(t, f.root+"api/uniques/hits?precision=60&last=2", &raw)
+	var keys []string
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if want := []string{"buckets", "current", "from", "name", "precision", "to", "window"}; !slices.Equal(keys, want) {
+		t.Errorf("keys %v, want %v", keys, want)
+	}
+	if b := string(raw["buckets"]); b != `[{"time":`+fmt.Sprint(minute-60)+`,"uniques":10},{"time":`+fmt.Sprint(minute)+`,"uniques":3}]` {
+		t.Errorf("buckets %s", b)
+	}
+	if w := string(raw["window"]); w != `{"uniques":13,"hits":4}` {
+		t.Errorf("window %s", w)
+	}
+}
+
+func TestUniquesErrors(t *testing.T) {
+	f := uniquesFixture(t)
+	base := f.root + "api/uniques/hits"
+	for _, tc := range []struct {
+		url    string
+		status int
+		says   string
+	}{
+		{base, http.StatusBadRequest, "precision is required"},
+		{base + "?precision=5", http.StatusBadRequest, "no visitors are kept at precision 5"},
+		{f.root + "api/uniques/" + seg("GET /nothing") + "?precision=5", http.StatusBadRequest, "no visitors"},
+		{base + "?precision=7", http.StatusBadRequest, "not kept"},
+		{base + "?precision=minute", http.StatusBadRequest, "not a number"},
+		{base + "?precision=60&last=0", http.StatusBadRequest, "outside"},
+		{base + "?precision=60&last=121", http.StatusBadRequest, "outside"},
+		{base + "?precision=60&from=20&to=10", http.StatusBadRequest, "after"},
+		{base + "?precision=60&from=1", http.StatusBadRequest, "of visitors may be read"},
+		{base + "?precision=60&last=3&from=1", http.StatusBadRequest, "either"},
+		{f.root + "api/uniques/" + seg("bad\x01name") + "?precision=60", http.StatusBadRequest, "invalid series name"},
+		{f.root + "api/uniques/" + seg("GET /nothing") + "?precision=60", http.StatusNotFound, "no such series"},
+		{f.root + "api/uniques/" + seg("a}b") + "?precision=60", http.StatusNotFound, "no such series"},
+		{f.root + "api/uniques/" + seg("x}y") + "?precision=60", http.StatusNotFound, "no visitors are kept for this series"},
+	} {
+		t.Run(strings.TrimPrefix(tc.url, f.root), func(t *testing.T) {
+			r := get(t, tc.url)
+			checkError(t, r, tc.status)
+			if !strings.Contains(r.body, tc.says) {
+				t.Errorf("body %s does not say %q", r.body, tc.says)
+			}
+		})
+	}
+}

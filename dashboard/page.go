@@ -12,6 +12,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/track"
 )
 
 //go:embed page.html
@@ -36,6 +37,10 @@ type pageConfig struct {
 	Precisions []precisionView `json:"precisions"`
 	Entities   bool            `json:"entities"`
 	Health     bool            `json:"health"`
+	// Visitors says whose unique visitors the page shows, and at which
+	// precisions: the others keep none, which the page says rather than
+	// asks for.
+	Visitors visitorsConfig `json:"visitors"`
 	// Echarts is where the page loads echarts from, for the notice shown
 	// when it fails to load.
 	Echarts string `json:"echarts"`
@@ -43,6 +48,13 @@ type pageConfig struct {
 	// options of the charts are all built by static/options.js: the server
 	// sends data and settings, never option fragments.
 	ChartInit chartInit `json:"chartInit"`
+}
+
+// visitorsConfig names the series whose visitors the page shows, the
+// middlewares' total of every request, and the precisions keeping them.
+type visitorsConfig struct {
+	Series     string `json:"series"`
+	Precisions []int  `json:"precisions"`
 }
 
 // pageData is the rendered page and the headers it is served with.
@@ -104,8 +116,10 @@ func newPageData(cfg Config, echarts *asset) (*pageData, error) {
 		Echarts:    echartsURL,
 		ChartInit:  newChartInit(),
 	}
+	schema := series.HandleOf(cfg.Store).Schema
+	pc.Visitors = visitorsConfig{Series: track.DefaultHitsName, Precisions: schema.UniquePrecisions()}
 	last := min(windowBuckets, cfg.MaxBuckets)
-	for _, p := range series.HandleOf(cfg.Store).Schema.Precisions {
+	for _, p := range schema.Precisions {
 		pc.Precisions = append(pc.Precisions, precisionView{Seconds: p, Label: humanSeconds(p), Last: last, Window: humanSeconds(p * last)})
 	}
 	// encoding/json escapes <, > and & inside strings, so no value can

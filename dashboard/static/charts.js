@@ -45,7 +45,7 @@ export function resizeCharts() {
 // makeCard builds a card's elements; its pin button is handled by the
 // grid's click listener (main.js).
 function makeCard(name) {
-  const card = { name: name, chart: null, precision: 0, current: 0, span: 0, mode: view.mode };
+  const card = { name: name, chart: null, precision: 0, current: 0, span: 0, mode: view.mode, visitors: name === cfg.visitors.series };
   card.root = el('article', 'card');
   card.root.dataset.series = name;
   const head = el('div', 'card-head');
@@ -77,7 +77,7 @@ function startChart(card) {
   }
 }
 
-function updateCard(card, series, overview, precision, pinned) {
+function updateCard(card, series, overview, precision, pinned, visitors) {
   card.precision = overview.precision;
   card.current = overview.current;
   card.span = overview.to - overview.from + overview.precision;
@@ -90,7 +90,7 @@ function updateCard(card, series, overview, precision, pinned) {
   card.mode = view.mode;
   if (!hasEcharts) return;
   if (!card.chart) startChart(card);
-  card.chart.setOption(dataOption(overview, series.samples, view.mode, view.zoom));
+  card.chart.setOption(dataOption(card, overview, series.samples, view.zoom, visitors));
 }
 
 function dropCard(card) {
@@ -123,8 +123,9 @@ function showEmpty(wanted) {
 }
 
 // renderCharts shows an overview at the given precision (an entry of
-// cfg.precisions), keeping the cards of series still shown.
-export function renderCharts(overview, precision) {
+// cfg.precisions), keeping the cards of series still shown; visitors is
+// the answer of api/uniques for the hits card, or null.
+export function renderCharts(overview, precision, visitors) {
   byId('window-label').textContent = 'last ' + precision.window + ' in ' + precision.label + ' buckets · ' +
     (view.mode === 'rate' ? 'hits per second' : 'hits per bucket') + ' · times in ' + timeZone;
   const wanted = wantedCards(overview);
@@ -143,7 +144,7 @@ export function renderCharts(overview, precision) {
       cards.set(w.series.name, card);
     }
     if (grid.children[i] !== card.root) grid.insertBefore(card.root, grid.children[i] || null);
-    updateCard(card, w.series, overview, precision, w.pinned);
+    updateCard(card, w.series, overview, precision, w.pinned, card.visitors ? visitors : null);
   });
   showEmpty(wanted);
 }

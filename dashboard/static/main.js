@@ -9,6 +9,7 @@
 //	charts.js   the chart cards, shared zoom and crosshair
 //	finder.js   the list of every series
 //	status.js   the status strip and the live indicator
+//	visitors.js unique visitors: the strip's figure, the line's data
 //	entities.js the entity panel
 //	red.js      the routes' RED table and latency chart
 //	format.js   numbers and times; dom.js: DOM helpers

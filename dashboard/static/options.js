@@ -17,6 +17,7 @@ const color = {
   line: '#2563eb',
   area: 'rgba(37, 99, 235, 0.10)',
   partial: '#f59e0b',
+  visitors: '#7c3aed',
   axis: '#64748b',
   grid: '#e2e8f0',
 };
@@ -44,23 +45,52 @@ const series = [
   },
 ];
 
+// The hits card's visitors: a line of their own, always visitors per
+// bucket (a rate of visitors means nothing). Counting hits, it shares
+// their axis: a bucket's visitors are at most its hits, so the line runs
+// under theirs. Counting hits per second, it has an axis of its own at
+// the right.
+const visitorsSeries = {
+  id: 'visitors',
+  name: 'visitors',
+  type: 'line',
+  showSymbol: false,
+  symbol: 'circle',
+  itemStyle: { color: color.visitors },
+  lineStyle: { color: color.visitors, width: 2 },
+};
+
+// visitorsText is the tooltip's line for the visitors of a bucket, with
+// its hits per visitor when the chart shows counts.
+function visitorsText(card, visitors, hits) {
+  let text = '\n' + numberFormat.format(visitors) + (visitors === 1 ? ' visitor' : ' visitors');
+  if (card.mode !== 'rate' && visitors > 0 && hits !== null) text += ' · ' + rateFormat.format(hits / visitors) + ' hits each';
+  return text;
+}
+
 // tooltipText is the crosshair's tooltip: the full name (a card's title
-// may be cut short), the bucket, and its value.
+// may be cut short), the bucket, its value and, on the hits card, its
+// visitors.
 function tooltipText(card, params) {
-  const list = Array.isArray(params) ? params : [params];
-  if (!list.length) return '';
+  const all = Array.isArray(params) ? params : [params];
+  const list = all.filter((p) => p.seriesId !== 'visitors');
+  const visitor = all.find((p) => p.seriesId === 'visitors');
+  if (!list.length && !visitor) return '';
   // Both series hold the last complete bucket: take the last entry.
-  const point = list[list.length - 1];
+  const point = list.length ? list[list.length - 1] : visitor;
   const t = point.value[0] / 1000;
-  const value = point.value[1];
+  const value = list.length ? point.value[1] : null;
   const width = card.precision;
   let text = card.name + '\n' + bucketLabel(t, width);
   if (width < 3600) text += ' – ' + bucketLabel(t + width, width);
-  if (card.mode === 'rate') {
+  if (value === null) {
+    // only the visitors line is shown
+  } else if (card.mode === 'rate') {
     text += '\n' + rateFormat.format(value) + ' hits/s';
   } else {
     text += '\n' + numberFormat.format(value) + (value === 1 ? ' hit' : ' hits');
   }
+  if (visitor) text += visitorsText(card, visitor.value[1], value);
   if (t === card.current) text += ' so far (still filling)';
   return text;
 }
@@ -95,15 +125,32 @@ function yAxis(card) {
   };
 }
 
+function visitorsAxis() {
+  return {
+    type: 'value',
+    position: 'right',
+    min: 0,
+    minInterval: 1,
+    splitNumber: 4,
+    axisLabel: { color: color.visitors, fontSize: 11, formatter: (v) => compactFormat.format(v) },
+    splitLine: { show: false },
+  };
+}
+
 // chartOption is the whole option of a new chart. Its formatters read the
 // card (name, precision, current, span, mode) when they run, so they
 // follow each poll without a new option.
 export function chartOption(card, zoom) {
+  const lines = series.map((s) => Object.assign({ data: [] }, s));
+  if (card.visitors) lines.push(Object.assign({ data: [] }, visitorsSeries));
   return {
     animation: false,
-    color: [color.line, color.partial],
-    legend: { show: false },
-    grid: { left: 6, right: 18, top: 14, bottom: 4, containLabel: true },
+    color: [color.line, color.partial, color.visitors],
+    legend: {
+      show: Boolean(card.visitors), data: ['visitors'], top: 0, right: 8, itemHeight: 8,
+      textStyle: { color: color.axis, fontSize: 11 },
+    },
+    grid: { left: 6, right: 18, top: card.visitors ? 26 : 14, bottom: 4, containLabel: true },
     tooltip: {
       show: true,
       trigger: 'axis',
@@ -114,10 +161,10 @@ export function chartOption(card, zoom) {
       formatter: (params) => tooltipText(card, params),
     },
     xAxis: xAxis(card),
-    yAxis: yAxis(card),
+    yAxis: card.visitors ? [yAxis(card), visitorsAxis()] : yAxis(card),
     // Wheel or pinch zooms, drag pans; every chart follows (echarts.connect).
     dataZoom: [Object.assign({ type: 'inside', xAxisIndex: 0, filterMode: 'none', zoomOnMouseWheel: true, moveOnMouseMove: true }, zoomOption(zoom))],
-    series: series.map((s) => Object.assign({ data: [] }, s)),
+    series: lines,
   };
 }
 
@@ -150,18 +197,31 @@ function splitSeries(samples, current, width, now, mode) {
 }
 
 // dataOption is what a poll changes in a chart: the window of the
-// overview, the samples of one series, the zoom and the mode.
-export function dataOption(overview, samples, mode, zoom) {
-  const parts = splitSeries(samples, overview.current, overview.precision, overview.now, mode);
-  return {
+// overview, the samples of one series, the zoom and the mode; on the hits
+// card (card.visitors) also the visitors per bucket, an answer of
+// api/uniques or null when there are none to show.
+export function dataOption(card, overview, samples, zoom, visitors) {
+  const parts = splitSeries(samples, overview.current, overview.precision, overview.now, card.mode);
+  const option = {
     xAxis: { min: overview.from * 1000, max: overview.to * 1000 },
-    yAxis: { minInterval: mode === 'rate' ? 0 : 1 },
+    yAxis: { minInterval: card.mode === 'rate' ? 0 : 1 },
     dataZoom: [zoomOption(zoom)],
     series: [
       { id: 'complete', data: parts.complete },
       { id: 'partial', data: parts.partial },
     ],
   };
+  if (card.visitors) {
+    const shown = Boolean(visitors && visitors.window.uniques > 0);
+    const own = card.mode === 'rate';
+    option.yAxis = [option.yAxis, { show: shown && own }];
+    option.legend = { show: shown };
+    option.series.push({
+      id: 'visitors', yAxisIndex: own ? 1 : 0,
+      data: shown ? visitors.buckets.map((b) => [b.time * 1000, b.uniques]) : [],
+    });
+  }
+  return option;
 }
 
 // The latency chart of a pinned route: one line per quantile, in

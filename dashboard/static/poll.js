@@ -1,6 +1,6 @@
-// Polling: every cfg.pollMillis the page reads the overview, the health
-// and the entity top list, and updates in place. A failed poll keeps the
-// last data and says so (status.js).
+// Polling: every cfg.pollMillis the page reads the overview, the
+// visitors, the health and the entity top list, and updates in place. A
+// failed poll keeps the last data and says so (status.js).
 
 import { getJSON } from './api.js';
 import { renderCharts } from './charts.js';
@@ -10,6 +10,7 @@ import { renderFinder, setTotals } from './finder.js';
 import { refreshRoutes } from './red.js';
 import { renderHealth, setLive } from './status.js';
 import { precisionView, view } from './state.js';
+import { readVisitors } from './visitors.js';
 
 let pollTimer = 0;
 let running = false;
@@ -27,23 +28,26 @@ function overviewURL(p) {
 async function refresh() {
   const p = precisionView(view.precision);
   // api/health answers 503 with the same body when recording fails.
-  const jobs = [getJSON(overviewURL(p)), cfg.health ? getJSON('api/health', [503]) : Promise.resolve(null)];
+  const overviewJob = getJSON(overviewURL(p));
+  // Visitors are read once the overview says whether their series exists.
+  const jobs = [overviewJob, overviewJob.then((ov) => readVisitors(p, ov.totals))];
+  jobs.push(cfg.health ? getJSON('api/health', [503]) : Promise.resolve(null));
   jobs.push(cfg.entities ? refreshEntityTop() : Promise.resolve(null), refreshRoutes(p));
   // Settle all: the health of the recorder matters most when the
   // series cannot be read.
-  const [overview, health, top, routes] = await Promise.allSettled(jobs);
+  const [overview, visitors, health, top, routes] = await Promise.allSettled(jobs);
   if (overview.status === 'fulfilled') {
     serverNow = { at: Date.now(), value: overview.value.now };
     if (p.seconds === view.precision) { // not switched meanwhile
       setTotals(overview.value.totals);
-      renderCharts(overview.value, p);
+      renderCharts(overview.value, p, visitors.status === 'fulfilled' ? visitors.value : null);
       renderFinder();
     }
   }
   if (health.status === 'fulfilled' && health.value) {
     renderHealth(health.value, serverNow.value + (Date.now() - serverNow.at) / 1000);
   }
-  for (const r of [overview, health, top, routes]) {
+  for (const r of [overview, visitors, health, top, routes]) {
     if (r && r.status === 'rejected') throw r.reason;
   }
 }

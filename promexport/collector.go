@@ -24,6 +24,7 @@ type Collector struct {
 	redisUp   *prometheus.Desc
 	lastFlush *prometheus.Desc
 	durations *prometheus.Desc
+	visitors  *prometheus.Desc
 
 	mu      sync.Mutex
 	buckets *bucketOf // of the recorder's mapping, made at the first scrape
@@ -49,6 +50,9 @@ func NewCollector(src Source) *Collector {
 			"Unix time at which recorded hits last reached Redis; 0 if never.", nil, nil),
 		durations: prometheus.NewDesc("pulse_request_duration_seconds",
 			"Durations of the requests recorded by this process, per series.", []string{"series"}, nil),
+		visitors: prometheus.NewDesc("pulse_unique_visitors",
+			"Unique visitors today (the current UTC day), per series that has any: the estimate of its 1-day HyperLogLog in Redis, the union over every instance of the app.",
+			[]string{"series"}, nil),
 	}
 }
 
@@ -60,14 +64,17 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.redisUp
 	ch <- c.lastFlush
 	ch <- c.durations
+	ch <- c.visitors
 }
 
 // Collect reads the recorder and sends the current values.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	for _, t := range c.src.Totals() {
+	totals := c.src.Totals()
+	for _, t := range totals {
 		ch <- prometheus.MustNewConstMetric(c.hits, prometheus.CounterValue, float64(t.Hits), t.Name)
 	}
 	c.collectDurations(ch)
+	c.collectVisitors(ch, totals)
 	h := c.src.Health()
 	ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(h.PendingHits))
 	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(h.DroppedHits))

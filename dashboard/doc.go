@@ -53,9 +53,13 @@
 // dot: its count is still growing. A searchable list of every series,
 // with its total over the window, pins any series above the busiest ones.
 // A status strip shows the recorder's health (Redis up or down, last
-// flush, pending and dropped hits), and an entity panel, only when
-// Entities is set, lists the top entities of a kind by a field and looks
-// one up by id. The charts zoom with the mouse wheel, all together, share
+// flush, pending and dropped hits) and the unique visitors of the "hits"
+// series over the window with its hits per visitor; the hits chart draws
+// the visitors of each bucket as a second line (on the hits' axis when
+// counting, on one of its own at the right in hits per second). At a
+// precision that keeps no visitors (5 s), or when none were recorded, the
+// strip says so. An entity panel, only when Entities is set, lists the
+// top entities of a kind by a field and looks one up by id. The charts zoom with the mouse wheel, all together, share
 // one crosshair, and show either hits per bucket or hits per second. The
 // precision, pinned series, zoomed window and that choice live in the
 // page's URL, so a view can be bookmarked and shared.
@@ -114,6 +118,9 @@
 //	GET api/latency/:name?…&heatmap=1 the same and "heatmap":{"rows":[{"label":"< 1 ms","from":0,
 //	                                  "to":1},…],"counts":[[…],…],"hits":[…],"errors_4xx":[…],
 //	                                  "errors_5xx":[…]}, one entry per bucket
+//	GET api/uniques/:name?precision=60[&from=&to=|&last=N]
+//	                                  {"name":…,"precision":60,"from":…,"to":…,"current":…,
+//	                                  "buckets":[{"time":…,"uniques":…}],"window":{"uniques":…,"hits":…}}
 //	GET api/routes?precision=5[&last=120][&sort=hits|errors|p99][&n=100]
 //	                                  {"precision":5,…,"routes":[{"name":"GET /posts/:id","hits":…,
 //	                                  "errors_4xx":…,"errors_5xx":…,"timed":…,"mean":…,"p50":…,"p90":…,
@@ -135,6 +142,16 @@
 // and the window merged; quantiles are 0.5, 0.9 and 0.99 unless q names
 // up to MaxQuantiles others in (0, 1], each keyed "p" and its percent to
 // at most four decimals (p50, p95, p99.9, p100), in the order asked for.
+// api/uniques answers a series' unique visitors, HyperLogLog estimates
+// (about 0.81 % standard error): per bucket of the window (at most
+// MaxBuckets, default last=120; 0 where none were recorded), and for the
+// window as a whole the union of its buckets' sketches, each visitor
+// counted once however many buckets saw them (not the sum of the
+// buckets), with the window's hits beside it for hits per visitor. One
+// read serves it: a PFCOUNT per bucket and one over all of them,
+// pipelined to the one node that holds them. Visitors are kept at 1 min
+// and wider (series.DefaultUniquePrecisions); another precision of the
+// schema answers 400.
 // api/routes is the RED table of the window: the route series ("<METHOD>
 // /…", "OTHER /…", "unmatched") with their hits, the counts of their
 // "<route> status:4xx" and "status:5xx" series, and their durations'
@@ -142,7 +159,9 @@
 // largest first by hits (default), errors (4xx + 5xx) or p99, ties by
 // hits then name, and keeps n in 1..MaxRoutes (default DefaultRoutes). Bad input answers 4xx with {"error":"…"}: a missing, malformed
 // or unkept precision, malformed from/to, from after to, or a range too
-// large to zero-fill is 400; a series not in the known set, an unknown
+// large to zero-fill is 400, and so is a precision that keeps no
+// visitors for api/uniques; a series not in the known set, or whose
+// name's braces keep it from keeping visitors, an unknown
 // entity kind, or a feature not configured (health, entities) is 404; an
 // unknown field, a malformed id, more than MaxIDs ids, a bad quantile,
 // sort or n is 400; other

@@ -53,7 +53,7 @@ type pageConfig struct {
 // visitorsConfig names the series whose visitors the page shows, the
 // middlewares' total of every request, and the precisions keeping them.
 type visitorsConfig struct {
-	Series     string `json:"series"`
+	Name       string `json:"name"`
 	Precisions []int  `json:"precisions"`
 }
 
@@ -117,7 +117,7 @@ func newPageData(cfg Config, echarts *asset) (*pageData, error) {
 		ChartInit:  newChartInit(),
 	}
 	schema := series.HandleOf(cfg.Store).Schema
-	pc.Visitors = visitorsConfig{Series: track.DefaultHitsName, Precisions: schema.UniquePrecisions()}
+	pc.Visitors = visitorsConfig{Name: track.DefaultHitsName, Precisions: schema.UniquePrecisions()}
 	last := min(windowBuckets, cfg.MaxBuckets)
 	for _, p := range schema.Precisions {
 		pc.Precisions = append(pc.Precisions, precisionView{Seconds: p, Label: humanSeconds(p), Last: last, Window: humanSeconds(p * last)})

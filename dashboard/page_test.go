@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -86,12 +87,21 @@ func TestPage(t *testing.T) {
 		} `json:"precisions"`
 		ChartInit map[string]string `json:"chartInit"`
 		Chart     json.RawMessage   `json:"chart"`
+		Visitors  struct {
+			Name       string `json:"name"`
+			Precisions []int  `json:"precisions"`
+		} `json:"visitors"`
 	}
 	if err := json.Unmarshal([]byte(m[1]), &cfg); err != nil {
 		t.Fatalf("page config is not JSON: %v\n%s", err, m[1])
 	}
 	if cfg.Title != `Ops <b>"&"</b> </script>` || cfg.PollMillis != 750 || cfg.Overview != 4 || !cfg.Entities || !cfg.Health {
 		t.Errorf("page config %+v", cfg)
+	}
+	// The page asks for the visitors of the middlewares' total, where
+	// they are kept only.
+	if v := cfg.Visitors; v.Name != "hits" || fmt.Sprint(v.Precisions) != "[60 300 3600 18000 86400]" {
+		t.Errorf("visitors config %+v", v)
 	}
 	var labels []string
 	for _, p := range cfg.Precisions {

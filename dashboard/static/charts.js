@@ -45,7 +45,7 @@ export function resizeCharts() {
 // makeCard builds a card's elements; its pin button is handled by the
 // grid's click listener (main.js).
 function makeCard(name) {
-  const card = { name: name, chart: null, precision: 0, current: 0, span: 0, mode: view.mode, visitors: name === cfg.visitors.series };
+  const card = { name: name, chart: null, precision: 0, current: 0, span: 0, mode: view.mode, visitors: name === cfg.visitors.name };
   card.root = el('article', 'card');
   card.root.dataset.series = name;
   const head = el('div', 'card-head');

@@ -1,4 +1,4 @@
-// Unique visitors of the series cfg.visitors.series (the middlewares'
+// Unique visitors of the series cfg.visitors.name (the middlewares'
 // total of every request): the window's figure and hits per visitor in
 // the status strip; per bucket, a line on that series' chart (charts.js).
 //
@@ -40,7 +40,7 @@ function render(v) {
 // of cfg.precisions), given the overview's totals, and shows them; it
 // returns the API's answer, or null when there is nothing to read.
 export async function readVisitors(p, totals) {
-  const name = cfg.visitors.series;
+  const name = cfg.visitors.name;
   if (!keptAt(p.seconds)) {
     const kept = cfg.precisions.filter((x) => keptAt(x.seconds)).map((x) => x.label);
     show('—', kept.length ? 'kept at ' + kept.join(', ') : 'not kept', 'quiet');

@@ -60,11 +60,19 @@ const visitorsSeries = {
   lineStyle: { color: color.visitors, width: 2 },
 };
 
+function hitsText(card, value) {
+  if (card.mode === 'rate') return '\n' + rateFormat.format(value) + ' hits/s';
+  return '\n' + numberFormat.format(value) + (value === 1 ? ' hit' : ' hits');
+}
+
 // visitorsText is the tooltip's line for the visitors of a bucket, with
 // its hits per visitor when the chart shows counts.
 function visitorsText(card, visitors, hits) {
   let text = '\n' + numberFormat.format(visitors) + (visitors === 1 ? ' visitor' : ' visitors');
-  if (card.mode !== 'rate' && visitors > 0 && hits !== null) text += ' · ' + rateFormat.format(hits / visitors) + ' hits each';
+  if (card.mode !== 'rate' && visitors > 0 && hits !== null) {
+    const each = hits / visitors;
+    text += ' · ' + rateFormat.format(each) + (each === 1 ? ' hit' : ' hits') + ' per visitor';
+  }
   return text;
 }
 
@@ -83,15 +91,9 @@ function tooltipText(card, params) {
   const width = card.precision;
   let text = card.name + '\n' + bucketLabel(t, width);
   if (width < 3600) text += ' – ' + bucketLabel(t + width, width);
-  if (value === null) {
-    // only the visitors line is shown
-  } else if (card.mode === 'rate') {
-    text += '\n' + rateFormat.format(value) + ' hits/s';
-  } else {
-    text += '\n' + numberFormat.format(value) + (value === 1 ? ' hit' : ' hits');
-  }
-  if (visitor) text += visitorsText(card, visitor.value[1], value);
+  if (value !== null) text += hitsText(card, value); // null: the hits line is hidden
   if (t === card.current) text += ' so far (still filling)';
+  if (visitor) text += visitorsText(card, visitor.value[1], value);
   return text;
 }
 

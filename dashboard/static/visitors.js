@@ -33,7 +33,8 @@ function render(v) {
     show('—', w.hits > 0 ? 'none recorded' : 'no traffic', 'quiet');
     return;
   }
-  show(numberFormat.format(w.uniques), rateFormat.format(w.hits / w.uniques) + ' hits per visitor', '');
+  const each = w.hits / w.uniques;
+  show(numberFormat.format(w.uniques), rateFormat.format(each) + (each === 1 ? ' hit' : ' hits') + ' per visitor', '');
 }
 
 // readVisitors reads the visitors of the window of precision p (an entry

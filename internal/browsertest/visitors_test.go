@@ -122,6 +122,7 @@ func TestVisitors(t *testing.T) {
 		if got.Level != "quiet" || len(got.Line) != 0 || got.Axis {
 			t.Errorf("at %s s: strip %q (level %q), %d points of visitors, axis %v", tc.button, got.Strip, got.Level, len(got.Line), got.Axis)
 		}
+		writeScreenshotAs(t, tb, "dashboard-visitors-"+tc.button+"s.png")
 	}
 	for _, u := range tb.requests {
 		if strings.Contains(u, "/api/uniques/") && strings.Contains(u, "precision=5&") {

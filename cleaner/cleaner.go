@@ -17,7 +17,7 @@ import (
 const (
 	DefaultInterval = 60 * time.Second
 	DefaultSamples  = 120
-	DefaultPageSize = 500
+	DefaultPageSize = 1000
 )
 
 // unlockTimeout bounds the release of the lock at the end of a pass.
@@ -41,7 +41,7 @@ type Config struct {
 	// (default 120).
 	Samples int
 	// PageSize is how many known-set members one round trip covers
-	// (default 500).
+	// (default 1000).
 	PageSize int
 	// Clock tells which buckets are the newest; nil means the system clock.
 	Clock timeseries.Clock
@@ -67,7 +67,11 @@ type Stats struct {
 	// SeriesRemoved counts the series removed from the known set because
 	// their hash was empty.
 	SeriesRemoved int
-	// RoundTrips counts the waits for Redis replies the pass made.
+	// Deferred counts the due series left for a later pass: their node
+	// failed or no longer served their hash (its slot was being moved).
+	Deferred int
+	// RoundTrips counts the waits for Redis replies the pass made; on a
+	// cluster each is one pipeline per node, the nodes served at once.
 	RoundTrips int
 }
 
@@ -91,8 +95,10 @@ type Cleaner struct {
 	lockKey  string
 	lockTTL  time.Duration
 
-	passMu sync.Mutex // one pass at a time; guards passes
+	passMu sync.Mutex // one pass at a time; guards passes, probed and perKey
 	passes int64
+	probed bool // the server's version is known
+	perKey bool // Redis before 7: one trim script call per series
 
 	stop     context.CancelFunc // ends Run
 	stopped  context.Context

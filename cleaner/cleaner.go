@@ -95,10 +95,11 @@ type Cleaner struct {
 	lockKey  string
 	lockTTL  time.Duration
 
-	passMu sync.Mutex // one pass at a time; guards passes, probed and perKey
-	passes int64
-	probed bool // the server's version is known
-	perKey bool // Redis before 7: one trim script call per series
+	passMu   sync.Mutex // one pass at a time; guards the fields below
+	passes   int64
+	probed   bool // the server's version is known
+	perKey   bool // Redis before 7: one trim script call per series
+	deferred bool // the last pass deferred series
 
 	stop     context.CancelFunc // ends Run
 	stopped  context.Context

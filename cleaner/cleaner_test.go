@@ -112,23 +112,31 @@ func TestPassTrims(t *testing.T) {
 		// Fields stamped ahead of the cleaner's clock still count toward the cap.
 		{"future fields count too", 5, 118, 5, buckets(t0, 5, 115, 5), true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := redistest.Start(t)
-			fill(srv, "", tt.precision, "hits", buckets(t0, tt.precision, tt.past, tt.ahead))
-			c := newCleaner(t, cleaner.Config{Pool: srv.Pool(), Clock: timeseries.NewManualClock(t0)})
-			st := pass(t, c)
-			key := fmt.Sprintf("count:%d:hits", tt.precision)
-			if got := fields(t, srv, key); !slices.Equal(got, tt.wantFields) {
-				t.Errorf("%s keeps %d fields %v…, want %d from %v", key, len(got), head(got), len(tt.wantFields), head(tt.wantFields))
-			}
-			if want := int64(tt.past + tt.ahead - len(tt.wantFields)); st.FieldsDeleted != want {
-				t.Errorf("stats say %d fields deleted, want %d", st.FieldsDeleted, want)
-			}
-			if listed := slices.Contains(known(t, srv, ""), series.Member(tt.precision, "hits")); listed != tt.wantListed {
-				t.Errorf("listed in known: = %v, want %v", listed, tt.wantListed)
-			}
-		})
+	srv := redistest.Start(t)
+	// Each case with one script call per node (Redis 7) and with one per
+	// series (the fallback for older servers).
+	for _, perKey := range []bool{false, true} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/perKey=%v", tt.name, perKey), func(t *testing.T) {
+				srv.FlushAll()
+				fill(srv, "", tt.precision, "hits", buckets(t0, tt.precision, tt.past, tt.ahead))
+				c := newCleaner(t, cleaner.Config{Pool: srv.Pool(), Clock: timeseries.NewManualClock(t0)})
+				if perKey {
+					cleaner.SetPerKey(c)
+				}
+				st := pass(t, c)
+				key := fmt.Sprintf("count:%d:hits", tt.precision)
+				if got := fields(t, srv, key); !slices.Equal(got, tt.wantFields) {
+					t.Errorf("%s keeps %d fields %v…, want %d from %v", key, len(got), head(got), len(tt.wantFields), head(tt.wantFields))
+				}
+				if want := int64(tt.past + tt.ahead - len(tt.wantFields)); st.FieldsDeleted != want {
+					t.Errorf("stats say %d fields deleted, want %d", st.FieldsDeleted, want)
+				}
+				if listed := slices.Contains(known(t, srv, ""), series.Member(tt.precision, "hits")); listed != tt.wantListed {
+					t.Errorf("listed in known: = %v, want %v", listed, tt.wantListed)
+				}
+			})
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -54,10 +55,11 @@ func cleanerCommands(before, after map[string]int64) (all, scripts int64) {
 	return all, scripts
 }
 
-// writeSeries fills n names × every precision of schema, each hash with
-// the 130 newest buckets at t0, and lists them; through a Router, one
-// pipeline per node.
-func writeSeries(tb testing.TB, pool timeseries.Pool, names []string, from, to int) {
+// writeSeries writes, for each name and precision, the oldest to-from of
+// the newest to buckets at t0 and, when from is 0, lists the series;
+// through a Router, one pipeline per node, each waiting for replicas
+// acknowledgements.
+func writeSeries(tb testing.TB, pool timeseries.Pool, replicas int, names []string, from, to int) {
 	tb.Helper()
 	schema, _ := series.Schema{}.Normalize()
 	r := redisconn.NewRouter(pool)
@@ -76,7 +78,7 @@ func writeSeries(tb testing.TB, pool timeseries.Pool, names []string, from, to i
 			}
 		}
 	}
-	for i, rep := range r.Do(cmds, redisconn.Options{}) {
+	for i, rep := range r.Do(cmds, redisconn.Options{WaitReplicas: replicas, Timeout: 10 * time.Second}) {
 		if rep.Err != nil {
 			tb.Fatalf("write %v: %v", cmds[i].Args[0], rep.Err)
 		}
@@ -92,13 +94,14 @@ func TestPassCommandsAndRoundTrips(t *testing.T) {
 	cl := redistest.SharedCluster(t)
 	cl.Reset(t)
 	tests := []struct {
-		name  string
-		pool  timeseries.Pool
-		nodes []*redistest.Server
-		do    func(key, cmd string, args ...any) any
+		name     string
+		pool     timeseries.Pool
+		replicas int
+		nodes    []*redistest.Server
+		do       func(key, cmd string, args ...any) any
 	}{
-		{"server", srv.Pool(), []*redistest.Server{srv}, func(_, cmd string, args ...any) any { return srv.Do(cmd, args...) }},
-		{"cluster", cl.Client(t), cl.Masters(), func(key, cmd string, args ...any) any { return cl.Do(t, key, cmd, args...) }},
+		{"server", srv.Pool(), 0, []*redistest.Server{srv}, func(_, cmd string, args ...any) any { return srv.Do(cmd, args...) }},
+		{"cluster", cl.Client(t), 1, cl.Masters(), func(key, cmd string, args ...any) any { return cl.Do(t, key, cmd, args...) }},
 	}
 	const numNames = 500
 	names := make([]string, numNames)
@@ -107,7 +110,7 @@ func TestPassCommandsAndRoundTrips(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			writeSeries(t, tt.pool, names, 0, 130)
+			writeSeries(t, tt.pool, tt.replicas, names, 0, 130)
 			c := newCleaner(t, cleaner.Config{Pool: tt.pool, Clock: timeseries.NewManualClock(t0)})
 			before := make([]map[string]int64, len(tt.nodes))
 			for i, s := range tt.nodes {

@@ -54,7 +54,13 @@ func (c *Cleaner) trim(ctx context.Context, do func(...redisconn.Cmd) []rediscon
 	if err != nil {
 		return nil, err
 	}
+	if c.deferred {
+		// The slot map was read again after the last pass deferred
+		// series, maybe while a slot was still moving: read it anew.
+		c.router.MarkStale()
+	}
 	t := &trimmer{c: c, st: st, dead: map[string]error{}}
+	defer func() { c.deferred = st.Deferred > 0 }()
 	for {
 		if err := ctx.Err(); err != nil {
 			return t.empty, err

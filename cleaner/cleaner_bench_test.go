@@ -2,8 +2,12 @@ package cleaner_test
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/cleaner"
 	"github.com/pulse-dev/pulse/internal/redistest"
@@ -21,7 +25,8 @@ import (
 // hash, i.e. per known: member, and cmds/name per name over its 6
 // precisions; round-trips, Stats.RoundTrips (on a cluster each is one
 // pipeline per node, served at once); scripts/node, the script calls of
-// the busiest node.
+// the busiest node; redis-cpu-s/pass, the CPU time all Redis processes
+// spent (INFO cpu), which a busy machine disturbs less than s/pass.
 func BenchmarkPass(b *testing.B) {
 	b.Run("server", func(b *testing.B) {
 		srv := redistest.Start(b)
@@ -48,6 +53,7 @@ func benchPass(b *testing.B, pool timeseries.Pool, nodes []*redistest.Server) {
 	b.ResetTimer()
 	var trips, commands, maxScripts int64
 	var elapsed time.Duration
+	var cpu float64 // seconds of CPU the Redis processes used
 	for range b.N {
 		b.StopTimer()
 		write(keep)
@@ -56,8 +62,10 @@ func benchPass(b *testing.B, pool timeseries.Pool, nodes []*redistest.Server) {
 			b.Fatal(err)
 		}
 		before := make([]map[string]int64, len(nodes))
+		cpuBefore := 0.0
 		for i, s := range nodes {
 			before[i] = commandsRun(b, s)
+			cpuBefore += cpuSeconds(b, s)
 		}
 		start := time.Now()
 		b.StartTimer()
@@ -74,7 +82,9 @@ func benchPass(b *testing.B, pool timeseries.Pool, nodes []*redistest.Server) {
 			all, scripts := cleanerCommands(before[i], commandsRun(b, s))
 			commands += all
 			maxScripts = max(maxScripts, scripts)
+			cpu += cpuSeconds(b, s)
 		}
+		cpu -= cpuBefore
 		trips += int64(st.RoundTrips)
 		_ = c.Close(context.Background())
 		b.StartTimer()
@@ -85,4 +95,27 @@ func benchPass(b *testing.B, pool timeseries.Pool, nodes []*redistest.Server) {
 	b.ReportMetric(float64(commands)/n/float64(numNames), "cmds/name")
 	b.ReportMetric(float64(trips)/n, "round-trips")
 	b.ReportMetric(float64(maxScripts), "scripts/node")
+	b.ReportMetric(cpu/n, "redis-cpu-s/pass")
+}
+
+// cpuSeconds is the user and system CPU time s has used (INFO cpu): the
+// Redis side of a pass, less sensitive than wall time to a busy machine.
+func cpuSeconds(tb testing.TB, s *redistest.Server) float64 {
+	tb.Helper()
+	info, err := redis.String(s.Do("INFO", "cpu"), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (name == "used_cpu_user" || name == "used_cpu_sys") {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			total += f
+		}
+	}
+	return total
 }

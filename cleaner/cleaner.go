@@ -60,7 +60,8 @@ type Stats struct {
 	// Skipped is true when another cleaner held the lock, so this pass
 	// did nothing.
 	Skipped bool
-	// Series counts the series cleaned: those whose precision was due.
+	// Series counts the series whose precision was due: those cleaned
+	// and those Deferred.
 	Series int
 	// FieldsDeleted counts the buckets deleted.
 	FieldsDeleted int64

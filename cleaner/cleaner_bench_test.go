@@ -26,7 +26,8 @@ import (
 // precisions; round-trips, Stats.RoundTrips (on a cluster each is one
 // pipeline per node, served at once); scripts/node, the script calls of
 // the busiest node; redis-cpu-s/pass, the CPU time all Redis processes
-// spent (INFO cpu), which a busy machine disturbs less than s/pass.
+// spent (INFO cpu), which a busy machine disturbs less than s/pass;
+// ms/script, how long a script call holds its node, on average.
 func BenchmarkPass(b *testing.B) {
 	b.Run("server", func(b *testing.B) {
 		srv := redistest.Start(b)
@@ -53,7 +54,8 @@ func benchPass(b *testing.B, pool timeseries.Pool, nodes []*redistest.Server) {
 	b.ResetTimer()
 	var trips, commands, maxScripts int64
 	var elapsed time.Duration
-	var cpu float64 // seconds of CPU the Redis processes used
+	var cpu float64     // seconds of CPU the Redis processes used
+	var slowest float64 // ms a script call took on average, on the node where that is most
 	for range b.N {
 		b.StopTimer()
 		write(keep)
@@ -63,9 +65,11 @@ func benchPass(b *testing.B, pool timeseries.Pool, nodes []*redistest.Server) {
 		}
 		before := make([]map[string]int64, len(nodes))
 		cpuBefore := 0.0
+		usecBefore := make([]int64, len(nodes))
 		for i, s := range nodes {
 			before[i] = commandsRun(b, s)
 			cpuBefore += cpuSeconds(b, s)
+			usecBefore[i] = scriptUsec(b, s)
 		}
 		start := time.Now()
 		b.StartTimer()
@@ -83,6 +87,9 @@ func benchPass(b *testing.B, pool timeseries.Pool, nodes []*redistest.Server) {
 			commands += all
 			maxScripts = max(maxScripts, scripts)
 			cpu += cpuSeconds(b, s)
+			if scripts > 0 {
+				slowest = max(slowest, float64(scriptUsec(b, s)-usecBefore[i])/float64(scripts)/1000)
+			}
 		}
 		cpu -= cpuBefore
 		trips += int64(st.RoundTrips)
@@ -96,6 +103,24 @@ func benchPass(b *testing.B, pool timeseries.Pool, nodes []*redistest.Server) {
 	b.ReportMetric(float64(trips)/n, "round-trips")
 	b.ReportMetric(float64(maxScripts), "scripts/node")
 	b.ReportMetric(cpu/n, "redis-cpu-s/pass")
+	b.ReportMetric(slowest, "ms/script")
+}
+
+// scriptUsec is the time s spent in EVALSHA (INFO commandstats): how long
+// a script call keeps the node from serving others.
+func scriptUsec(tb testing.TB, s *redistest.Server) int64 {
+	tb.Helper()
+	info, err := redis.String(s.Do("INFO", "commandstats"), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(info, "cmdstat_evalsha:")
+	if !ok {
+		return 0
+	}
+	_, rest, _ = strings.Cut(rest, "usec=")
+	n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+	return n
 }
 
 // cpuSeconds is the user and system CPU time s has used (INFO cpu): the

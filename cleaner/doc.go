@@ -58,7 +58,9 @@
 // and is flagged allow-cross-slot-keys (Redis 7), so it can reach every
 // hash of its node whatever their slots. Per hash it runs HKEYS and, only
 // when something is old, HDEL: it deletes the fields older than the
-// newest Config.Samples buckets (compared as numbers, never as strings),
+// newest Config.Samples buckets (compared as numbers; a field as long as
+// the cutoff is first compared as a string, which orders such integers
+// alike and spares converting most fields),
 // drops the oldest of the rest if more than Config.Samples remain (fields
 // stamped ahead of this machine's clock, say), and tells the hash is
 // empty when it deleted every field it read, so no HLEN is needed. Fields

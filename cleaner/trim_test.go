@@ -73,3 +73,49 @@ func TestPassComparesNumerically(t *testing.T) {
 		t.Errorf("fields = %v, want %v (a field that is not a number is not ours to delete)", got, want)
 	}
 }
+
+// Fields compare as numbers, also where the script first compares them as
+// strings: with a cutoff of 1995, "200" sorts after it but is older. A
+// field as long as the cutoff that sorts after it but is not a decimal
+// integer is left alone, as any field Pulse does not write.
+func TestFieldsCompareAsNumbers(t *testing.T) {
+	tests := []struct {
+		name   string
+		now    int64 // the cutoff is now-5
+		fields []string
+		want   []string
+	}{
+		{"shorter but sorting after", 2000, []string{"200", "1995", "2000"}, []string{"1995", "2000"}},
+		{"as long as the cutoff", 2000, []string{"1980", "1994", "1995"}, []string{"1995"}},
+		{"longer with a leading zero", 2000, []string{"01994", "2000"}, []string{"2000"}},
+		{"signed", 2000, []string{"+1994", "-3000", "1995"}, []string{"1995"}},
+		{"not numbers", 2000, []string{"note", "1995"}, []string{"1995", "note"}},
+		{"not spelled as Pulse does", 2000, []string{"19e2", "1995"}, []string{"1995", "19e2"}},
+		// "-15" sorts after "-10" but is older.
+		{"negative cutoff", -5, []string{"-15", "-10", "0"}, []string{"-10", "0"}},
+	}
+	srv := redistest.Start(t)
+	for _, perKey := range []bool{false, true} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/perKey=%v", tt.name, perKey), func(t *testing.T) {
+				srv.FlushAll()
+				args := []any{"count:5:hits"}
+				for _, f := range tt.fields {
+					args = append(args, f, 1)
+				}
+				srv.Do("HSET", args...)
+				srv.Do("ZADD", "known:", 0, "5:hits")
+				c := newCleaner(t, cleaner.Config{Pool: srv.Pool(), Samples: 2, Clock: timeseries.NewManualClock(time.Unix(tt.now, 0))})
+				if perKey {
+					cleaner.SetPerKey(c)
+				}
+				pass(t, c)
+				got, _ := redis.Strings(srv.Do("HKEYS", "count:5:hits"), nil)
+				slices.Sort(got)
+				if !slices.Equal(got, tt.want) {
+					t.Errorf("fields %v, want %v", got, tt.want)
+				}
+			})
+		}
+	}
+}

@@ -17,7 +17,7 @@ import (
 const (
 	DefaultInterval = 60 * time.Second
 	DefaultSamples  = 120
-	DefaultPageSize = 500
+	DefaultPageSize = 1000
 )
 
 // unlockTimeout bounds the release of the lock at the end of a pass.
@@ -41,7 +41,7 @@ type Config struct {
 	// (default 120).
 	Samples int
 	// PageSize is how many known-set members one round trip covers
-	// (default 500).
+	// (default 1000).
 	PageSize int
 	// Clock tells which buckets are the newest; nil means the system clock.
 	Clock timeseries.Clock
@@ -60,14 +60,19 @@ type Stats struct {
 	// Skipped is true when another cleaner held the lock, so this pass
 	// did nothing.
 	Skipped bool
-	// Series counts the series cleaned: those whose precision was due.
+	// Series counts the series whose precision was due: those cleaned
+	// and those Deferred.
 	Series int
 	// FieldsDeleted counts the buckets deleted.
 	FieldsDeleted int64
 	// SeriesRemoved counts the series removed from the known set because
 	// their hash was empty.
 	SeriesRemoved int
-	// RoundTrips counts the waits for Redis replies the pass made.
+	// Deferred counts the due series left for a later pass: their node
+	// failed or no longer served their hash (its slot was being moved).
+	Deferred int
+	// RoundTrips counts the waits for Redis replies the pass made; on a
+	// cluster each is one pipeline per node, the nodes served at once.
 	RoundTrips int
 }
 
@@ -91,8 +96,11 @@ type Cleaner struct {
 	lockKey  string
 	lockTTL  time.Duration
 
-	passMu sync.Mutex // one pass at a time; guards passes
-	passes int64
+	passMu   sync.Mutex // one pass at a time; guards the fields below
+	passes   int64
+	probed   bool // the server's version is known
+	perKey   bool // Redis before 7: one trim script call per series
+	deferred bool // the last pass deferred series
 
 	stop     context.CancelFunc // ends Run
 	stopped  context.Context

@@ -5,102 +5,142 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/cleaner"
 	"github.com/pulse-dev/pulse/internal/redistest"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // BenchmarkPass measures one full pass (every precision due) over 10 000
-// series × 6 precisions, each hash holding 130 buckets of which 10 are
-// past the newest 120, in a real redis-server. Before each pass the 10
-// trimmed buckets are written back, outside the timer.
+// series names × 6 precisions, each hash holding 130 buckets of which 10
+// are past the newest 120, on one redis-server and on a cluster of 3
+// masters. Before each pass the 10 trimmed buckets are written back,
+// outside the timer.
 //
-// Reported: round trips and Redis commands per pass (INFO commandstats,
-// commands run inside the scripts included), and fields deleted.
+// Reported: s/pass; cmds/series, the Redis commands of the pass (INFO
+// commandstats on every node, those run inside scripts included) per
+// hash, i.e. per known: member, and cmds/name per name over its 6
+// precisions; round-trips, Stats.RoundTrips (on a cluster each is one
+// pipeline per node, served at once); scripts/node, the script calls of
+// the busiest node; redis-cpu-s/pass, the CPU time all Redis processes
+// spent (INFO cpu), which a busy machine disturbs less than s/pass;
+// ms/script, how long a script call holds its node, on average.
 func BenchmarkPass(b *testing.B) {
-	const numSeries, fields, keep = 10000, 130, 120
-	srv := redistest.Start(b)
-	pool := srv.Pool()
-	schema, _ := series.Schema{}.Normalize()
-	clock := timeseries.NewManualClock(t0)
+	b.Run("server", func(b *testing.B) {
+		srv := redistest.Start(b)
+		benchPass(b, srv.Pool(), []*redistest.Server{srv})
+	})
+	b.Run("cluster", func(b *testing.B) {
+		cl := redistest.StartCluster(b, redistest.ClusterOptions{Masters: 3})
+		benchPass(b, cl.Client(b), cl.Masters())
+	})
+}
 
-	conn := pool.Get()
-	defer conn.Close()
-	write := func(from, to int) {
-		for i := range numSeries {
-			name := "GET /bench/" + strconv.Itoa(i)
-			for _, p := range schema.Precisions {
-				cur := series.BucketStart(t0.Unix(), p)
-				args := []any{schema.CountKey(p, name)}
-				for j := from; j < to; j++ {
-					args = append(args, cur-int64(j)*int64(p), 1)
-				}
-				_ = conn.Send("HSET", args...)
-				if from == 0 {
-					_ = conn.Send("ZADD", schema.KnownKey(), 0, series.Member(p, name))
-				}
-			}
-			if i%200 == 199 {
-				if _, err := conn.Do(""); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		if _, err := conn.Do(""); err != nil {
-			b.Fatal(err)
+func benchPass(b *testing.B, pool timeseries.Pool, nodes []*redistest.Server) {
+	const numNames, fields, keep, precisions = 10000, 130, 120, 6
+	names := seriesNames("GET /bench/", numNames)
+	write := func(from int) {
+		for i := 0; i < numNames; i += 250 {
+			writeSeries(b, pool, 0, names[i:i+250], from, fields)
 		}
 	}
-	write(0, fields)
+	write(0)
+	hashes := numNames * precisions
 
 	b.ReportAllocs()
 	b.ResetTimer()
-	var trips, deleted, commands int64
+	var trips, commands, maxScripts int64
+	var elapsed time.Duration
+	var cpu float64     // seconds of CPU the Redis processes used
+	var slowest float64 // ms a script call took on average, on the node where that is most
 	for range b.N {
 		b.StopTimer()
-		write(keep, fields)
-		c, err := cleaner.New(cleaner.Config{Pool: pool, Clock: clock, Manual: true, OnError: func(err error) { b.Error(err) }})
+		write(keep)
+		c, err := cleaner.New(cleaner.Config{Pool: pool, Clock: timeseries.NewManualClock(t0), Manual: true, OnError: func(err error) { b.Error(err) }})
 		if err != nil {
 			b.Fatal(err)
 		}
-		before := commandCount(b, conn)
+		before := make([]map[string]int64, len(nodes))
+		cpuBefore := 0.0
+		usecBefore := make([]int64, len(nodes))
+		for i, s := range nodes {
+			before[i] = commandsRun(b, s)
+			cpuBefore += cpuSeconds(b, s)
+			usecBefore[i] = scriptUsec(b, s)
+		}
+		start := time.Now()
 		b.StartTimer()
 		st, err := c.Pass(context.Background())
 		b.StopTimer()
+		elapsed += time.Since(start)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if want := numSeries * len(schema.Precisions); st.Series != want || st.FieldsDeleted != int64(want*(fields-keep)) {
-			b.Fatalf("pass cleaned %d numSeries and %d fields, want %d and %d", st.Series, st.FieldsDeleted, want, want*(fields-keep))
+		if st.Series != hashes || st.FieldsDeleted != int64(hashes*(fields-keep)) {
+			b.Fatalf("pass cleaned %d series and %d fields, want %d and %d", st.Series, st.FieldsDeleted, hashes, hashes*(fields-keep))
 		}
-		commands += commandCount(b, conn) - before - 1 // less the INFO itself
+		for i, s := range nodes {
+			all, scripts := cleanerCommands(before[i], commandsRun(b, s))
+			commands += all
+			maxScripts = max(maxScripts, scripts)
+			cpu += cpuSeconds(b, s)
+			if scripts > 0 {
+				slowest = max(slowest, float64(scriptUsec(b, s)-usecBefore[i])/float64(scripts)/1000)
+			}
+		}
+		cpu -= cpuBefore
 		trips += int64(st.RoundTrips)
-		deleted += st.FieldsDeleted
-		c.Close(context.Background())
+		_ = c.Close(context.Background())
 		b.StartTimer()
 	}
-	b.ReportMetric(float64(trips)/float64(b.N), "roundtrips/op")
-	b.ReportMetric(float64(commands)/float64(b.N), "rediscmds/op")
-	b.ReportMetric(float64(deleted)/float64(b.N), "fields-deleted/op")
+	n := float64(b.N)
+	b.ReportMetric(elapsed.Seconds()/n, "s/pass")
+	b.ReportMetric(float64(commands)/n/float64(hashes), "cmds/series")
+	b.ReportMetric(float64(commands)/n/float64(numNames), "cmds/name")
+	b.ReportMetric(float64(trips)/n, "round-trips")
+	b.ReportMetric(float64(maxScripts), "scripts/node")
+	b.ReportMetric(cpu/n, "redis-cpu-s/pass")
+	b.ReportMetric(slowest, "ms/script")
 }
 
-// commandCount sums the calls of every command Redis has run.
-func commandCount(b *testing.B, conn redis.Conn) int64 {
-	info, err := redis.String(conn.Do("INFO", "commandstats"))
+// scriptUsec is the time s spent in EVALSHA (INFO commandstats): how long
+// a script call keeps the node from serving others.
+func scriptUsec(tb testing.TB, s *redistest.Server) int64 {
+	tb.Helper()
+	info, err := redis.String(s.Do("INFO", "commandstats"), nil)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	var total int64
+	_, rest, ok := strings.Cut(info, "cmdstat_evalsha:")
+	if !ok {
+		return 0
+	}
+	_, rest, _ = strings.Cut(rest, "usec=")
+	n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+	return n
+}
+
+// cpuSeconds is the user and system CPU time s has used (INFO cpu): the
+// Redis side of a pass, less sensitive than wall time to a busy machine.
+func cpuSeconds(tb testing.TB, s *redistest.Server) float64 {
+	tb.Helper()
+	info, err := redis.String(s.Do("INFO", "cpu"), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var total float64
 	for _, line := range strings.Split(info, "\n") {
-		_, rest, ok := strings.Cut(line, ":calls=")
-		if !ok {
-			continue
+		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (name == "used_cpu_user" || name == "used_cpu_sys") {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			total += f
 		}
-		n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
-		total += n
 	}
 	return total
 }

@@ -96,44 +96,6 @@ func known(t *testing.T, srv *redistest.Server, prefix string) []string {
 	return ms
 }
 
-func TestPassTrims(t *testing.T) {
-	tests := []struct {
-		name       string
-		precision  int
-		past       int // buckets written up to and including the current one
-		ahead      int // buckets written after the current one
-		wantFields []int64
-		wantListed bool
-	}{
-		{"under the cap is untouched", 5, 50, 0, buckets(t0, 5, 50, 0), true},
-		{"130 samples keep the newest 120", 5, 130, 0, buckets(t0, 5, 120, 0), true},
-		{"one-minute series", 60, 125, 0, buckets(t0, 60, 120, 0), true},
-		{"day series", 86400, 121, 0, buckets(t0, 86400, 120, 0), true},
-		// Fields stamped ahead of the cleaner's clock still count toward the cap.
-		{"future fields count too", 5, 118, 5, buckets(t0, 5, 115, 5), true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := redistest.Start(t)
-			fill(srv, "", tt.precision, "hits", buckets(t0, tt.precision, tt.past, tt.ahead))
-			c := newCleaner(t, cleaner.Config{Pool: srv.Pool(), Clock: timeseries.NewManualClock(t0)})
-			st := pass(t, c)
-			key := fmt.Sprintf("count:%d:hits", tt.precision)
-			if got := fields(t, srv, key); !slices.Equal(got, tt.wantFields) {
-				t.Errorf("%s keeps %d fields %v…, want %d from %v", key, len(got), head(got), len(tt.wantFields), head(tt.wantFields))
-			}
-			if want := int64(tt.past + tt.ahead - len(tt.wantFields)); st.FieldsDeleted != want {
-				t.Errorf("stats say %d fields deleted, want %d", st.FieldsDeleted, want)
-			}
-			if listed := slices.Contains(known(t, srv, ""), series.Member(tt.precision, "hits")); listed != tt.wantListed {
-				t.Errorf("listed in known: = %v, want %v", listed, tt.wantListed)
-			}
-		})
-	}
-}
-
-func head(s []int64) []int64 { return s[:min(3, len(s))] }
-
 func TestPassDropsEmptySeries(t *testing.T) {
 	srv := redistest.Start(t)
 	now := t0
@@ -150,20 +112,6 @@ func TestPassDropsEmptySeries(t *testing.T) {
 	}
 	if st.SeriesRemoved != 2 || st.FieldsDeleted != 2 || st.Series != 3 {
 		t.Errorf("stats = %+v, want 3 series, 2 removed, 2 fields deleted", st)
-	}
-}
-
-// Fields are compared as numbers: as strings "90" sorts after "1000".
-func TestPassComparesNumerically(t *testing.T) {
-	srv := redistest.Start(t)
-	srv.Do("HSET", "count:5:hits", "90", 1, "995", 1, "1000", 1, "note", "x")
-	srv.Do("ZADD", "known:", 0, "5:hits")
-	c := newCleaner(t, cleaner.Config{Pool: srv.Pool(), Samples: 2, Clock: timeseries.NewManualClock(time.Unix(1000, 0))})
-	pass(t, c)
-	got, _ := redis.Strings(srv.Do("HKEYS", "count:5:hits"), nil)
-	slices.Sort(got)
-	if want := []string{"1000", "995", "note"}; !slices.Equal(got, want) {
-		t.Errorf("fields = %v, want %v (a field that is not a number is not ours to delete)", got, want)
 	}
 }
 

@@ -11,3 +11,7 @@ func SetBeforePass(c *Cleaner, f func()) { c.beforePass = f }
 
 // SetAfterPass installs a hook run after every background pass.
 func SetAfterPass(c *Cleaner, f func(Stats, error)) { c.afterPass = f }
+
+// SetPerKey makes c trim with one script call per series, as it does on
+// servers older than Redis 7.
+func SetPerKey(c *Cleaner) { c.probed, c.perKey = true, true }

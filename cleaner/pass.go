@@ -11,7 +11,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
-	"github.com/pulse-dev/pulse/internal/series"
 )
 
 // due reports whether precision p is cleaned in the pass numbered pass:
@@ -63,84 +62,15 @@ func (c *Cleaner) pass(ctx context.Context, st *Stats) error {
 		c.router.Do([]redisconn.Cmd{unlockScript.Cmd([]string{c.lockKey}, token)}, redisconn.Options{Timeout: unlockTimeout})
 		st.RoundTrips++
 	}()
-	empty, err := c.trim(ctx, do, st)
-	if err != nil || len(empty) == 0 {
-		return err
+	// Hashes found empty are unlisted even when the trim failed on some
+	// node: they are empty all the same.
+	empty, trimErr := c.trim(ctx, do, st)
+	if len(empty) == 0 {
+		return trimErr
 	}
 	removed, err := c.unlist(empty, func() bool { return ctx.Err() != nil }, st)
 	st.SeriesRemoved += removed
-	return err
-}
-
-// trim pages through the known set and trims every series due in this
-// pass. It returns the members whose hash the trim left empty.
-func (c *Cleaner) trim(ctx context.Context, do func(...redisconn.Cmd) []redisconn.Reply, st *Stats) ([]string, error) {
-	now := c.clock.Now().Unix()
-	known := c.schema.KnownKey()
-	page := func(after string) redisconn.Cmd {
-		return redisconn.Cmd{Key: known, Name: "ZRANGEBYLEX", Args: []any{known, after, "+", "LIMIT", 0, c.pageSize}}
-	}
-	first := do(page("-"))[0]
-	members, err := redis.Strings(first.Value, first.Err)
-	if err != nil {
-		return nil, fmt.Errorf("read known set: %w", err)
-	}
-	var empty []string // series whose hash the trim left empty
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		cmds, due := c.trimCmds(members, now, st.Pass)
-		more := len(members) == c.pageSize
-		if more {
-			// The next page goes in the same round trip, after the last
-			// member seen: removals during the pass cannot shift it.
-			cmds = append(cmds, page("("+members[len(members)-1]))
-		}
-		if len(cmds) == 0 {
-			break
-		}
-		replies := do(cmds...)
-		st.Series += len(due)
-		for i, m := range due {
-			res, err := redis.Int64s(replies[i].Value, replies[i].Err)
-			if err != nil {
-				if redisconn.Classify(err) == redisconn.KeyPermanent {
-					// One bad key (of another type, say) must not stop
-					// the pass.
-					c.onError(fmt.Errorf("cleaner: %s: %w", c.schema.MemberKey(m), err))
-					continue
-				}
-				return nil, err
-			}
-			st.FieldsDeleted += res[0]
-			if res[1] == 0 {
-				empty = append(empty, m)
-			}
-		}
-		if !more {
-			break
-		}
-		if members, err = redis.Strings(replies[len(cmds)-1].Value, replies[len(cmds)-1].Err); err != nil {
-			return nil, fmt.Errorf("read known set: %w", err)
-		}
-	}
-	return empty, nil
-}
-
-// trimCmds are the trim scripts of the members of one page that are due
-// in pass, at unix second now, and those members.
-func (c *Cleaner) trimCmds(members []string, now, pass int64) (cmds []redisconn.Cmd, due []string) {
-	for _, m := range members {
-		p, _, ok := series.ParseMember(m)
-		if !ok || !c.due(p, pass) {
-			continue // not a Pulse series, or not its turn
-		}
-		cutoff := series.BucketStart(now, p) - int64(c.samples-1)*int64(p)
-		cmds = append(cmds, trimScript.Cmd([]string{c.schema.MemberKey(m)}, cutoff, c.samples))
-		due = append(due, m)
-	}
-	return cmds, due
+	return errors.Join(trimErr, err)
 }
 
 // passTimeout bounds each round trip of a pass run without a deadline.
@@ -234,41 +164,3 @@ func newToken() (string, error) {
 	}
 	return hex.EncodeToString(b), nil
 }
-
-// trimScript trims one series. Fields are compared as numbers; fields that
-// are not numbers were not written by Pulse and are left alone.
-//
-// KEYS: count hash. ARGV: cutoff, samples.
-// Returns {fields deleted, fields left}.
-var trimScript = redisconn.NewScript(`
-local cutoff = tonumber(ARGV[1])
-local keep = tonumber(ARGV[2])
-local del, times, names = {}, {}, {}
-for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
-  local t = tonumber(f)
-  if t then
-    if t < cutoff then
-      del[#del + 1] = f
-    else
-      times[#times + 1] = t
-      names[#names + 1] = f
-    end
-  end
-end
-if #times > keep then
-  local order = {}
-  for i = 1, #times do order[i] = i end
-  table.sort(order, function(a, b) return times[a] < times[b] end)
-  for i = 1, #times - keep do del[#del + 1] = names[order[i]] end
-end
-for i = 1, #del, 1000 do
-  redis.call('HDEL', KEYS[1], unpack(del, i, math.min(i + 999, #del)))
-end
-return {#del, redis.call('HLEN', KEYS[1])}
-`)
-
-// unlockScript deletes the lock only if it still holds our token.
-var unlockScript = redisconn.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`)

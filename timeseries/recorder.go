@@ -110,7 +110,8 @@ type Recorder struct {
 	counters []*Counter
 	overflow *Counter
 	ledger   *ledger
-	unlisted map[string]struct{} // cluster: landed, not yet in known:
+	unlisted map[string]struct{} // cluster: to list in known: once landed
+	listed   map[string]struct{} // members this recorder has listed; see known.go
 	status   flushStatus
 	closed   bool
 
@@ -123,6 +124,9 @@ type Recorder struct {
 
 	flushMu sync.Mutex // one flush at a time
 	refused atomic.Int64
+	// perSlotOnly is set once the cluster refused the node script (Redis
+	// before 7): from then on each batch is a flush script call of its own.
+	perSlotOnly atomic.Bool
 
 	cancel    context.CancelFunc
 	done      chan struct{}
@@ -161,6 +165,7 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 		id:            hex.EncodeToString(id),
 		names:         map[string]*Counter{},
 		unlisted:      map[string]struct{}{},
+		listed:        map[string]struct{}{},
 		done:          make(chan struct{}),
 		coarseClock:   coarse,
 		timers:        timersOf(cfg.Clock),

@@ -1,0 +1,191 @@
+package timeseries
+
+import (
+	"fmt"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redisconn"
+)
+
+// nodeScript applies, on one cluster node, the batches of several slots
+// that node serves: one call per node and flush instead of one per slot.
+// Redis 7 lets a script flagged allow-cross-slot-keys touch keys of any
+// slot the node serves, as long as the keys it declares share one slot;
+// it declares only the first batch's marker (which routes the call) and
+// names every other key in ARGV. The flags also make Redis refuse the
+// whole call up front when full or a replica, before any write.
+//
+// Each batch keeps its own marker and the rule of flushScript: a batch
+// whose seq is not above its marker's value was applied before and is
+// skipped. The marker is read and set by one SET ... GET; a batch found
+// applied before puts back a later value, should one be there.
+//
+// A key whose slot the node no longer serves, or is moving away and no
+// longer holds the key, fails its command mid-script ("non local key").
+// Redis does not roll a script back, so that batch's own writes are
+// undone (HINCRBY back or HDEL what was new, lat fields restored from the
+// HMGET), its marker is put back and the batch is reported not applied,
+// for the caller to send by the per-slot script, which Redis redirects
+// as a whole. Undoing cannot fail that way: a key just written is local,
+// and no migration runs during a script. Any other error but a refused
+// key is handled the same way, so a call never stops half done.
+//
+// ARGV: marker ttl, number of batches, then per batch: marker, seq, n, m,
+// f, f indexes of keys whose member is listed anyway (no need to look
+// whether the write created their hash), n key/field/delta triples, m lat blocks (key, expireat, sum, min, max,
+// k, k field/count pairs). Returns one reply per batch, as flushScript's:
+// {status, refused indexes..., -created indexes...}, status 2 for not
+// applied.
+var nodeScript = redisconn.NewScript(`#!lua flags=allow-cross-slot-keys
+local ttl = ARGV[1]
+local function failed(r) return type(r) == 'table' and r.err end
+local function refused(e)
+  return string.find(e, 'WRONGTYPE', 1, true) or string.find(e, 'not an integer', 1, true)
+    or string.find(e, 'overflow', 1, true)
+end
+-- lat adds one lat block at a; it returns an error, or what undoes it.
+local function lat(a)
+  local key, k = ARGV[a], tonumber(ARGV[a + 5])
+  local names = {}
+  for i = 1, k do names[i] = ARGV[a + 4 + 2 * i] end
+  names[k + 1], names[k + 2], names[k + 3] = 's', 'min', 'max'
+  local cur = redis.pcall('HMGET', key, unpack(names))
+  if failed(cur) then return cur.err end
+  for i = 1, k + 3 do
+    if cur[i] and not string.match(cur[i], '^%d+$') then return 'not an integer: ' .. names[i] end
+  end
+  local set = {}
+  for i = 1, k do
+    set[#set + 1] = names[i]
+    set[#set + 1] = string.format('%d', (tonumber(cur[i]) or 0) + tonumber(ARGV[a + 5 + 2 * i]))
+  end
+  if not cur[k + 2] or tonumber(cur[k + 2]) > tonumber(ARGV[a + 3]) then
+    set[#set + 1] = 'min'
+    set[#set + 1] = ARGV[a + 3]
+  end
+  if not cur[k + 3] or tonumber(cur[k + 3]) < tonumber(ARGV[a + 4]) then
+    set[#set + 1] = 'max'
+    set[#set + 1] = ARGV[a + 4]
+  end
+  local undo = {key = key, names = names, cur = cur}
+  local r = redis.pcall('HSET', key, unpack(set))
+  if failed(r) then return r.err, undo end
+  r = redis.pcall('HINCRBY', key, 's', ARGV[a + 2])
+  if failed(r) then return r.err, undo end
+  redis.pcall('EXPIREAT', key, ARGV[a + 1])
+  return nil, undo
+end
+local function undo(done)
+  for i = #done, 1, -1 do
+    local u = done[i]
+    if u.names then
+      for j, f in ipairs(u.names) do
+        if u.cur[j] then redis.call('HSET', u.key, f, u.cur[j]) else redis.call('HDEL', u.key, f) end
+      end
+    elseif u.made then
+      redis.call('HDEL', u.key, u.field)
+    else
+      redis.call('HINCRBY', u.key, u.field, string.format('%d', -u.d))
+    end
+  end
+end
+-- batch applies the batch at a, of n count and m lat keys.
+local function batch(a, n, m)
+  local marker, seq = ARGV[a], tonumber(ARGV[a + 1])
+  local old = redis.pcall('SET', marker, ARGV[a + 1], 'EX', ttl, 'GET')
+  if failed(old) then return {2} end
+  local prev = tonumber(old or '0')
+  if seq <= prev then
+    if seq < prev then redis.call('SET', marker, old, 'EX', ttl) end
+    return {0}
+  end
+  local out, made, done = {1}, {}, {}
+  local function back()
+    undo(done)
+    if old then redis.call('SET', marker, old, 'EX', ttl) else redis.call('DEL', marker) end
+    return {2}
+  end
+  local listing = {}
+  for j = 1, tonumber(ARGV[a + 4]) do listing[tonumber(ARGV[a + 4 + j])] = true end
+  a = a + 5 + tonumber(ARGV[a + 4])
+  for i = 1, n do
+    local key, field, d = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
+    local r = redis.pcall('HINCRBY', key, field, d)
+    if failed(r) then
+      if not refused(r.err) then return back() end
+      out[#out + 1] = i
+    else
+      done[#done + 1] = {key = key, field = field, d = d, made = r == d}
+      if r == d and not listing[i] and redis.call('HLEN', key) == 1 then made[#made + 1] = -i end
+    end
+    a = a + 3
+  end
+  for j = 1, m do
+    local e, u = lat(a)
+    if u then done[#done + 1] = u end
+    if e then
+      if u or not refused(e) then return back() end
+      out[#out + 1] = n + 1 + j
+    end
+    a = a + 6 + 2 * tonumber(ARGV[a + 5])
+  end
+  for _, i in ipairs(made) do out[#out + 1] = i end
+  return out
+end
+local out, a = {}, 3
+for b = 1, tonumber(ARGV[2]) do
+  local n, m = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  out[b] = batch(a, n, m)
+  a = a + 5 + tonumber(ARGV[a + 4]) + 3 * n
+  for _ = 1, m do a = a + 6 + 2 * tonumber(ARGV[a + 5]) end
+end
+return out
+`)
+
+// maxNodeArgs caps the ARGV of one node script call; a node's batches
+// beyond it go in further calls of the same pipeline.
+const maxNodeArgs = 100_000
+
+// nodeArgs is what batch b adds to a node script call's ARGV.
+func nodeArgs(b *batch) int {
+	n := 5 + 4*len(b.Keys) // at most every key listed
+	for _, d := range b.Lat {
+		n += 6 + 2*len(d.Fields)
+	}
+	return n
+}
+
+// nodeCmd is the node script call of batches, all of slots one node
+// serves.
+// listed reports whether this recorder has listed a member already; the
+// call is made under r.mu.
+func (r *Recorder) nodeCmd(batches []*batch, listed func(string) bool) redisconn.Cmd {
+	size := 2
+	for _, b := range batches {
+		size += nodeArgs(b)
+	}
+	args := make([]any, 0, size)
+	args = append(args, r.markerTTL(), len(batches))
+	for _, b := range batches {
+		args = append(args, b.Marker, b.Seq, len(b.Keys), len(b.Lat))
+		args = appendUnlisted(args, b, listed)
+		for i, k := range b.Keys {
+			args = append(args, k, b.Fields[i], b.Deltas[i])
+		}
+		for _, d := range b.Lat {
+			args = append(args, d.Key)
+			args = appendLat(args, []latDelta{d})
+		}
+	}
+	return nodeScript.Cmd([]string{batches[0].Marker}, args...)
+}
+
+// nodeReplies splits a node script's reply into one reply per batch.
+func nodeReplies(reply any, n int) ([]any, error) {
+	vals, err := redis.Values(reply, nil)
+	if err != nil || len(vals) != n {
+		return nil, fmt.Errorf("unexpected node script reply (%d of %d batches): %v", len(vals), n, err)
+	}
+	return vals, nil
+}

@@ -87,47 +87,70 @@ func flushCost(b *testing.B, s flushSetup) {
 	if err := r.Flush(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	calls, usec := make([]int64, len(s.nodes)), make([]int64, len(s.nodes))
+	costs := make([]nodeCost, len(s.nodes))
+	cpu := make([]int64, len(s.nodes))
 	b.ResetTimer()
 	for range b.N {
 		clock.Advance(time.Second)
 		second()
-		for _, n := range s.nodes {
+		for i, n := range s.nodes {
 			n.Do("CONFIG", "RESETSTAT")
+			cpu[i] = cpuUsec(n)
 		}
 		if err := r.Flush(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		for i, n := range s.nodes {
+			costs[i].cpu += cpuUsec(n) - cpu[i]
 			info, _ := redis.String(n.Do("INFO", "commandstats"), nil)
 			if os.Getenv("FLUSHCOST_DUMP") != "" {
 				b.Log(info)
 			}
 			c, u := commandCalls(info, s.cluster)
-			calls[i] += c
-			usec[i] += u
+			costs[i].calls += c
+			costs[i].cmd += u
 		}
 	}
-	reportFlushCost(b, s, calls, usec)
+	reportFlushCost(b, s, costs)
+}
+
+// nodeCost is what the measured flushes cost one node: commands, their
+// commandstats time, and the process's CPU time (user + system), all of
+// it: reading and parsing the commands, replying, feeding replicas.
+type nodeCost struct{ calls, cmd, cpu int64 }
+
+// cpuUsec is the CPU time the server process has used, in microseconds.
+func cpuUsec(s *redistest.Server) int64 {
+	info, _ := redis.String(s.Do("INFO", "cpu"), nil)
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (name == "used_cpu_sys" || name == "used_cpu_user") {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return int64(total * 1e6)
 }
 
 // reportFlushCost reports per series and flush the sums over nodes and,
-// on a cluster, the busiest node's share.
-func reportFlushCost(b *testing.B, s flushSetup, calls, usec []int64) {
+// on a cluster, the busiest node's share. redis-us is the commandstats
+// time (the commands' own, wall clock: a busy machine inflates it, long
+// scripts most); cpu-us the processes' CPU time, which also holds the
+// network and protocol work that many small calls cost.
+func reportFlushCost(b *testing.B, s flushSetup, costs []nodeCost) {
 	per := func(v int64) float64 { return float64(v) / float64(b.N) / float64(s.series) }
-	var sumC, sumU, maxC, maxU int64
-	for i := range calls {
-		sumC += calls[i]
-		sumU += usec[i]
-		maxC, maxU = max(maxC, calls[i]), max(maxU, usec[i])
-		if s.cluster {
-			b.Logf("node %s: %.2f cmds, %.2f redis-us per series and flush", s.nodes[i].Addr, per(calls[i]), per(usec[i]))
-		}
+	var sum, busiest nodeCost
+	for _, c := range costs {
+		sum.calls, sum.cmd, sum.cpu = sum.calls+c.calls, sum.cmd+c.cmd, sum.cpu+c.cpu
+		busiest.calls, busiest.cmd, busiest.cpu = max(busiest.calls, c.calls), max(busiest.cmd, c.cmd), max(busiest.cpu, c.cpu)
 	}
-	b.ReportMetric(per(sumC), "cmds/series-flush")
-	b.ReportMetric(per(sumU), "redis-us/series-flush")
+	b.ReportMetric(per(sum.calls), "cmds/series-flush")
+	b.ReportMetric(per(sum.cmd), "redis-us/series-flush")
+	b.ReportMetric(per(sum.cpu), "cpu-us/series-flush")
 	if s.cluster {
-		b.ReportMetric(per(maxC), "busiest-node-cmds/series-flush")
-		b.ReportMetric(per(maxU), "busiest-node-redis-us/series-flush")
+		b.ReportMetric(per(busiest.calls), "busiest-node-cmds/series-flush")
+		b.ReportMetric(per(busiest.cmd), "busiest-node-redis-us/series-flush")
+		b.ReportMetric(per(busiest.cpu), "busiest-node-cpu-us/series-flush")
 	}
 }

@@ -76,61 +76,82 @@ local function lat(a)
   redis.pcall('EXPIREAT', key, ARGV[a + 1])
   return nil, undo
 end
-local function undo(done)
-  for i = #done, 1, -1 do
-    local u = done[i]
-    if u.names then
-      for j, f in ipairs(u.names) do
-        if u.cur[j] then redis.call('HSET', u.key, f, u.cur[j]) else redis.call('HDEL', u.key, f) end
-      end
-    elseif u.made then
-      redis.call('HDEL', u.key, u.field)
-    else
-      redis.call('HINCRBY', u.key, u.field, string.format('%d', -u.d))
+-- res holds the HINCRBY replies of the batch being applied (false for a
+-- refused key) and lats the undo of its lat keys: shared by all batches,
+-- so a batch allocates no table per key.
+local res, lats, nlat = {}, {}, 0
+-- back undoes the first nres count keys of the batch whose keys start at
+-- a, and its lat keys, puts its marker back and reports it not applied.
+local function back(a, nres, marker, old)
+  for i = nres, 1, -1 do
+    local r, at = res[i], a + 3 * (i - 1)
+    if r then
+      local key, field, d = ARGV[at], ARGV[at + 1], tonumber(ARGV[at + 2])
+      if r == d then redis.call('HDEL', key, field)
+      else redis.call('HINCRBY', key, field, string.format('%d', -d)) end
     end
   end
+  for i = nlat, 1, -1 do
+    local u = lats[i]
+    for j, f in ipairs(u.names) do
+      if u.cur[j] then redis.call('HSET', u.key, f, u.cur[j]) else redis.call('HDEL', u.key, f) end
+    end
+  end
+  if old then redis.call('SET', marker, old, 'EX', ttl) else redis.call('DEL', marker) end
+  return {2}
+end
+local APPLIED, BEFORE, MOVED = {1}, {0}, {2}
+-- push adds v to a batch's reply, copying the shared APPLIED first.
+local function push(out, v)
+  if out == APPLIED then out = {1} end
+  out[#out + 1] = v
+  return out
 end
 -- batch applies the batch at a, of n count and m lat keys.
 local function batch(a, n, m)
   local marker, seq = ARGV[a], tonumber(ARGV[a + 1])
   local old = redis.pcall('SET', marker, ARGV[a + 1], 'EX', ttl, 'GET')
-  if failed(old) then return {2} end
+  if failed(old) then return MOVED end
   local prev = tonumber(old or '0')
   if seq <= prev then
     if seq < prev then redis.call('SET', marker, old, 'EX', ttl) end
-    return {0}
+    return BEFORE
   end
-  local out, made, done = {1}, {}, {}
-  local function back()
-    undo(done)
-    if old then redis.call('SET', marker, old, 'EX', ttl) else redis.call('DEL', marker) end
-    return {2}
+  local out = APPLIED
+  local f = tonumber(ARGV[a + 4])
+  local listing
+  if f > 0 then
+    listing = {}
+    for j = 1, f do listing[tonumber(ARGV[a + 4 + j])] = true end
   end
-  local listing = {}
-  for j = 1, tonumber(ARGV[a + 4]) do listing[tonumber(ARGV[a + 4 + j])] = true end
-  a = a + 5 + tonumber(ARGV[a + 4])
+  a = a + 5 + f
+  local keys = a
+  nlat = 0
   for i = 1, n do
-    local key, field, d = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
-    local r = redis.pcall('HINCRBY', key, field, d)
+    local key, d = ARGV[a], ARGV[a + 2]
+    local r = redis.pcall('HINCRBY', key, ARGV[a + 1], d)
     if failed(r) then
-      if not refused(r.err) then return back() end
-      out[#out + 1] = i
+      if not refused(r.err) then return back(keys, i - 1, marker, old) end
+      res[i] = false
+      out = push(out, i)
     else
-      done[#done + 1] = {key = key, field = field, d = d, made = r == d}
-      if r == d and not listing[i] and redis.call('HLEN', key) == 1 then made[#made + 1] = -i end
+      res[i] = r
+      if r == tonumber(d) and not (listing and listing[i]) and redis.call('HLEN', key) == 1 then out = push(out, -i) end
     end
     a = a + 3
   end
   for j = 1, m do
     local e, u = lat(a)
-    if u then done[#done + 1] = u end
+    if u then
+      nlat = nlat + 1
+      lats[nlat] = u
+    end
     if e then
-      if u or not refused(e) then return back() end
-      out[#out + 1] = n + 1 + j
+      if u or not refused(e) then return back(keys, n, marker, old) end
+      out = push(out, n + 1 + j)
     end
     a = a + 6 + 2 * tonumber(ARGV[a + 5])
   end
-  for _, i in ipairs(made) do out[#out + 1] = i end
   return out
 end
 local out, a = {}, 3

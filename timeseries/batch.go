@@ -23,10 +23,11 @@ type deltaKey struct {
 	bucket  int64
 }
 
-// batch is one flush script call: deltas for keys of one group (the one
-// server, or one cluster slot), guarded by the group's marker key. Its seq
-// lets Redis refuse a second application, so a batch whose reply was lost
-// is resent as it is, never rebuilt.
+// batch is the deltas for keys of one group (the one server, or one
+// cluster slot), guarded by the group's marker key: one flush script call,
+// or on a cluster one part of its node's script call. Its seq lets Redis
+// refuse a second application, so a batch whose reply was lost is resent
+// as it is, never rebuilt.
 type batch struct {
 	Marker  string   `json:"marker"`
 	Seq     int64    `json:"seq"`

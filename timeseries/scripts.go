@@ -38,7 +38,8 @@ import (
 //
 // KEYS: marker, n count keys, m lat keys[, known]. ARGV: seq, marker
 // ttl, n, m, n field/delta pairs, m lat blocks (expireat, sum, min, max,
-// k, k field/count pairs)[, f, f key indexes to list, n members]. Returns
+// k, k field/count pairs)[, f, f key indexes to list, the length of a
+// count key's part before its member]. Returns
 // {1, refused key indexes..., -created key indexes...}, or {0} for a
 // batch applied before; index n+1 means the known set refused, n+1+j lat
 // key j. Created keys are reported only without a known key.
@@ -111,12 +112,13 @@ if #KEYS > n + m + 1 then
   -- Members to list: those ARGV names (never listed by this recorder)
   -- and those of hashes this call created.
   local f = tonumber(ARGV[a])
+  local skip = tonumber(ARGV[a + f + 1])
   local list = {}
   for j = 1, f do list[#list + 1] = tonumber(ARGV[a + j]) end
   for _, i in ipairs(made) do list[#list + 1] = i end
   local members, seen = {}, {}
   for x, i in ipairs(list) do
-    local mb = ARGV[a + f + i]
+    local mb = string.sub(KEYS[i + 1], skip + 1)
     if not seen[mb] then
       seen[mb] = true
       members[#members + 1] = 0
@@ -157,9 +159,8 @@ func (r *Recorder) cmd(b *batch, listed func(string) bool) redisconn.Cmd {
 	if !r.router.IsCluster() {
 		keys = append(keys, r.schema.KnownKey())
 		args = appendUnlisted(args, b, listed)
-		for _, m := range b.Members {
-			args = append(args, m)
-		}
+		// A count key is the member after this: the script needs no list.
+		args = append(args, len(r.schema.MemberKey("")))
 	}
 	return flushScript.Cmd(keys, args...)
 }

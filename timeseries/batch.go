@@ -53,6 +53,9 @@ type batch struct {
 	// settle it, so it is resent as it is until Redis answers, even if a
 	// later send is refused outright.
 	uncertain bool
+	// renewAt is when a node script call asked to renew the marker's
+	// expiry with this batch (unix seconds), 0 if it did not.
+	renewAt int64
 }
 
 // building is a new batch and where each of its deltas is.

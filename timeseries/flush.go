@@ -134,6 +134,9 @@ func (r *Recorder) sendPerSlot(batches []*batch, timeout time.Duration) (wrote b
 func (r *Recorder) applied(b *batch, sr scriptReply) {
 	r.mu.Lock()
 	fileDone, refused := r.ledger.settle(b, sr.refused)
+	if b.renewAt != 0 && sr.status == 1 {
+		r.markerRenewed[b.Marker] = b.renewAt
+	}
 	r.noteListing(b, sr, slices.Contains(refused, r.schema.KnownKey()))
 	for _, key := range refused {
 		r.status.refused(key)

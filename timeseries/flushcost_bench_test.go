@@ -63,7 +63,7 @@ func flushCost(b *testing.B, s flushSetup) {
 	b.ReportAllocs()
 	clock := timeseries.NewManualClock(recent())
 	r, err := timeseries.NewRecorder(timeseries.Config{Pool: s.pool, Clock: clock, FlushInterval: time.Hour,
-		MaxNames: s.series + 10, OnError: func(err error) { b.Error(err) }})
+		MaxNames: s.series + 10, FlushTimeout: 30 * time.Second, OnError: func(err error) { b.Error(err) }})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,7 +19,10 @@ import (
 // Each batch keeps its own marker and the rule of flushScript: a batch
 // whose seq is not above its marker's value was applied before and is
 // skipped. The marker is read and set by one SET ... GET; a batch found
-// applied before puts back a later value, should one be there.
+// applied before puts back a later value, should one be there. Setting an
+// expiry costs a quarter of that SET, so the recorder asks for it only
+// every quarter of the marker's guaranteed life (see ttlFor); a marker
+// the SET creates gets one at once.
 //
 // A key whose slot the node no longer serves, or is moving away and no
 // longer holds the key, fails its command mid-script ("non local key").
@@ -31,7 +34,8 @@ import (
 // and no migration runs during a script. Any other error but a refused
 // key is handled the same way, so a call never stops half done.
 //
-// ARGV: marker ttl, number of batches, then per batch: marker, seq, n, m,
+// ARGV: marker ttl, number of batches, then per batch: marker, seq, the
+// marker's new ttl or 0 to keep its ttl, n, m,
 // f, f indexes of keys whose member is listed anyway (no need to look
 // whether the write created their hash), n key/field/delta triples, m lat blocks (key, expireat, sum, min, max,
 // k, k field/count pairs). Returns one reply per batch, as flushScript's:
@@ -110,21 +114,28 @@ end
 -- batch applies the batch at a, of n count and m lat keys.
 local function batch(a, n, m)
   local marker, seq = ARGV[a], tonumber(ARGV[a + 1])
-  local old = redis.pcall('SET', marker, ARGV[a + 1], 'EX', ttl, 'GET')
-  if failed(old) then return MOVED end
+  local old
+  if ARGV[a + 2] == '0' then
+    old = redis.pcall('SET', marker, ARGV[a + 1], 'KEEPTTL', 'GET')
+    if failed(old) then return MOVED end
+    if not old then redis.call('EXPIRE', marker, ttl) end
+  else
+    old = redis.pcall('SET', marker, ARGV[a + 1], 'EX', ARGV[a + 2], 'GET')
+    if failed(old) then return MOVED end
+  end
   local prev = tonumber(old or '0')
   if seq <= prev then
     if seq < prev then redis.call('SET', marker, old, 'EX', ttl) end
     return BEFORE
   end
   local out = APPLIED
-  local f = tonumber(ARGV[a + 4])
+  local f = tonumber(ARGV[a + 5])
   local listing
   if f > 0 then
     listing = {}
-    for j = 1, f do listing[tonumber(ARGV[a + 4 + j])] = true end
+    for j = 1, f do listing[tonumber(ARGV[a + 5 + j])] = true end
   end
-  a = a + 5 + f
+  a = a + 6 + f
   local keys = a
   nlat = 0
   for i = 1, n do
@@ -156,13 +167,25 @@ local function batch(a, n, m)
 end
 local out, a = {}, 3
 for b = 1, tonumber(ARGV[2]) do
-  local n, m = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  local n, m = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
   out[b] = batch(a, n, m)
-  a = a + 5 + tonumber(ARGV[a + 4]) + 3 * n
+  a = a + 6 + tonumber(ARGV[a + 5]) + 3 * n
   for _ = 1, m do a = a + 6 + 2 * tonumber(ARGV[a + 5]) end
 end
 return out
 `)
+
+// ttlFor is the ttl argument of b's marker in a node script call: the
+// marker's ttl when its last renewal was a quarter of markerLife ago or
+// more (or unknown), else 0, to keep it. Called under r.mu.
+func (r *Recorder) ttlFor(b *batch) int64 {
+	now := r.clock.Now().Unix()
+	if at, ok := r.markerRenewed[b.Marker]; ok && now-at < r.markerLife()/4 {
+		return 0
+	}
+	b.renewAt = now
+	return r.markerTTL()
+}
 
 // maxNodeArgs caps the ARGV of one node script call; a node's batches
 // beyond it go in further calls of the same pipeline.
@@ -170,7 +193,7 @@ const maxNodeArgs = 100_000
 
 // nodeArgs is what batch b adds to a node script call's ARGV.
 func nodeArgs(b *batch) int {
-	n := 5 + 4*len(b.Keys) // at most every key listed
+	n := 6 + 4*len(b.Keys) // at most every key listed
 	for _, d := range b.Lat {
 		n += 6 + 2*len(d.Fields)
 	}
@@ -189,7 +212,7 @@ func (r *Recorder) nodeCmd(batches []*batch, listed func(string) bool) redisconn
 	args := make([]any, 0, size)
 	args = append(args, r.markerTTL(), len(batches))
 	for _, b := range batches {
-		args = append(args, b.Marker, b.Seq, len(b.Keys), len(b.Lat))
+		args = append(args, b.Marker, b.Seq, r.ttlFor(b), len(b.Keys), len(b.Lat))
 		args = appendUnlisted(args, b, listed)
 		for i, k := range b.Keys {
 			args = append(args, k, b.Fields[i], b.Deltas[i])

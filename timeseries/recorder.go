@@ -112,8 +112,11 @@ type Recorder struct {
 	ledger   *ledger
 	unlisted map[string]struct{} // cluster: to list in known: once landed
 	listed   map[string]struct{} // members this recorder has listed; see known.go
-	status   flushStatus
-	closed   bool
+	// markerRenewed is when each marker's expiry was last renewed by a
+	// node script call (unix seconds); see ttlFor.
+	markerRenewed map[string]int64
+	status        flushStatus
+	closed        bool
 
 	// nowSec is the current unix second when the clock is the system
 	// clock: a timer advances it at each second boundary, because reading
@@ -166,6 +169,7 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 		names:         map[string]*Counter{},
 		unlisted:      map[string]struct{}{},
 		listed:        map[string]struct{}{},
+		markerRenewed: map[string]int64{},
 		done:          make(chan struct{}),
 		coarseClock:   coarse,
 		timers:        timersOf(cfg.Clock),

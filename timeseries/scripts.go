@@ -207,6 +207,9 @@ func notApplied(rep redisconn.Reply) bool {
 	if rep.Unsent {
 		return true
 	}
+	if rep.Value != nil {
+		return false // it ran; the error is the WAIT's after it
+	}
 	var re redis.Error
 	return errors.As(rep.Err, &re)
 }

@@ -134,6 +134,7 @@ func (r *Recorder) sendPerSlot(batches []*batch, timeout time.Duration) (wrote b
 func (r *Recorder) applied(b *batch, sr scriptReply) {
 	r.mu.Lock()
 	fileDone, refused := r.ledger.settle(b, sr.refused)
+	delete(r.redirected, b.Marker)
 	if b.renewAt != 0 && sr.status == 1 {
 		r.markerRenewed[b.Marker] = b.renewAt
 	}

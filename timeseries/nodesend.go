@@ -29,6 +29,7 @@ func (r *Recorder) sendByNode(batches []*batch, timeout time.Duration) (wrote bo
 	cmds := make([]redisconn.Cmd, len(bundles))
 	r.mu.Lock()
 	for i, bs := range bundles {
+		r.declareFirst(bs)
 		cmds[i] = r.nodeCmd(bs, r.isListed)
 	}
 	r.mu.Unlock()
@@ -96,6 +97,11 @@ func (r *Recorder) settleNode(bs []*batch, rep redisconn.Reply) (wrote bool, aga
 		if unsupportedScript(string(re)) {
 			r.perSlotOnly.Store(true)
 		}
+		if redisconn.IsRouting(rep.Err) {
+			r.mu.Lock()
+			r.redirected[bs[0].Marker] = struct{}{}
+			r.mu.Unlock()
+		}
 		return false, bs, nil
 	}
 	r.mu.Lock()
@@ -132,4 +138,18 @@ func (r *Recorder) settleEach(bs []*batch, vals []any) (wrote bool, again []*bat
 // run the node script at all: Redis before 7 reads its flags line as Lua.
 func unsupportedScript(msg string) bool {
 	return strings.Contains(msg, "compiling script") || strings.Contains(msg, "shebang")
+}
+
+// declareFirst moves to the front of bs, whose first marker is the one key
+// the node script call declares, a batch whose marker has not made a call
+// be redirected since it last landed: a slot being migrated would
+// otherwise send the whole node's batches per slot until it has moved.
+// Called under r.mu.
+func (r *Recorder) declareFirst(bs []*batch) {
+	for i, b := range bs {
+		if _, bad := r.redirected[b.Marker]; !bad {
+			bs[0], bs[i] = bs[i], bs[0]
+			return
+		}
+	}
 }

@@ -115,8 +115,11 @@ type Recorder struct {
 	// markerRenewed is when each marker's expiry was last renewed by a
 	// node script call (unix seconds); see ttlFor.
 	markerRenewed map[string]int64
-	status        flushStatus
-	closed        bool
+	// redirected are markers that, declared by a node script call, had it
+	// redirected and have not landed since; see declareFirst.
+	redirected map[string]struct{}
+	status     flushStatus
+	closed     bool
 
 	// nowSec is the current unix second when the clock is the system
 	// clock: a timer advances it at each second boundary, because reading
@@ -170,6 +173,7 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 		unlisted:      map[string]struct{}{},
 		listed:        map[string]struct{}{},
 		markerRenewed: map[string]int64{},
+		redirected:    map[string]struct{}{},
 		done:          make(chan struct{}),
 		coarseClock:   coarse,
 		timers:        timersOf(cfg.Clock),

@@ -247,3 +247,31 @@ func TestClusterNodeBatchResentAfterLostReply(t *testing.T) {
 		})
 	}
 }
+
+// A node's batches past 100,000 script arguments go in further calls:
+// 1,500 timed series with 20 bins each make about 150,000 per node.
+func TestClusterNodeCallsCapped(t *testing.T) {
+	cl, r := clusterRecorder(t, timeseries.Config{FlushInterval: time.Hour, MaxNames: 2000, FlushTimeout: 30 * time.Second})
+	var cs []*timeseries.Counter
+	for i := range 1500 {
+		cs = append(cs, mustCounter(t, r, fmt.Sprintf("GET /cap/%d", i)))
+	}
+	for _, c := range cs {
+		for j := range 20 {
+			r.RecordDuration(time.Duration(1<<j)*time.Microsecond, c)
+		}
+	}
+	for _, s := range cl.Masters() {
+		s.Do("CONFIG", "RESETSTAT")
+	}
+	settle(t, r)
+	for _, s := range cl.Masters() {
+		if n := statCalls(t, s, "evalsha"); n < 2 || n > 4 {
+			t.Errorf("node %s ran %d node script calls, want 2 to 4", s.Addr, n)
+		}
+	}
+	for _, c := range cs[:20] {
+		assertClusterSums(t, cl, timeseries.CounterName(c), 20)
+		assertLat(t, clusterDo(t, cl), timeseries.CounterName(c), 20)
+	}
+}

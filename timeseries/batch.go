@@ -23,10 +23,11 @@ type deltaKey struct {
 	bucket  int64
 }
 
-// batch is one flush script call: deltas for keys of one group (the one
-// server, or one cluster slot), guarded by the group's marker key. Its seq
-// lets Redis refuse a second application, so a batch whose reply was lost
-// is resent as it is, never rebuilt.
+// batch is the deltas for keys of one group (the one server, or one
+// cluster slot), guarded by the group's marker key: one flush script call,
+// or on a cluster one part of its node's script call. Its seq lets Redis
+// refuse a second application, so a batch whose reply was lost is resent
+// as it is, never rebuilt.
 type batch struct {
 	Marker  string   `json:"marker"`
 	Seq     int64    `json:"seq"`
@@ -52,6 +53,9 @@ type batch struct {
 	// settle it, so it is resent as it is until Redis answers, even if a
 	// later send is refused outright.
 	uncertain bool
+	// renewAt is when a node script call asked to renew the marker's
+	// expiry with this batch (unix seconds), 0 if it did not.
+	renewAt int64
 }
 
 // building is a new batch and where each of its deltas is.

@@ -172,8 +172,15 @@
 // A flush turns the counts of each second into per-bucket deltas for
 // every precision and writes them with a small Lua script per batch, sent
 // as EVALSHA (EVAL only when the server answers NOSCRIPT), all batches in
-// one pipeline per server. On one server a batch's HINCRBYs and its ZADDs
-// to known: happen atomically in the script.
+// one pipeline per server (one script call per node on a cluster, see
+// below). On one server a batch's HINCRBYs and its ZADDs to known: happen
+// atomically in the script.
+//
+// known: gets a member only when it may be missing: the first time a
+// Recorder writes the series at that precision, and whenever a write
+// creates the series' hash (the script sees an HINCRBY return its delta
+// on a hash of one field), since the cleaner unlists only series whose
+// hash it found empty. A flush that creates no hash sends no ZADD.
 //
 // # Exactly once
 //
@@ -234,13 +241,21 @@
 //
 // # Redis Cluster
 //
-// On a cluster a script may only touch keys of one hash slot, so batches
-// are made per slot and pipelined per node, with one marker per slot,
+// On a cluster batches are made per hash slot, with one marker per slot,
 // named with a hash tag that lands it in that slot
 // (pulse:flushed:<instance>:{<tag>}), so a batch and its marker move
-// together when the slot migrates. The series are listed in known: by a
-// ZADD sent once their counts landed: a hash is always written before it
-// is listed (package cleaner relies on that order).
+// together when the slot migrates. A flush sends one script call per node
+// holding the batches of all the slots that node serves (Redis 7's
+// allow-cross-slot-keys; a call is capped at 100,000 arguments), each
+// batch still guarded by its own slot's marker. A batch whose slot turns
+// out not to be on the node (moving, or moved) has its writes undone in
+// the same call and is sent again at once by the per-slot script, which
+// Redis redirects as a whole; so is every batch of a call Redis refused
+// outright (a redirection, OOM). A server that cannot run the node
+// script (before Redis 7) gets the per-slot script for every batch. The
+// series are listed in known: by a ZADD sent once their counts landed:
+// a hash is always written before it is listed (package cleaner relies
+// on that order).
 //
 // A MOVED, ASK, TRYAGAIN or lost node makes the recorder read the slot
 // map again; the batches of a slot being migrated wait for it to settle.

@@ -3,6 +3,7 @@ package timeseries
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
@@ -84,42 +85,60 @@ func (r *Recorder) round(ctx context.Context) (more, wrote bool, err error) {
 	return leftover, wrote, nil
 }
 
-// send sends batches in one pipeline per server and settles each by its
-// reply. It returns the first error and whether any batch was applied.
+// send sends a round's batches and settles each by its reply: on a
+// cluster one node script call per node (nodesend.go), elsewhere one
+// flush script call per batch. It returns the first error and whether any
+// batch was applied.
 func (r *Recorder) send(batches []*batch, timeout time.Duration) (wrote bool, firstErr error) {
 	if len(batches) == 0 {
 		return false, nil
 	}
-	cmds := make([]redisconn.Cmd, len(batches))
-	for i, b := range batches {
-		cmds[i] = r.cmd(b)
+	if r.router.IsCluster() && !r.perSlotOnly.Load() {
+		return r.sendByNode(batches, timeout)
 	}
+	return r.sendPerSlot(batches, timeout)
+}
+
+// sendPerSlot sends each batch as a flush script call of its own, in one
+// pipeline per server.
+func (r *Recorder) sendPerSlot(batches []*batch, timeout time.Duration) (wrote bool, firstErr error) {
+	cmds := make([]redisconn.Cmd, len(batches))
+	r.mu.Lock()
+	for i, b := range batches {
+		cmds[i] = r.cmd(b, r.isListed)
+	}
+	r.mu.Unlock()
 	replies := r.router.Do(cmds, redisconn.Options{Timeout: timeout, WaitReplicas: r.waitReplicas})
 	for i, rep := range replies {
-		if rep.Err != nil {
-			if firstErr == nil {
-				firstErr = rep.Err
+		err := rep.Err
+		if err == nil {
+			var sr scriptReply
+			if sr, err = parseScriptReply(rep.Value); err == nil {
+				r.applied(batches[i], sr)
+				wrote = true
+				continue
 			}
-			r.mu.Lock()
-			r.ledger.fail(batches[i], !notApplied(rep))
-			r.mu.Unlock()
-			continue
+			rep = redisconn.Reply{Err: err} // an answer it cannot read: unknown outcome
 		}
-		r.applied(batches[i], rep.Value)
-		wrote = true
+		if firstErr == nil {
+			firstErr = err
+		}
+		r.mu.Lock()
+		r.ledger.fail(batches[i], !notApplied(rep))
+		r.mu.Unlock()
 	}
 	return wrote, firstErr
 }
 
 // applied settles a batch Redis answered.
-func (r *Recorder) applied(b *batch, reply any) {
+func (r *Recorder) applied(b *batch, sr scriptReply) {
 	r.mu.Lock()
-	fileDone, refused := r.ledger.settle(b, refusedIndexes(reply))
-	if r.router.IsCluster() {
-		for _, m := range b.Members {
-			r.unlisted[m] = struct{}{}
-		}
+	fileDone, refused := r.ledger.settle(b, sr.refused)
+	delete(r.redirected, b.Marker)
+	if b.renewAt != 0 && sr.status == 1 {
+		r.markerRenewed[b.Marker] = b.renewAt
 	}
+	r.noteListing(b, sr, slices.Contains(refused, r.schema.KnownKey()))
 	for _, key := range refused {
 		r.status.refused(key)
 	}

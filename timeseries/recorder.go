@@ -110,9 +110,16 @@ type Recorder struct {
 	counters []*Counter
 	overflow *Counter
 	ledger   *ledger
-	unlisted map[string]struct{} // cluster: landed, not yet in known:
-	status   flushStatus
-	closed   bool
+	unlisted map[string]struct{} // cluster: to list in known: once landed
+	listed   map[string]struct{} // members this recorder has listed; see known.go
+	// markerRenewed is when each marker's expiry was last renewed by a
+	// node script call (unix seconds); see ttlFor.
+	markerRenewed map[string]int64
+	// redirected are markers that, declared by a node script call, had it
+	// redirected and have not landed since; see declareFirst.
+	redirected map[string]struct{}
+	status     flushStatus
+	closed     bool
 
 	// nowSec is the current unix second when the clock is the system
 	// clock: a timer advances it at each second boundary, because reading
@@ -123,6 +130,9 @@ type Recorder struct {
 
 	flushMu sync.Mutex // one flush at a time
 	refused atomic.Int64
+	// perSlotOnly is set once the cluster refused the node script (Redis
+	// before 7): from then on each batch is a flush script call of its own.
+	perSlotOnly atomic.Bool
 
 	cancel    context.CancelFunc
 	done      chan struct{}
@@ -161,6 +171,9 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 		id:            hex.EncodeToString(id),
 		names:         map[string]*Counter{},
 		unlisted:      map[string]struct{}{},
+		listed:        map[string]struct{}{},
+		markerRenewed: map[string]int64{},
+		redirected:    map[string]struct{}{},
 		done:          make(chan struct{}),
 		coarseClock:   coarse,
 		timers:        timersOf(cfg.Clock),

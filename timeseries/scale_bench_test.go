@@ -1,10 +1,7 @@
 package timeseries_test
 
 import (
-	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,32 +9,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/internal/series"
-	"github.com/pulse-dev/pulse/timeseries"
 )
-
-// commandCalls sums calls and microseconds over INFO commandstats, INFO
-// and CONFIG left out. Calls count the commands scripts run too. The time
-// of HINCRBY, GET and SET, which a flush only runs inside its script, is
-// left out, as the script's own time holds it.
-func commandCalls(info string) (calls, usec int64) {
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(line, ":calls=")
-		if !ok || name == "cmdstat_info" || name == "cmdstat_config" {
-			continue
-		}
-		n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
-		calls += n
-		switch name {
-		case "cmdstat_hincrby", "cmdstat_get", "cmdstat_set":
-			continue
-		}
-		if _, u, ok := strings.Cut(rest, "usec="); ok {
-			us, _ := strconv.ParseInt(u[:strings.IndexByte(u, ',')], 10, 64)
-			usec += us
-		}
-	}
-	return calls, usec
-}
 
 // BenchmarkScale measures what BENCHMARKS.md's "How far it scales" is built
 // from. Each figure is measured once per run on real servers and reported
@@ -45,10 +17,13 @@ func commandCalls(info string) (calls, usec int64) {
 //
 //   - memory: Redis bytes per series kept at 120 samples × 6 precisions
 //     (MEMORY USAGE of its six hashes plus its six known: members);
-//   - flush/server, flush/cluster: Redis commands one flush costs per
-//     series written in it (a series with hits in the last second), inner
-//     script commands included, summed over every node, and the Redis CPU
-//     time they took (commandstats usec: what bounds a node).
+//   - flush/{server,cluster}/{hits,timed}/<series>: what one flush costs
+//     Redis per series written in it (a series with hits in the last
+//     second): cmds/series-flush, inner script commands included, and
+//     redis-us/series-flush, the Redis CPU time (commandstats usec: what
+//     bounds a node), both summed over every node; on the cluster also the
+//     busiest node's share. hits is Counter.Inc; timed is what the
+//     middleware records, a hit and its duration. See flushcost_bench_test.go.
 func BenchmarkScale(b *testing.B) {
 	if !redistest.Installed() {
 		b.Skip("redis-server not installed")
@@ -86,57 +61,20 @@ func BenchmarkScale(b *testing.B) {
 		b.ReportMetric(float64(hashes)/numSeries/6, "B/hash")
 		b.Logf("hash encoding %s; known: %d B for %d members", enc, known, numSeries*6)
 	})
-	flushCost := func(b *testing.B, pool timeseries.Pool, reset func(), infos func() []string) {
-		const series = 200
-		r, err := timeseries.NewRecorder(timeseries.Config{Pool: pool, FlushInterval: time.Hour, OnError: func(err error) { b.Error(err) }})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer r.Close(context.Background())
-		cs := make([]*timeseries.Counter, series)
-		for i := range cs {
-			cs[i], _ = r.Counter(fmt.Sprintf("GET /s/%d", i))
-		}
-		var calls, usec int64
-		for range b.N {
-			for _, c := range cs {
-				for range 50 {
-					c.Inc()
-				}
+	for _, n := range []int{200, 5000} {
+		for _, timed := range []bool{false, true} {
+			kind := "hits"
+			if timed {
+				kind = "timed"
 			}
-			reset()
-			if err := r.Flush(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-			for _, info := range infos() {
-				c, u := commandCalls(info)
-				calls += c
-				usec += u
-			}
+			b.Run(fmt.Sprintf("flush/server/%s/%d", kind, n), func(b *testing.B) {
+				srv := redistest.Start(b)
+				flushCost(b, flushSetup{pool: srv.Pool(), nodes: []*redistest.Server{srv}, series: n, timed: timed})
+			})
+			b.Run(fmt.Sprintf("flush/cluster/%s/%d", kind, n), func(b *testing.B) {
+				cl := redistest.StartCluster(b, redistest.ClusterOptions{Masters: 3})
+				flushCost(b, flushSetup{pool: cl.Client(b), nodes: cl.Masters(), series: n, timed: timed, cluster: true})
+			})
 		}
-		b.ReportMetric(float64(calls)/float64(b.N)/series, "cmds/series")
-		b.ReportMetric(float64(usec)/float64(b.N)/series, "redis-µs/series")
 	}
-	b.Run("flush/server", func(b *testing.B) {
-		srv := redistest.Start(b)
-		flushCost(b, srv.Pool(), func() { srv.Do("CONFIG", "RESETSTAT") }, func() []string {
-			s, _ := redis.String(srv.Do("INFO", "commandstats"), nil)
-			return []string{s}
-		})
-	})
-	b.Run("flush/cluster", func(b *testing.B) {
-		cl := redistest.StartCluster(b, redistest.ClusterOptions{Masters: 3})
-		flushCost(b, cl.Client(b), func() {
-			for _, s := range cl.Masters() {
-				s.Do("CONFIG", "RESETSTAT")
-			}
-		}, func() []string {
-			var out []string
-			for _, s := range cl.Masters() {
-				v, _ := redis.String(s.Do("INFO", "commandstats"), nil)
-				out = append(out, v)
-			}
-			return out
-		})
-	})
 }

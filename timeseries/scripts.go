@@ -2,6 +2,7 @@ package timeseries
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -24,14 +25,24 @@ import (
 // which the marker makes exactly-once like the rest. EXPIREAT bounds each
 // lat key's life to 120 buckets.
 //
-// On one server the known set is the last key and the members follow the
-// deltas in ARGV, so the counts and their listing land atomically.
+// known: gets a member only when it may be missing from it: the ones
+// ARGV names (never listed by this recorder) and those of hashes this
+// call created (an HINCRBY that returned its delta on a hash of one
+// field), as the cleaner unlists only empty hashes. On one server the
+// known set is the last key and those members are added here, so counts
+// and listing land atomically; on a cluster the created keys are
+// reported, to be listed once the counts have landed (see listLanded).
+//
+// The node script (nodescript.go) keeps the same marker rule, so either
+// refuses a resend of the other's batch.
 //
 // KEYS: marker, n count keys, m lat keys[, known]. ARGV: seq, marker
 // ttl, n, m, n field/delta pairs, m lat blocks (expireat, sum, min, max,
-// k, k field/count pairs)[, members]. Returns {1, refused key
-// indexes...}, or {0} for a batch applied before; index n+1 means the
-// known set refused, n+1+j lat key j.
+// k, k field/count pairs)[, f, f key indexes to list, the length of a
+// count key's part before its member]. Returns
+// {1, refused key indexes..., -created key indexes...}, or {0} for a
+// batch applied before; index n+1 means the known set refused, n+1+j lat
+// key j. Created keys are reported only without a known key.
 var flushScript = redisconn.NewScript(`
 local seq = tonumber(ARGV[1])
 local done = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -68,11 +79,23 @@ local function durations(key, a, k)
   redis.call('EXPIREAT', key, ARGV[a])
 end
 local out = {1}
+-- Keys whose member is listed anyway need no look at whether the write
+-- created their hash.
+local tail = 5 + 2 * n
+for _ = 1, m do tail = tail + 5 + 2 * tonumber(ARGV[tail + 4]) end
+local listing = {}
+if #KEYS > n + m + 1 then
+  for j = 1, tonumber(ARGV[tail]) do listing[tonumber(ARGV[tail + j])] = true end
+end
+local made = {}
 for i = 1, n do
-  local r = redis.pcall('HINCRBY', KEYS[i + 1], ARGV[3 + 2 * i], ARGV[4 + 2 * i])
+  local key, d = KEYS[i + 1], ARGV[4 + 2 * i]
+  local r = redis.pcall('HINCRBY', key, ARGV[3 + 2 * i], d)
   if type(r) == 'table' and r.err then
     if not refused(r.err) then return redis.error_reply(r.err) end
     out[#out + 1] = i
+  elseif r == tonumber(d) and not listing[i] and redis.call('HLEN', key) == 1 then
+    made[#made + 1] = i
   end
 end
 local a = 5 + 2 * n
@@ -86,17 +109,23 @@ for j = 1, m do
   a = a + 5 + 2 * k
 end
 if #KEYS > n + m + 1 then
-  local known = KEYS[n + m + 2]
+  -- Members to list: those ARGV names (never listed by this recorder)
+  -- and those of hashes this call created.
+  local f = tonumber(ARGV[a])
+  local skip = tonumber(ARGV[a + f + 1])
+  local list = {}
+  for j = 1, f do list[#list + 1] = tonumber(ARGV[a + j]) end
+  for _, i in ipairs(made) do list[#list + 1] = i end
   local members, seen = {}, {}
-  for j = a, #ARGV do
-    local mb = ARGV[j]
+  for x, i in ipairs(list) do
+    local mb = string.sub(KEYS[i + 1], skip + 1)
     if not seen[mb] then
       seen[mb] = true
       members[#members + 1] = 0
       members[#members + 1] = mb
     end
-    if #members == 1000 or (j == #ARGV and #members > 0) then
-      local r = redis.pcall('ZADD', known, unpack(members))
+    if #members == 1000 or (x == #list and #members > 0) then
+      local r = redis.pcall('ZADD', KEYS[n + m + 2], unpack(members))
       if type(r) == 'table' and r.err then
         if not refused(r.err) then return redis.error_reply(r.err) end
         out[#out + 1] = n + 1
@@ -105,36 +134,70 @@ if #KEYS > n + m + 1 then
       members = {}
     end
   end
+else
+  for _, i in ipairs(made) do out[#out + 1] = -i end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 return out
 `)
 
-// cmd is the script call of b.
-func (r *Recorder) cmd(b *batch) redisconn.Cmd {
+// cmd is the script call of b. listed reports whether this recorder has
+// listed a member already; the call is made under r.mu.
+func (r *Recorder) cmd(b *batch, listed func(string) bool) redisconn.Cmd {
 	keys := make([]string, 0, len(b.Keys)+len(b.Lat)+2)
 	keys = append(keys, b.Marker)
 	keys = append(keys, b.Keys...)
-	args := make([]any, 0, 4+2*len(b.Keys)+len(b.Members))
-	args = append(args, b.Seq, max(r.maxPendingAge*2, 3600), len(b.Keys), len(b.Lat))
+	args := make([]any, 0, 5+3*len(b.Keys))
+	args = append(args, b.Seq, r.markerTTL(), len(b.Keys), len(b.Lat))
 	for i := range b.Keys {
 		args = append(args, b.Fields[i], b.Deltas[i])
 	}
+	args = appendLat(args, b.Lat)
 	for _, d := range b.Lat {
 		keys = append(keys, d.Key)
+	}
+	if !r.router.IsCluster() {
+		keys = append(keys, r.schema.KnownKey())
+		args = appendUnlisted(args, b, listed)
+		// A count key is the member after this: the script needs no list.
+		args = append(args, len(r.schema.MemberKey("")))
+	}
+	return flushScript.Cmd(keys, args...)
+}
+
+// appendUnlisted appends the count, then the 1-based indexes, of b's keys
+// whose member this recorder has not listed yet.
+func appendUnlisted(args []any, b *batch, listed func(string) bool) []any {
+	at := len(args)
+	args = append(args, 0)
+	for i, m := range b.Members {
+		if !listed(m) {
+			args = append(args, i+1)
+		}
+	}
+	args[at] = len(args) - at - 1
+	return args
+}
+
+// appendLat appends the lat blocks of both scripts.
+func appendLat(args []any, lat []latDelta) []any {
+	for _, d := range lat {
 		args = append(args, d.Expire, d.Sum, d.Min, d.Max, len(d.Fields))
 		for i, f := range d.Fields {
 			args = append(args, f, d.Counts[i])
 		}
 	}
-	if !r.router.IsCluster() {
-		keys = append(keys, r.schema.KnownKey())
-		for _, m := range b.Members {
-			args = append(args, m)
-		}
-	}
-	return flushScript.Cmd(keys, args...)
+	return args
 }
+
+// markerLife is how long a marker outlives its last batch at least, in
+// seconds: a resend comes at most MaxPendingAge later.
+func (r *Recorder) markerLife() int64 { return max(r.maxPendingAge*2, 3600) }
+
+// markerTTL is the expiry the scripts set on a marker: a quarter more
+// than markerLife, as the node script renews it only every quarter of
+// markerLife (see ttlFor).
+func (r *Recorder) markerTTL() int64 { return r.markerLife() * 5 / 4 }
 
 // notApplied reports whether a failed reply says for sure that the batch
 // had no effect: it never left, or Redis answered with an error, which the
@@ -144,16 +207,35 @@ func notApplied(rep redisconn.Reply) bool {
 	if rep.Unsent {
 		return true
 	}
+	if rep.Value != nil {
+		return false // it ran; the error is the WAIT's after it
+	}
 	var re redis.Error
 	return errors.As(rep.Err, &re)
 }
 
-// refusedIndexes are the indexes of keys that refused their increments
-// in a flush script's reply.
-func refusedIndexes(reply any) []int64 {
-	vals, _ := redis.Int64s(reply, nil)
-	if len(vals) < 2 {
-		return nil
+// scriptReply is a flush script's answer for one batch: its status (1
+// applied, 0 applied before, 2 not applied: keys of its slot were not on
+// the node), the indexes of keys that refused their increments and those
+// of count keys whose hash the batch created.
+type scriptReply struct {
+	status  int64
+	refused []int64
+	created []int64
+}
+
+func parseScriptReply(reply any) (scriptReply, error) {
+	vals, err := redis.Int64s(reply, nil)
+	if err != nil || len(vals) == 0 {
+		return scriptReply{}, fmt.Errorf("unexpected flush script reply %v: %w", reply, err)
 	}
-	return vals[1:]
+	out := scriptReply{status: vals[0]}
+	for _, v := range vals[1:] {
+		if v < 0 {
+			out.created = append(out.created, -v)
+		} else {
+			out.refused = append(out.refused, v)
+		}
+	}
+	return out, nil
 }

@@ -1,0 +1,156 @@
+package timeseries_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// scriptInner are the commands a flush runs only inside its scripts: their
+// time is in the script's own, so it is not added again. On one server the
+// known: ZADD is inside the script too; on a cluster it is a command of
+// its own.
+var scriptInner = map[string]bool{
+	"hincrby": true, "hlen": true, "hdel": true, "hmget": true, "hset": true,
+	"expireat": true, "get": true, "set": true, "del": true,
+}
+
+// commandCalls sums calls and microseconds over INFO commandstats, INFO
+// and CONFIG left out. Calls count the commands scripts run too; usec
+// leaves them out (see scriptInner).
+func commandCalls(info string, cluster bool) (calls, usec int64) {
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
+		if !ok || name == "cmdstat_info" || strings.HasPrefix(name, "cmdstat_config") {
+			continue
+		}
+		n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+		calls += n
+		cmd := strings.TrimPrefix(name, "cmdstat_")
+		if scriptInner[cmd] || (cmd == "zadd" && !cluster) {
+			continue
+		}
+		if _, u, ok := strings.Cut(rest, "usec="); ok {
+			us, _ := strconv.ParseInt(u[:strings.IndexByte(u, ',')], 10, 64)
+			usec += us
+		}
+	}
+	return calls, usec
+}
+
+type flushSetup struct {
+	pool    timeseries.Pool
+	nodes   []*redistest.Server // every master
+	series  int
+	timed   bool // record durations too, as the middleware does
+	cluster bool
+}
+
+// flushCost measures steady flushes: each iteration is one second of
+// traffic (50 requests per series) then one flush, the clock a second on,
+// so new buckets start as they would (a 5 s bucket every fifth flush).
+// A first flush, not measured, loads the scripts and lists the series.
+func flushCost(b *testing.B, s flushSetup) {
+	b.ReportAllocs()
+	clock := timeseries.NewManualClock(recent())
+	r, err := timeseries.NewRecorder(timeseries.Config{Pool: s.pool, Clock: clock, FlushInterval: time.Hour,
+		MaxNames: s.series + 10, FlushTimeout: 30 * time.Second, OnError: func(err error) { b.Error(err) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close(context.Background())
+	cs := make([]*timeseries.Counter, s.series)
+	for i := range cs {
+		cs[i], _ = r.Counter(fmt.Sprintf("GET /s/%d", i))
+	}
+	second := func() {
+		for i, c := range cs {
+			for j := range 50 {
+				if s.timed {
+					r.RecordDuration(time.Duration(1+(i+j)%20)*time.Millisecond, c)
+				} else {
+					c.Inc()
+				}
+			}
+		}
+	}
+	second()
+	if err := r.Flush(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	costs := make([]nodeCost, len(s.nodes))
+	cpu := make([]int64, len(s.nodes))
+	b.ResetTimer()
+	for range b.N {
+		clock.Advance(time.Second)
+		second()
+		for i, n := range s.nodes {
+			n.Do("CONFIG", "RESETSTAT")
+			cpu[i] = cpuUsec(n)
+		}
+		if err := r.Flush(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		for i, n := range s.nodes {
+			costs[i].cpu += cpuUsec(n) - cpu[i]
+			info, _ := redis.String(n.Do("INFO", "commandstats"), nil)
+			if os.Getenv("FLUSHCOST_DUMP") != "" {
+				b.Log(info)
+			}
+			c, u := commandCalls(info, s.cluster)
+			costs[i].calls += c
+			costs[i].cmd += u
+		}
+	}
+	reportFlushCost(b, s, costs)
+}
+
+// nodeCost is what the measured flushes cost one node: commands, their
+// commandstats time, and the process's CPU time (user + system), all of
+// it: reading and parsing the commands, replying, feeding replicas.
+type nodeCost struct{ calls, cmd, cpu int64 }
+
+// cpuUsec is the CPU time the server process has used, in microseconds.
+func cpuUsec(s *redistest.Server) int64 {
+	info, _ := redis.String(s.Do("INFO", "cpu"), nil)
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (name == "used_cpu_sys" || name == "used_cpu_user") {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return int64(total * 1e6)
+}
+
+// reportFlushCost reports per series and flush the sums over nodes and,
+// on a cluster, the busiest node's share. redis-us is the commandstats
+// time (the commands' own, wall clock: a busy machine inflates it, long
+// scripts most); cpu-us the processes' CPU time, which also holds the
+// network and protocol work that many small calls cost.
+func reportFlushCost(b *testing.B, s flushSetup, costs []nodeCost) {
+	per := func(v int64) float64 { return float64(v) / float64(b.N) / float64(s.series) }
+	var sum, busiest nodeCost
+	for _, c := range costs {
+		sum.calls, sum.cmd, sum.cpu = sum.calls+c.calls, sum.cmd+c.cmd, sum.cpu+c.cpu
+		busiest.calls, busiest.cmd, busiest.cpu = max(busiest.calls, c.calls), max(busiest.cmd, c.cmd), max(busiest.cpu, c.cpu)
+	}
+	b.ReportMetric(per(sum.calls), "cmds/series-flush")
+	b.ReportMetric(per(sum.cmd), "redis-us/series-flush")
+	b.ReportMetric(per(sum.cpu), "cpu-us/series-flush")
+	if s.cluster {
+		b.ReportMetric(per(busiest.calls), "busiest-node-cmds/series-flush")
+		b.ReportMetric(per(busiest.cmd), "busiest-node-redis-us/series-flush")
+		b.ReportMetric(per(busiest.cpu), "busiest-node-cpu-us/series-flush")
+	}
+}

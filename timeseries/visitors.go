@@ -10,15 +10,14 @@ import (
 
 // Unique visitors: a request's visitor is hashed under the day's salt at
 // once (the raw address and User-Agent are never kept) and its id joins a
-// striped buffer, one uncontended lock and an append, no Redis. Each
+// striped set (visitors_stripe.go), one uncontended lock and an insert,
+// no Redis. Each
 // flush drains the buffers into pending, one set of ids per HyperLogLog
 // key, and sends each key one PFADD with all its ids (and its EXPIREAT).
 // PFADD is idempotent, so there is no marker: a key's ids leave pending
 // only once Redis answered OK, and a resend after a lost reply is
 // harmless.
 const (
-	// maxStripeVisitors bounds one stripe's buffer between flushes.
-	maxStripeVisitors = 1 << 16
 	// maxPendingVisitors bounds the ids waiting for Redis, summed over
 	// keys (a visitor of one series is one id per precision): about
 	// 16 MiB of sets at most.
@@ -38,26 +37,12 @@ type visitorState struct {
 	noSalt  atomic.Int64 // visitors not counted: no salt known yet
 
 	mu        sync.Mutex // guards the fields below; taken under flushMu
+	drained   []uvSlot   // reused by each drain
 	pending   map[string]*uvKey
 	npending  int64 // ids summed over pending keys
 	dropped   int64
 	lastCheck int64    // unix second of the last salt recheck
 	files     []string // loaded visitor spill files not yet sent
-}
-
-// uvStripe is one stripe's ids since the last drain.
-type uvStripe struct {
-	mu    sync.Mutex
-	buf   []uvEntry
-	spare []uvEntry // the drained buffer, reused: no allocation once warm
-	full  int64
-	_     [64]byte
-}
-
-type uvEntry struct {
-	c   *Counter
-	sec int64
-	id  uint64
 }
 
 // uvKey is what waits for one HyperLogLog key.
@@ -103,17 +88,12 @@ func (r *Recorder) recordVisitor(v series.Visitor, cs [series.MaxTimed]any) {
 	}
 	st := stripes.Get().(*stripe)
 	s := &u.stripes[st.index]
+	step := series.BucketStart(sec, int(u.step))
 	s.mu.Lock()
 	for _, c := range cs {
-		p, _ := c.(*Counter)
-		if p == nil {
-			continue
+		if p, _ := c.(*Counter); p != nil {
+			s.add(p, step, sec, id)
 		}
-		if len(s.buf) >= maxStripeVisitors {
-			s.full++
-			continue
-		}
-		s.buf = append(s.buf, uvEntry{c: p, sec: sec, id: id})
 	}
 	s.mu.Unlock()
 	stripes.Put(st)
@@ -134,29 +114,25 @@ func (u *visitorState) drain(schema series.Schema, cutoff int64) {
 	for i := range u.stripes {
 		s := &u.stripes[i]
 		s.mu.Lock()
-		taken := s.buf
-		s.buf, s.spare = s.spare[:0], nil
+		u.drained = s.take(u.drained[:0])
 		u.dropped += s.full
 		s.full = 0
 		s.mu.Unlock()
-		for _, e := range taken {
+		for _, e := range u.drained {
 			u.add(schema, keys, e, cutoff)
 		}
-		clear(taken)
-		s.mu.Lock()
-		s.spare = taken[:0]
-		s.mu.Unlock()
 	}
+	clear(u.drained)
 	u.age(cutoff)
 }
 
 // add puts one id in the pending key of each precision.
-func (u *visitorState) add(schema series.Schema, keys map[uvSrc][]*uvKey, e uvEntry, cutoff int64) {
+func (u *visitorState) add(schema series.Schema, keys map[uvSrc][]*uvKey, e uvSlot, cutoff int64) {
 	if e.sec < cutoff {
 		u.dropped++
 		return
 	}
-	src := uvSrc{e.c, series.BucketStart(e.sec, int(u.step))}
+	src := uvSrc{e.c, e.step}
 	ks, ok := keys[src]
 	if !ok {
 		ks = u.keysOf(schema, src)

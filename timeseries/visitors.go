@@ -1,6 +1,7 @@
 package timeseries
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -31,7 +32,7 @@ const (
 // Config.DisableVisitors.
 type visitorState struct {
 	book    visitors.Book
-	precs   []int // the schema's precisions of a minute or more
+	precs   []int // the schema's precisions visitors are kept at
 	step    int64 // their gcd: seconds with the same step share every bucket
 	stripes [numShards]uvStripe
 	noSalt  atomic.Int64 // visitors not counted: no salt known yet
@@ -52,13 +53,13 @@ type uvKey struct {
 	ids    map[uint64]struct{}
 }
 
-// newVisitorState keeps visitors at the schema's precisions of a minute
-// or more (series.DefaultUniquePrecisions with the default schema); nil
+// newVisitorState keeps visitors at the schema's precisions that are in
+// series.DefaultUniquePrecisions, so readers know which keys exist; nil
 // when there are none.
 func newVisitorState(schema series.Schema) *visitorState {
 	var precs []int
 	for _, p := range schema.Precisions {
-		if p >= 60 {
+		if slices.Contains(series.DefaultUniquePrecisions, p) {
 			precs = append(precs, p)
 		}
 	}

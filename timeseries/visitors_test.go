@@ -61,8 +61,10 @@ func assertUniques(t *testing.T, do func(key, cmd string, args ...any) any, name
 			t.Errorf("%s at precision %d: %d visitors, want %d ± 2 %%", name, p, got, want)
 		}
 	}
-	if n, keys := uniques(t, do, 5, name); keys != 0 {
-		t.Errorf("%d visitors in %d keys at 5 s, which keeps none", n, keys)
+	for _, p := range []int{5, 60} {
+		if n, keys := uniques(t, do, p, name); keys != 0 {
+			t.Errorf("%d visitors in %d keys at %d s, which keeps none", n, keys, p)
+		}
 	}
 }
 
@@ -159,12 +161,12 @@ func TestVisitorsSaltRotatesAtMidnight(t *testing.T) {
 			r := readyRecorder(t, srv, timeseries.Config{Clock: clock})
 			hits := mustCounter(t, r, "hits")
 			visit(r, "192.0.2.1", hits)
-			first, _ := series.Schema{}.UniqueKey(60, "hits", midnight-120)
+			first, _ := series.Schema{}.UniqueKey(300, "hits", midnight-300)
 			clock.Advance(tt.after)
 			flush(t, r) // fetches the next day's salt if need be
 			visit(r, "192.0.2.1", hits)
 			flush(t, r)
-			second, _ := series.Schema{}.UniqueKey(60, "hits", series.BucketStart(clock.Now().Unix(), 60))
+			second, _ := series.Schema{}.UniqueKey(300, "hits", series.BucketStart(clock.Now().Unix(), 300))
 			if got, _ := redis.Int64(srv.Do("PFCOUNT", first, second), nil); got != tt.want {
 				t.Errorf("one client at %s and %s: %d visitors, want %d", time.Unix(midnight-120, 0).UTC(), clock.Now().UTC(), got, tt.want)
 			}
@@ -182,10 +184,10 @@ func TestVisitorsSaltRotatesAtMidnight(t *testing.T) {
 // keys get their visitors and nothing stays pending.
 func TestVisitorsWrongTypeKey(t *testing.T) {
 	srv := redistest.Start(t)
-	clock := timeseries.NewManualClock(time.Unix(series.BucketStart(time.Now().Unix(), 60)+10, 0))
+	clock := timeseries.NewManualClock(time.Unix(series.BucketStart(time.Now().Unix(), 300)+10, 0))
 	r := readyRecorder(t, srv, timeseries.Config{Clock: clock})
 	hits := mustCounter(t, r, "hits")
-	bad, _ := series.Schema{}.UniqueKey(60, "hits", series.BucketStart(clock.Now().Unix(), 60))
+	bad, _ := series.Schema{}.UniqueKey(300, "hits", series.BucketStart(clock.Now().Unix(), 300))
 	srv.Do("SET", bad, "not a sketch")
 	for i := range 100 {
 		visit(r, addrOf(i), hits)

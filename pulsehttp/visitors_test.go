@@ -64,3 +64,44 @@ func TestVisitors(t *testing.T) {
 		})
 	}
 }
+
+// Routes and app-named series count visitors only when they opt in; the
+// hits series always does.
+func TestVisitorsOptIn(t *testing.T) {
+	srv := redistest.Start(t)
+	tests := []struct {
+		name                  string
+		routes, named         bool
+		wantRoute, wantTenant int64
+	}{
+		{"hits only", false, false, 0, 0},
+		{"routes", true, false, 3, 0},
+		{"app-named series", false, true, 0, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv.FlushAll()
+			rec := recorder(t, srv, timeseries.Config{})
+			tracktest.Flush(t, rec)
+			h := pulsehttp.Middleware(pulsehttp.Config{
+				Recorder: rec, Routes: true, VisitorRoutes: tt.routes, VisitorSeries: tt.named,
+				SeriesName: func(*http.Request) string { return "tenant:a" },
+			})(blog())
+			for i := range 3 {
+				req := httptest.NewRequest(http.MethodGet, "/posts/1", nil)
+				req.RemoteAddr = "192.0.2." + strconv.Itoa(i+1) + ":5000"
+				h.ServeHTTP(httptest.NewRecorder(), req)
+			}
+			got := map[string]int64{}
+			for _, name := range []string{"hits", "GET /posts/{id}", "tenant:a"} {
+				got[name] = tracktest.DayUniques(t, srv.Do, rec, name)
+			}
+			want := map[string]int64{"hits": 3, "GET /posts/{id}": tt.wantRoute, "tenant:a": tt.wantTenant}
+			for name, n := range want {
+				if got[name] != n {
+					t.Errorf("%s: %d visitors, want %d", name, got[name], n)
+				}
+			}
+		})
+	}
+}

@@ -16,7 +16,10 @@ import (
 const maxPFADD = 4096
 
 // flushVisitors keeps the salts current, drains the visitors recorded
-// and sends every pending key. The caller holds flushMu.
+// and sends every pending key. The caller holds flushMu. A salt that
+// cannot be fetched is reported but does not fail the flush: the hits
+// and the ids already hashed do not depend on it, and a closing
+// Recorder, which needs no salt, must not wait on it.
 func (r *Recorder) flushVisitors(ctx context.Context) error {
 	u := r.uv
 	if u == nil {
@@ -28,14 +31,15 @@ func (r *Recorder) flushVisitors(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("timeseries: visitors: %w", err)
 	}
-	saltErr := r.keepSalts(now, timeout)
-	if err := r.sendVisitors(timeout); err != nil {
-		return err
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if !closed {
+		if err := r.keepSalts(now, timeout); err != nil {
+			r.onError(fmt.Errorf("timeseries: visitors: %w", err))
+		}
 	}
-	if saltErr != nil {
-		return fmt.Errorf("timeseries: visitors: %w", saltErr)
-	}
-	return nil
+	return r.sendVisitors(timeout)
 }
 
 // drainVisitors moves recorded visitors to pending during a backoff, so

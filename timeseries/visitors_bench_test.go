@@ -70,3 +70,17 @@ func BenchmarkRecordVisitor(b *testing.B) {
 		report(b, start)
 	})
 }
+
+// TestRecordVisitorAllocs: counting a visitor allocates nothing once the
+// stripe has room (the set is emptied in place by each drain).
+func TestRecordVisitorAllocs(t *testing.T) {
+	srv := redistest.Start(t)
+	r := readyRecorder(t, srv, timeseries.Config{})
+	hits := mustCounter(t, r, "hits")
+	cs := [series.MaxTimed]any{hits}
+	v := series.Visitor{Addr: "192.0.2.1", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/128.0"}
+	series.RecordVisitor(r, v, cs) // the stripe's first table
+	if n := testing.AllocsPerRun(1000, func() { series.RecordVisitor(r, v, cs) }); n != 0 {
+		t.Errorf("%v allocations per visitor, want 0", n)
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -277,4 +279,33 @@ func spillFiles(t *testing.T, dir, suffix string) []string {
 		t.Fatal(err)
 	}
 	return names
+}
+
+// A visitor spill file that is torn or edited is set aside, not half
+// sent, and the recorder starts.
+func TestVisitorsSpillSetAside(t *testing.T) {
+	srv := redistest.Start(t)
+	dir := t.TempDir()
+	name := filepath.Join(dir, "pulse-x-1.visitors")
+	if err := os.WriteFile(name, []byte(`{"version":1,"keys":[{"key":"uv:{count:300:hits}:0","ids":[1]}],"sha256":"00"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var reported []string
+	r := readyRecorder(t, srv, timeseries.Config{SpillDir: dir, OnError: func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reported = append(reported, err.Error())
+	}})
+	if h := r.Health(); h.PendingVisitors != 0 {
+		t.Errorf("%d visitors pending from a torn file", h.PendingVisitors)
+	}
+	if _, err := os.Stat(name + ".bad"); err != nil {
+		t.Errorf("the torn file was not set aside: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reported) == 0 || !strings.Contains(reported[0], "checksum") {
+		t.Errorf("reported %q, want the checksum mismatch", reported)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v5"
 	echomw "github.com/labstack/echo/v5/middleware"
 
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/track"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -53,6 +54,18 @@ type HitsConfig struct {
 	// the error (echo.StatusCode, 500 when it carries none) and the error
 	// is returned as usual.
 	HandleError bool
+
+	// VisitorID returns the id of the request's visitor, hashed under
+	// the day's salt like an address; "" counts no visitor (bots, health
+	// checks). Nil means the client's address and User-Agent: the address
+	// is Echo's IPExtractor's when the app set one (to trust its proxies),
+	// else the connection's, so a forged X-Forwarded-For mints nobody.
+	VisitorID func(c *echo.Context) string
+	// VisitorRoutes counts unique visitors per route too, VisitorSeries
+	// per SeriesName series; the hits series always counts them, unless
+	// the Recorder has DisableVisitors.
+	VisitorRoutes bool
+	VisitorSeries bool
 }
 
 // DefaultHitsConfig is the default Hits configuration.
@@ -85,6 +98,7 @@ func (config HitsConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 	t, err := track.New(track.Config{
 		Recorder: config.Recorder, HitsName: config.HitsName, Routes: config.Routes,
 		UnmatchedName: config.UnmatchedName, StatusClasses: config.StatusClasses,
+		VisitorRoutes: config.VisitorRoutes, VisitorSeries: config.VisitorSeries,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("echov5: hits: %w", err)
@@ -124,6 +138,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if h.config.SeriesName != nil {
 			r.Series = h.config.SeriesName(c)
 		}
+		r.Visitor = h.visitor(c)
 		h.track.Record(r)
 		return err
 	}
@@ -144,4 +159,19 @@ func route(c *echo.Context, status int) string {
 		return ""
 	}
 	return path
+}
+
+// visitor is who made the request; see HitsConfig.VisitorID.
+func (h *hits) visitor(c *echo.Context) series.Visitor {
+	if h.config.VisitorID != nil {
+		return series.Visitor{ID: h.config.VisitorID(c)}
+	}
+	req := c.Request()
+	var addr string
+	if e := c.Echo(); e != nil && e.IPExtractor != nil {
+		addr = e.IPExtractor(req)
+	} else {
+		addr = track.RemoteAddr(req)
+	}
+	return series.Visitor{Addr: addr, UserAgent: req.UserAgent()}
 }

@@ -24,6 +24,12 @@ func newEcho(rec *timeseries.Recorder, app *forum.App, auth echo.MiddlewareFunc,
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = forum.ErrorHandler
+	// The client's address is the one a proxy on the loopback or a
+	// private network names in X-Forwarded-For (a reverse proxy in front
+	// of the forum, or the demo traffic), else the connection's. Hits
+	// reads it for unique visitors; an app facing clients directly
+	// leaves IPExtractor unset, so a forged header mints nobody.
+	e.IPExtractor = echo.ExtractIPFromXFFHeader()
 	// Hits goes first so that Recover sits inside it and a panic is
 	// counted as the 500 it becomes; the forum's guards come after both,
 	// so a refused request is counted too.
@@ -31,6 +37,7 @@ func newEcho(rec *timeseries.Recorder, app *forum.App, auth echo.MiddlewareFunc,
 		Recorder:      rec,
 		Routes:        true,
 		StatusClasses: true,
+		VisitorRoutes: true, // visitors per route, besides the site's
 	}))
 	e.Use(echomw.Recover())
 	app.Register(e)

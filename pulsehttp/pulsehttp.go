@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/track"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -55,11 +56,27 @@ type Config struct {
 	// "" means none. Names are checked once and share the Recorder's cap
 	// on distinct names, so a client cannot create keys without bound.
 	SeriesName func(r *http.Request) string
+
+	// ClientIP returns the client's address, for apps behind proxies they
+	// trust (read the header those proxies set, and only when the
+	// connection comes from one of them). Nil means the connection's
+	// remote address, so a forged X-Forwarded-For mints no visitor.
+	ClientIP func(r *http.Request) string
+	// VisitorID returns the id of the request's visitor, hashed under
+	// the day's salt like an address; "" counts no visitor (bots, health
+	// checks). Nil means the client's address (ClientIP) and User-Agent.
+	VisitorID func(r *http.Request) string
+	// VisitorRoutes counts unique visitors per route too, VisitorSeries
+	// per SeriesName series; the hits series always counts them, unless
+	// the Recorder has DisableVisitors.
+	VisitorRoutes bool
+	VisitorSeries bool
 }
 
 // DefaultConfig is the default configuration.
 var DefaultConfig = Config{
 	Skipper:       func(*http.Request) bool { return false },
+	ClientIP:      track.RemoteAddr,
 	HitsName:      track.DefaultHitsName,
 	RouteName:     PatternPath,
 	UnmatchedName: track.DefaultUnmatchedName,
@@ -91,9 +108,13 @@ func (cfg Config) ToMiddleware() (func(http.Handler) http.Handler, error) {
 	if cfg.RouteName == nil {
 		cfg.RouteName = DefaultConfig.RouteName
 	}
+	if cfg.ClientIP == nil {
+		cfg.ClientIP = DefaultConfig.ClientIP
+	}
 	t, err := track.New(track.Config{
 		Recorder: cfg.Recorder, HitsName: cfg.HitsName, Routes: cfg.Routes,
 		UnmatchedName: cfg.UnmatchedName, StatusClasses: cfg.StatusClasses,
+		VisitorRoutes: cfg.VisitorRoutes, VisitorSeries: cfg.VisitorSeries,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pulsehttp: %w", err)
@@ -137,6 +158,11 @@ func (h *handler) record(rw *responseWriter, r *http.Request, finished bool, d t
 	}
 	if h.cfg.SeriesName != nil {
 		req.Series = h.cfg.SeriesName(r)
+	}
+	if h.cfg.VisitorID != nil {
+		req.Visitor = series.Visitor{ID: h.cfg.VisitorID(r)}
+	} else {
+		req.Visitor = series.Visitor{Addr: h.cfg.ClientIP(r), UserAgent: r.UserAgent()}
 	}
 	h.track.Record(req)
 }

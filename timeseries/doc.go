@@ -158,6 +158,27 @@
 // within Config.DurationAccuracy (5 % by default, down to 1 %) of the
 // exact ones, for one bucket or any merge of buckets and instances.
 //
+// # Visitors
+//
+// The middlewares also count each request's visitor in the hits series
+// (routes and app-named series opt in), unless Config.DisableVisitors
+// is set: the first 8 bytes of SHA-256 over the UTC day's salt, the
+// client address and the User-Agent (or the app's own id), computed on
+// the request path, where nothing else of the visitor is kept. The salt
+// is shared by every instance through the key pulse:salt:<day start>
+// (after Schema.Prefix), set once with SET NX GET and expiring 5 minutes
+// after its day, and fetched a day ahead; it appears nowhere else. The
+// ids are merged per stripe between flushes and sent once per flush, one
+// PFADD per HyperLogLog
+//
+//	uv:{count:<precision>:<name>}:<bucket start>
+//
+// with its EXPIREAT (bucket start + 121 × precision), at the schema's
+// precisions in series.DefaultUniquePrecisions. PFADD is idempotent, so
+// there is no marker: a key's ids are kept until Redis answered OK, then
+// forgotten; a key of another type is skipped and reported; Close
+// spills what it could not send to a .visitors file in SpillDir.
+//
 // # Units
 //
 // A hit is one request counted in one series: a request counted in the

@@ -15,8 +15,10 @@ func (r *Recorder) flush(ctx context.Context, force bool) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	if !force && r.backingOff() {
+		r.drainVisitors()
 		return nil
 	}
+	uvErr := r.flushVisitors(ctx)
 	wrote := false
 	for range maxRounds {
 		more, did, err := r.round(ctx)
@@ -31,6 +33,10 @@ func (r *Recorder) flush(ctx context.Context, force bool) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+	}
+	if uvErr != nil {
+		r.failed(uvErr)
+		return uvErr
 	}
 	r.succeeded(wrote)
 	return nil

@@ -49,6 +49,13 @@ type Health struct {
 	// FlushInterval is the recorder's Config.FlushInterval, so a probe can
 	// tell a flush that is late.
 	FlushInterval time.Duration `json:"flush_interval"`
+	// PendingVisitors are visitor ids waiting for Redis, one per series
+	// and precision a visitor is counted in.
+	PendingVisitors int64 `json:"pending_visitors"`
+	// DroppedVisitors are visitor ids that will never reach Redis: kept
+	// longer than MaxPendingAge, over the cap on pending ids, refused by
+	// a key of another type, or recorded before the day's salt was known.
+	DroppedVisitors int64 `json:"dropped_visitors"`
 	// Series is the number of distinct series names recorded.
 	Series int `json:"series"`
 }
@@ -137,6 +144,7 @@ func (r *Recorder) Health() Health {
 	h.Series = len(r.names)
 	h.Cluster = r.router.IsCluster()
 	h.FlushInterval = r.interval
+	r.uv.health(&h)
 	return h
 }
 

@@ -86,6 +86,14 @@ type Config struct {
 	// own (default 10 µs and 10 min); shorter and longer ones are counted
 	// in an underflow and an overflow bin.
 	DurationMin, DurationMax time.Duration
+
+	// DisableVisitors turns off unique visitors. Otherwise the
+	// middlewares count each request's visitor, a hash of its address and
+	// User-Agent under a salt that changes every UTC day, in HyperLogLogs
+	// of the hits series (and of routes and app-named series they opt
+	// in), at series.DefaultUniquePrecisions (5 min, 1 h, 5 h, 1 day; see
+	// the README, "Visitors and privacy").
+	DisableVisitors bool
 }
 
 // Recorder counts hits in process and writes them to Redis in the
@@ -93,7 +101,8 @@ type Config struct {
 type Recorder struct {
 	router        *redisconn.Router
 	schema        series.Schema
-	lat           *durations // nil: durations off
+	lat           *durations    // nil: durations off
+	uv            *visitorState // nil: visitors off
 	clock         Clock
 	interval      time.Duration
 	timeout       time.Duration
@@ -182,6 +191,10 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 		r.lat = newDurations(m)
 	}
 	r.ledger = newLedger(schema, r.maxPendingAge, r.markerFor, m)
+	if !cfg.DisableVisitors {
+		r.uv = newVisitorState(schema)
+		r.startVisitors()
+	}
 	r.status.health.RedisUp = true
 	r.overflow = r.newCounterLocked(cfg.OverflowName)
 	if r.spillDir != "" {
@@ -364,7 +377,7 @@ func (r *Recorder) Close(ctx context.Context) error {
 		}
 		if !r.sleep(ctx, closeRetryWait) {
 			if r.spillDir != "" {
-				return r.spill()
+				return errors.Join(r.spillVisitors(), r.spill())
 			}
 			return fmt.Errorf("timeseries: close: %d hits not written: %w", r.Health().PendingHits, err)
 		}

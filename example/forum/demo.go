@@ -13,7 +13,10 @@ import (
 
 // RunDemoTraffic sends a few requests a second to the forum at base until
 // ctx is done: page views, likes, follows, replies and the odd broken
-// link, so a new user sees the dashboard move.
+// link, so a new user sees the dashboard move. The requests come from
+// demoVisitors made-up visitors, each with a browser of its own and an
+// address its (pretend) proxy names in X-Forwarded-For, so the
+// dashboard's unique visitors move too.
 func RunDemoTraffic(ctx context.Context, base string) {
 	client := &http.Client{Timeout: 5 * time.Second}
 	ticker := time.NewTicker(200 * time.Millisecond)
@@ -25,7 +28,7 @@ func RunDemoTraffic(ctx context.Context, base string) {
 		case <-ticker.C:
 		}
 		method, path, body := demoRequest()
-		demoSend(ctx, client, method, base+path, body)
+		demoSend(ctx, client, rand.IntN(demoVisitors), method, base+path, body)
 	}
 }
 
@@ -56,9 +59,12 @@ func demoRequest() (method, path string, body any) {
 	}
 }
 
-// demoSend sends one request, body as JSON, and reads the answer away;
-// a failure is of no interest.
-func demoSend(ctx context.Context, client *http.Client, method, url string, body any) {
+// demoVisitors is how many visitors the demo traffic plays.
+const demoVisitors = 40
+
+// demoSend sends one request of visitor v, body as JSON, and reads the
+// answer away; a failure is of no interest.
+func demoSend(ctx context.Context, client *http.Client, v int, method, url string, body any) {
 	var r io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -69,6 +75,8 @@ func demoSend(ctx context.Context, client *http.Client, method, url string, body
 		return
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", fmt.Sprintf("Mozilla/5.0 (demo visitor %d) Gecko/20100101 Firefox/%d.0", v, 120+v%15))
+	req.Header.Set("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", 1+v))
 	resp, err := client.Do(req)
 	if err != nil {
 		return

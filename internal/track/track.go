@@ -51,6 +51,11 @@ type Config struct {
 	Routes        bool
 	UnmatchedName string // default DefaultUnmatchedName
 	StatusClasses bool
+	// VisitorRoutes and VisitorSeries count unique visitors in the route
+	// series and the app-named series too; the hits series always counts
+	// them (unless the Recorder has visitors off).
+	VisitorRoutes bool
+	VisitorSeries bool
 }
 
 // Request is what an adapter knows of a finished request.
@@ -66,6 +71,9 @@ type Request struct {
 	// Duration is how long the request took, measured by the adapter on
 	// the monotonic clock; its bucket is the Recorder's clock second.
 	Duration time.Duration
+	// Visitor is who made the request; zero for a request that counts no
+	// visitor (the app's VisitorID hook said so).
+	Visitor series.Visitor
 }
 
 // routeSeries is a route's series and, made on first use, those of its
@@ -139,8 +147,9 @@ func StatusClassName(status int) string {
 // Record counts one finished request: an atomic add per series and one
 // lock for the durations, no allocation once its names have been seen.
 func (t *Tracker) Record(r Request) {
-	var timed [series.MaxTimed]any
+	var timed, uv [series.MaxTimed]any
 	timed[0] = t.hits
+	uv[0] = t.hits
 	var buf [2]*timeseries.Counter
 	untimed := buf[:0]
 	class := r.Status / 100
@@ -150,6 +159,9 @@ func (t *Tracker) Record(r Request) {
 	if t.cfg.Routes {
 		rs := t.route(r)
 		timed[1] = rs.ctr
+		if t.cfg.VisitorRoutes {
+			uv[1] = rs.ctr
+		}
 		if t.cfg.StatusClasses {
 			if ctr := t.routeStatus(rs, class); ctr != nil {
 				untimed = append(untimed, ctr)
@@ -162,9 +174,15 @@ func (t *Tracker) Record(r Request) {
 	if r.Series != "" {
 		if ctr := t.namedCounter(r.Series); ctr != nil {
 			timed[2] = ctr
+			if t.cfg.VisitorSeries {
+				uv[2] = ctr
+			}
 		}
 	}
 	series.RecordTimed(t.rec, r.Duration, timed)
+	if !r.Visitor.Empty() {
+		series.RecordVisitor(t.rec, r.Visitor, uv)
+	}
 	if len(untimed) > 0 {
 		t.rec.Record(untimed...)
 	}

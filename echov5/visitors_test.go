@@ -1,0 +1,52 @@
+package echov5_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/pulse-dev/pulse/echov5"
+	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/track/tracktest"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// One client behind the loopback forges 40 X-Forwarded-For addresses: one
+// visitor, unless the app trusts its proxy through e.IPExtractor. The
+// VisitorID hook replaces the address, and "" counts nobody.
+func TestVisitors(t *testing.T) {
+	srv := redistest.Start(t)
+	tests := []struct {
+		name      string
+		extractor echo.IPExtractor
+		visitorID func(c *echo.Context) string
+		want      int64
+	}{
+		{"remote address only", nil, nil, 1},
+		{"trusted proxy", echo.ExtractIPFromXFFHeader(), nil, 40},
+		{"VisitorID", nil, func(c *echo.Context) string { return c.QueryParam("user") }, 7},
+		{"VisitorID says none", nil, func(*echo.Context) string { return "" }, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv.FlushAll()
+			rec := recorder(t, srv, timeseries.Config{})
+			tracktest.Flush(t, rec)
+			e := forum(echov5.HitsWithConfig(echov5.HitsConfig{Recorder: rec, VisitorID: tt.visitorID}))
+			e.IPExtractor = tt.extractor
+			for i, xff := range tracktest.ForgedClients(40) {
+				req := httptest.NewRequest(http.MethodGet, "/?user="+strconv.Itoa(i%7), nil)
+				req.RemoteAddr = "127.0.0.1:40000"
+				req.Header.Set("X-Forwarded-For", xff)
+				req.Header.Set("User-Agent", "same-browser/1.0")
+				e.ServeHTTP(httptest.NewRecorder(), req)
+			}
+			if got := tracktest.DayUniques(t, srv.Do, rec, "hits"); !tracktest.Near(got, tt.want) {
+				t.Errorf("%d visitors, want %d (± 2.5 %%)", got, tt.want)
+			}
+		})
+	}
+}

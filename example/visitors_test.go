@@ -1,0 +1,39 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
+)
+
+// The demo traffic plays several visitors, told apart by the forum's
+// trusted-proxy config (X-Forwarded-For from the loopback) and their
+// browsers, so the hits series and the routes count more than one.
+func TestDemoTrafficHasVisitors(t *testing.T) {
+	srv := redistest.Start(t)
+	_, stop := startExample(t, srv, options{DemoTraffic: true})
+	day := series.BucketStart(time.Now().Unix(), 86400)
+	key, _ := series.Schema{}.UniqueKey(86400, "hits", day)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n, _ := redis.Int64(srv.Do("PFCOUNT", key), nil)
+		if n >= 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d visitors after 30 s of demo traffic, want at least 5", n)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	routes, _ := redis.Strings(srv.Do("KEYS", "uv:{count:86400:GET *"), nil)
+	if len(routes) == 0 {
+		t.Error("no route counts visitors")
+	}
+}

@@ -1,0 +1,62 @@
+package tracktest
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/series"
+)
+
+// Flusher is the part of a *timeseries.Recorder the visitor checks use.
+type Flusher interface {
+	Flush(ctx context.Context) error
+}
+
+// Flush flushes rec (the first flush also loads the day's salt, so a
+// test flushes once before its requests).
+func Flush(t testing.TB, rec Flusher) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rec.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// DayUniques is PFCOUNT of name's visitors in today's 1-day bucket,
+// after a flush of rec.
+func DayUniques(t testing.TB, do func(cmd string, args ...any) any, rec Flusher, name string) int64 {
+	t.Helper()
+	Flush(t, rec)
+	key, _ := series.Schema{}.UniqueKey(86400, name, series.BucketStart(time.Now().Unix(), 86400))
+	n, err := redis.Int64(do("PFCOUNT", key), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// ForgedClients are the X-Forwarded-For values of the visitor tests:
+// one client forging many addresses, each a different public one.
+func ForgedClients(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "203.0.113." + strconv.Itoa(i+1)
+	}
+	return out
+}
+
+// Near reports whether an estimate of a small number of visitors is
+// within HyperLogLog's error of want: exact for 0 and 1, one off for a
+// few dozen.
+func Near(got, want int64) bool {
+	d := got - want
+	if d < 0 {
+		d = -d
+	}
+	return d <= (want+39)/40
+}

@@ -1,0 +1,19 @@
+package track
+
+import (
+	"net"
+	"net/http"
+)
+
+// RemoteAddr is the address of the connection r came on, without its
+// port: the client, unless the app sits behind a proxy it configured.
+// Headers such as X-Forwarded-For are never read here, since any client
+// can write them: trusting them is the app's choice (Echo's IPExtractor,
+// pulsehttp's ClientIP).
+func RemoteAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

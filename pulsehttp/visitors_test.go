@@ -1,0 +1,107 @@
+package pulsehttp_test
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/track/tracktest"
+	"github.com/pulse-dev/pulse/pulsehttp"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// trustLoopbackProxy is a ClientIP for an app behind a proxy on the
+// loopback: the last X-Forwarded-For address when the connection comes
+// from the proxy, the connection's address otherwise.
+func trustLoopbackProxy(r *http.Request) string {
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return host
+	}
+	xff := r.Header.Get("X-Forwarded-For")
+	if xff == "" {
+		return host
+	}
+	return strings.TrimSpace(xff[strings.LastIndexByte(xff, ',')+1:])
+}
+
+// One client forges 40 X-Forwarded-For addresses: one visitor, unless the
+// app trusts its proxy through ClientIP. The VisitorID hook replaces the
+// address, and "" counts nobody.
+func TestVisitors(t *testing.T) {
+	srv := redistest.Start(t)
+	tests := []struct {
+		name      string
+		clientIP  func(*http.Request) string
+		visitorID func(*http.Request) string
+		want      int64
+	}{
+		{"remote address only", nil, nil, 1},
+		{"trusted proxy", trustLoopbackProxy, nil, 40},
+		{"VisitorID", nil, func(r *http.Request) string { return r.URL.Query().Get("user") }, 7},
+		{"VisitorID says none", nil, func(*http.Request) string { return "" }, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv.FlushAll()
+			rec := recorder(t, srv, timeseries.Config{})
+			tracktest.Flush(t, rec)
+			h := pulsehttp.Middleware(pulsehttp.Config{Recorder: rec, ClientIP: tt.clientIP, VisitorID: tt.visitorID})(blog())
+			for i, xff := range tracktest.ForgedClients(40) {
+				req := httptest.NewRequest(http.MethodGet, "/?user="+strconv.Itoa(i%7), nil)
+				req.RemoteAddr = "127.0.0.1:40000"
+				req.Header.Set("X-Forwarded-For", xff)
+				req.Header.Set("User-Agent", "same-browser/1.0")
+				h.ServeHTTP(httptest.NewRecorder(), req)
+			}
+			if got := tracktest.DayUniques(t, srv.Do, rec, "hits"); !tracktest.Near(got, tt.want) {
+				t.Errorf("%d visitors, want %d (± 2.5 %%)", got, tt.want)
+			}
+		})
+	}
+}
+
+// Routes and app-named series count visitors only when they opt in; the
+// hits series always does.
+func TestVisitorsOptIn(t *testing.T) {
+	srv := redistest.Start(t)
+	tests := []struct {
+		name                  string
+		routes, named         bool
+		wantRoute, wantTenant int64
+	}{
+		{"hits only", false, false, 0, 0},
+		{"routes", true, false, 3, 0},
+		{"app-named series", false, true, 0, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv.FlushAll()
+			rec := recorder(t, srv, timeseries.Config{})
+			tracktest.Flush(t, rec)
+			h := pulsehttp.Middleware(pulsehttp.Config{
+				Recorder: rec, Routes: true, VisitorRoutes: tt.routes, VisitorSeries: tt.named,
+				SeriesName: func(*http.Request) string { return "tenant:a" },
+			})(blog())
+			for i := range 3 {
+				req := httptest.NewRequest(http.MethodGet, "/posts/1", nil)
+				req.RemoteAddr = "192.0.2." + strconv.Itoa(i+1) + ":5000"
+				h.ServeHTTP(httptest.NewRecorder(), req)
+			}
+			got := map[string]int64{}
+			for _, name := range []string{"hits", "GET /posts/{id}", "tenant:a"} {
+				got[name] = tracktest.DayUniques(t, srv.Do, rec, name)
+			}
+			want := map[string]int64{"hits": 3, "GET /posts/{id}": tt.wantRoute, "tenant:a": tt.wantTenant}
+			for name, n := range want {
+				if got[name] != n {
+					t.Errorf("%s: %d visitors, want %d", name, got[name], n)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,195 @@
+package timeseries
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/visitors"
+)
+
+// Unique visitors: a request's visitor is hashed under the day's salt at
+// once (the raw address and User-Agent are never kept) and its id joins a
+// striped set (visitors_stripe.go), one uncontended lock and an insert,
+// no Redis. Each
+// flush drains the buffers into pending, one set of ids per HyperLogLog
+// key, and sends each key one PFADD with all its ids (and its EXPIREAT).
+// PFADD is idempotent, so there is no marker: a key's ids leave pending
+// only once Redis answered OK, and a resend after a lost reply is
+// harmless.
+const (
+	// maxPendingVisitors bounds the ids waiting for Redis, summed over
+	// keys (a visitor of one series is one id per precision): about
+	// 16 MiB of sets at most.
+	maxPendingVisitors = 1 << 20
+	// saltRecheck is how often the held salts are offered to Redis again,
+	// so a salt Redis lost comes back and all instances keep one.
+	saltRecheck = 60
+)
+
+// visitorState is a Recorder's unique-visitor bookkeeping; nil when
+// Config.DisableVisitors.
+type visitorState struct {
+	book    visitors.Book
+	precs   []int // the schema's precisions visitors are kept at
+	step    int64 // their gcd: seconds with the same step share every bucket
+	stripes [numShards]uvStripe
+	noSalt  atomic.Int64 // visitors not counted: no salt known yet
+
+	mu        sync.Mutex // guards the fields below; taken under flushMu
+	drained   []uvSlot   // reused by each drain
+	pending   map[string]*uvKey
+	npending  int64 // ids summed over pending keys
+	dropped   int64
+	lastCheck int64    // unix second of the last salt recheck
+	files     []string // loaded visitor spill files not yet sent
+}
+
+// uvKey is what waits for one HyperLogLog key.
+type uvKey struct {
+	expire int64 // EXPIREAT, unix seconds
+	newest int64 // newest second of its ids, for MaxPendingAge
+	ids    map[uint64]struct{}
+}
+
+// newVisitorState keeps visitors at the schema's precisions that are in
+// series.DefaultUniquePrecisions, so readers know which keys exist; nil
+// when there are none.
+func newVisitorState(schema series.Schema) *visitorState {
+	var precs []int
+	for _, p := range schema.Precisions {
+		if slices.Contains(series.DefaultUniquePrecisions, p) {
+			precs = append(precs, p)
+		}
+	}
+	if len(precs) == 0 {
+		return nil
+	}
+	return &visitorState{precs: precs, step: gcdOf(precs), pending: map[string]*uvKey{}}
+}
+
+// recordVisitor counts visitor v in each series of cs.
+func (r *Recorder) recordVisitor(v series.Visitor, cs [series.MaxTimed]any) {
+	u := r.uv
+	if u == nil || v.Empty() {
+		return
+	}
+	sec := r.now()
+	salt := u.book.For(sec)
+	if salt == nil {
+		u.noSalt.Add(1)
+		return
+	}
+	var id uint64
+	if v.ID != "" {
+		id = salt.AppID(v.ID)
+	} else {
+		id = salt.ClientID(v.Addr, v.UserAgent)
+	}
+	st := stripes.Get().(*stripe)
+	s := &u.stripes[st.index]
+	step := series.BucketStart(sec, int(u.step))
+	s.mu.Lock()
+	for _, c := range cs {
+		if p, _ := c.(*Counter); p != nil {
+			s.add(p, step, sec, id)
+		}
+	}
+	s.mu.Unlock()
+	stripes.Put(st)
+}
+
+// uvSrc is the ids of one series in one step.
+type uvSrc struct {
+	c    *Counter
+	step int64
+}
+
+// drain moves the stripes' ids into pending and drops pending keys older
+// than cutoff (unix seconds). The caller holds flushMu.
+func (u *visitorState) drain(schema series.Schema, cutoff int64) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	keys := map[uvSrc][]*uvKey{}
+	for i := range u.stripes {
+		s := &u.stripes[i]
+		s.mu.Lock()
+		u.drained = s.take(u.drained[:0])
+		u.dropped += s.full
+		s.full = 0
+		s.mu.Unlock()
+		for _, e := range u.drained {
+			u.add(schema, keys, e, cutoff)
+		}
+	}
+	clear(u.drained)
+	u.age(cutoff)
+}
+
+// add puts one id in the pending key of each precision.
+func (u *visitorState) add(schema series.Schema, keys map[uvSrc][]*uvKey, e uvSlot, cutoff int64) {
+	if e.sec < cutoff {
+		u.dropped++
+		return
+	}
+	src := uvSrc{e.c, e.step}
+	ks, ok := keys[src]
+	if !ok {
+		ks = u.keysOf(schema, src)
+		keys[src] = ks
+	}
+	if ks == nil {
+		return // a name no key can hold; its hits have no durations either
+	}
+	if u.npending+int64(len(ks)) > maxPendingVisitors {
+		u.dropped++
+		return
+	}
+	for _, k := range ks {
+		if _, dup := k.ids[e.id]; !dup {
+			k.ids[e.id] = struct{}{}
+			u.npending++
+		}
+		k.newest = max(k.newest, e.sec)
+	}
+}
+
+// keysOf returns the pending keys of src's buckets, made when missing.
+func (u *visitorState) keysOf(schema series.Schema, src uvSrc) []*uvKey {
+	ks := make([]*uvKey, 0, len(u.precs))
+	for _, p := range u.precs {
+		bucket := series.BucketStart(src.step, p)
+		name, ok := schema.UniqueKey(p, src.c.name, bucket)
+		if !ok {
+			return nil
+		}
+		k := u.pending[name]
+		if k == nil {
+			k = &uvKey{expire: series.LatExpireAt(bucket, p), ids: map[uint64]struct{}{}}
+			u.pending[name] = k
+		}
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// age drops pending keys with no id at or after cutoff: Redis was
+// unreachable longer than MaxPendingAge.
+func (u *visitorState) age(cutoff int64) {
+	for name, k := range u.pending {
+		if k.newest < cutoff {
+			u.dropped += int64(len(k.ids))
+			u.npending -= int64(len(k.ids))
+			delete(u.pending, name)
+		}
+	}
+}
+
+// The middleware core records visitors through this hook, so the package
+// exports no method for it (see series.RecordVisitor).
+func init() {
+	series.RecordVisitor = func(rec any, v series.Visitor, cs [series.MaxTimed]any) {
+		rec.(*Recorder).recordVisitor(v, cs)
+	}
+}

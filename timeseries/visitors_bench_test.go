@@ -1,0 +1,86 @@
+package timeseries_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// BenchmarkRecordVisitor measures what a request pays for its visitor:
+// the keyed hash of address and a desktop User-Agent under the day's
+// salt and the insert into a stripe's buffer, in the hits series only
+// (the default), with the flusher draining and sending PFADDs every
+// second to a real redis-server meanwhile. 1,000 distinct addresses, so
+// the drain's sets stay small, as in production between flushes.
+//
+//   - serial: one goroutine, the cost one request pays;
+//   - parallel: every P at once (ns/op is wall time over all ops).
+func BenchmarkRecordVisitor(b *testing.B) {
+	if !redistest.Installed() {
+		b.Skip("redis-server not installed; `make bench` installs it")
+	}
+	srv := redistest.Start(b)
+	srv.Do("CONFIG", "SET", "appendonly", "no")
+	r, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), OnError: func(err error) { b.Error(err) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = r.Close(context.Background()) }()
+	if err := r.Flush(context.Background()); err != nil { // loads the salt
+		b.Fatal(err)
+	}
+	hits, _ := r.Counter("hits")
+	var addrs [1000]string
+	for i := range addrs {
+		addrs[i] = "198.51.100." + strconv.Itoa(i%250) + ":" + strconv.Itoa(i)
+	}
+	const ua = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+	cs := [series.MaxTimed]any{hits}
+	report := func(b *testing.B, start time.Time) {
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "visits/s")
+		if d := r.Health().DroppedVisitors; d != 0 {
+			b.Errorf("%d visitors dropped", d)
+		}
+	}
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		start := time.Now()
+		i := 0
+		for b.Loop() {
+			series.RecordVisitor(r, series.Visitor{Addr: addrs[i%len(addrs)], UserAgent: ua}, cs)
+			i++
+		}
+		report(b, start)
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		start := time.Now()
+		b.RunParallel(func(pb *testing.PB) {
+			i := 0
+			for pb.Next() {
+				series.RecordVisitor(r, series.Visitor{Addr: addrs[i%len(addrs)], UserAgent: ua}, cs)
+				i++
+			}
+		})
+		report(b, start)
+	})
+}
+
+// TestRecordVisitorAllocs: counting a visitor allocates nothing once the
+// stripe has room (the set is emptied in place by each drain).
+func TestRecordVisitorAllocs(t *testing.T) {
+	srv := redistest.Start(t)
+	r := readyRecorder(t, srv, timeseries.Config{})
+	hits := mustCounter(t, r, "hits")
+	cs := [series.MaxTimed]any{hits}
+	v := series.Visitor{Addr: "192.0.2.1", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/128.0"}
+	series.RecordVisitor(r, v, cs) // the stripe's first table
+	if n := testing.AllocsPerRun(1000, func() { series.RecordVisitor(r, v, cs) }); n != 0 {
+		t.Errorf("%v allocations per visitor, want 0", n)
+	}
+}

@@ -1,0 +1,206 @@
+package timeseries
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pulse-dev/pulse/internal/redisconn"
+	"github.com/pulse-dev/pulse/internal/visitors"
+)
+
+// maxPFADD bounds the ids of one PFADD, so a key pending since a long
+// outage does not make one huge command.
+const maxPFADD = 4096
+
+// flushVisitors keeps the salts current, drains the visitors recorded
+// and sends every pending key. The caller holds flushMu. A salt that
+// cannot be fetched is reported but does not fail the flush: the hits
+// and the ids already hashed do not depend on it, and a closing
+// Recorder, which needs no salt, must not wait on it.
+func (r *Recorder) flushVisitors(ctx context.Context) error {
+	u := r.uv
+	if u == nil {
+		return nil
+	}
+	now := r.clock.Now().Unix()
+	u.drain(r.schema, now-r.maxPendingAge)
+	timeout, err := redisconn.Timeout(ctx, r.timeout)
+	if err != nil {
+		return fmt.Errorf("timeseries: visitors: %w", err)
+	}
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if !closed {
+		if err := r.keepSalts(now, timeout); err != nil {
+			r.onError(fmt.Errorf("timeseries: visitors: %w", err))
+		}
+	}
+	return r.sendVisitors(timeout)
+}
+
+// drainVisitors moves recorded visitors to pending during a backoff, so
+// the stripes' buffers stay small and old ids age out.
+func (r *Recorder) drainVisitors() {
+	if r.uv != nil {
+		r.uv.drain(r.schema, r.clock.Now().Unix()-r.maxPendingAge)
+	}
+}
+
+// keepSalts fetches the salts of today and tomorrow when missing, and
+// offers them again every saltRecheck seconds.
+func (r *Recorder) keepSalts(now int64, timeout time.Duration) error {
+	u := r.uv
+	recheck := now-u.lastCheck >= saltRecheck
+	err := u.book.Keep(now, recheck, func(day int64, proposal visitors.Salt) (visitors.Salt, error) {
+		return r.fetchSalt(day, proposal, timeout)
+	})
+	if recheck && err == nil {
+		u.lastCheck = now
+	}
+	return err
+}
+
+// fetchSalt sets the day's salt to proposal unless it has one, and
+// returns the one it has: SET NX GET, so every instance ends up with the
+// first one set. The key expires Grace after its day.
+func (r *Recorder) fetchSalt(day int64, proposal visitors.Salt, timeout time.Duration) (visitors.Salt, error) {
+	key := visitors.SaltKey(r.schema.Prefix, day)
+	cmd := redisconn.Cmd{Key: key, Name: "SET", Args: []any{key, proposal.Encode(), "NX", "GET", "EXAT", day + visitors.Day + visitors.Grace}}
+	rep := r.router.Do([]redisconn.Cmd{cmd}, redisconn.Options{Timeout: timeout})[0]
+	if rep.Err != nil {
+		return visitors.Salt{}, fmt.Errorf("salt of day %d: %w", day, rep.Err)
+	}
+	switch v := rep.Value.(type) {
+	case nil:
+		return proposal, nil
+	case []byte:
+		return visitors.DecodeSalt(v)
+	}
+	return visitors.Salt{}, errors.New("salt: unexpected reply")
+}
+
+// uvSend is one key's commands in a send.
+type uvSend struct {
+	name  string
+	first int // index of its first command
+	n     int
+}
+
+// sendVisitors sends every pending key, one pipeline per server: PFADD
+// with its ids (in chunks of maxPFADD) and EXPIREAT. A key whose every
+// command Redis took leaves pending; a key Redis refuses for its type is
+// dropped and reported; any other error keeps it for the next flush.
+func (r *Recorder) sendVisitors(timeout time.Duration) error {
+	u := r.uv
+	u.mu.Lock()
+	var cmds []redisconn.Cmd
+	var sends []uvSend
+	for name, k := range u.pending {
+		s := uvSend{name: name, first: len(cmds)}
+		cmds = appendPFADD(cmds, name, k)
+		s.n = len(cmds) - s.first
+		sends = append(sends, s)
+	}
+	u.mu.Unlock()
+	if len(cmds) == 0 {
+		return nil
+	}
+	replies := r.router.Do(cmds, redisconn.Options{Timeout: timeout, WaitReplicas: r.waitReplicas})
+	var firstErr error
+	for _, s := range sends {
+		err := firstError(replies[s.first : s.first+s.n])
+		switch redisconn.Classify(err) {
+		case redisconn.OK:
+			u.settle(s.name, false)
+		case redisconn.KeyPermanent:
+			u.settle(s.name, true)
+			r.mu.Lock()
+			r.status.refused(s.name)
+			r.mu.Unlock()
+		default:
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	if firstErr != nil {
+		return fmt.Errorf("timeseries: visitors: %w", firstErr)
+	}
+	u.sentAll(r)
+	return nil
+}
+
+// appendPFADD appends the commands of one key. Each id is 8 bytes of one
+// shared buffer: Redis hashes elements itself, so the shortest form is
+// the best.
+func appendPFADD(cmds []redisconn.Cmd, name string, k *uvKey) []redisconn.Cmd {
+	buf := make([]byte, 0, 8*len(k.ids))
+	args := []any{name}
+	for id := range k.ids {
+		buf = binary.BigEndian.AppendUint64(buf, id)
+		args = append(args, buf[len(buf)-8:])
+		if len(args) > maxPFADD {
+			cmds = append(cmds, redisconn.Cmd{Key: name, Name: "PFADD", Args: args})
+			args = []any{name}
+		}
+	}
+	if len(args) > 1 {
+		cmds = append(cmds, redisconn.Cmd{Key: name, Name: "PFADD", Args: args})
+	}
+	return append(cmds, redisconn.Cmd{Key: name, Name: "EXPIREAT", Args: []any{name, k.expire}})
+}
+
+func firstError(replies []redisconn.Reply) error {
+	for _, rep := range replies {
+		if rep.Err != nil {
+			return rep.Err
+		}
+	}
+	return nil
+}
+
+// settle forgets a key Redis took, or refused for good.
+func (u *visitorState) settle(name string, refused bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	k := u.pending[name]
+	if k == nil {
+		return
+	}
+	n := int64(len(k.ids))
+	u.npending -= n
+	if refused {
+		u.dropped += n
+	}
+	delete(u.pending, name)
+}
+
+// sentAll removes the visitor spill files once everything pending went.
+func (u *visitorState) sentAll(r *Recorder) {
+	u.mu.Lock()
+	files := u.files
+	if len(u.pending) == 0 {
+		u.files = nil
+	} else {
+		files = nil
+	}
+	u.mu.Unlock()
+	for _, f := range files {
+		r.removeSpill(f)
+	}
+}
+
+// health adds the visitors' figures to h.
+func (u *visitorState) health(h *Health) {
+	if u == nil {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	h.PendingVisitors = u.npending
+	h.DroppedVisitors = u.dropped + u.noSalt.Load()
+}

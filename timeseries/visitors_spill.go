@@ -1,0 +1,179 @@
+package timeseries
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// Visitors Close could not send go to a file of their own beside the hits'
+// spill files, so the hits' format and its exactly-once bookkeeping stay
+// as they are: a hits spill file of any version loads as before, and a
+// Recorder that predates visitors ignores these files. PFADD is
+// idempotent, so these need no marker: a file is removed once all it
+// held was sent, and sending it twice counts nobody twice.
+type uvSpillFile struct {
+	Version int             `json:"version"`
+	Written time.Time       `json:"written"`
+	Keys    json.RawMessage `json:"keys"`
+	SHA256  string          `json:"sha256"`
+}
+
+type uvSpillKey struct {
+	Key    string   `json:"key"`
+	Expire int64    `json:"expire"`
+	Newest int64    `json:"newest"`
+	IDs    []uint64 `json:"ids"`
+}
+
+const (
+	uvSpillVersion = 1
+	uvSpillSuffix  = ".visitors"
+)
+
+// startVisitors loads the visitors a previous Recorder spilled and fetches
+// the day's salt in the background, so the first requests find it
+// without NewRecorder waiting on Redis.
+func (r *Recorder) startVisitors() {
+	if r.uv == nil {
+		return
+	}
+	if r.spillDir != "" {
+		r.loadVisitorSpills()
+	}
+	go func() {
+		r.flushMu.Lock()
+		defer r.flushMu.Unlock()
+		if err := r.keepSalts(r.clock.Now().Unix(), r.timeout); err != nil {
+			r.onError(fmt.Errorf("timeseries: visitors: %w", err))
+		}
+	}()
+}
+
+// spillVisitors writes the pending visitors to a new file in SpillDir.
+// Files loaded and not yet sent are folded in and removed.
+func (r *Recorder) spillVisitors() error {
+	u := r.uv
+	if u == nil {
+		return nil
+	}
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	u.drain(r.schema, r.clock.Now().Unix()-r.maxPendingAge)
+	u.mu.Lock()
+	keys := make([]uvSpillKey, 0, len(u.pending))
+	var n int64
+	for name, k := range u.pending {
+		sk := uvSpillKey{Key: name, Expire: k.expire, Newest: k.newest}
+		for id := range k.ids {
+			sk.IDs = append(sk.IDs, id)
+		}
+		n += int64(len(sk.IDs))
+		keys = append(keys, sk)
+	}
+	clear(u.pending)
+	u.npending = 0
+	files := u.files
+	u.files = nil
+	u.mu.Unlock()
+	if len(keys) == 0 {
+		return nil
+	}
+	name := filepath.Join(r.spillDir, fmt.Sprintf("pulse-%s-%d%s", r.id, time.Now().UnixNano(), uvSpillSuffix))
+	if err := writeVisitorSpill(name, keys); err != nil {
+		return fmt.Errorf("timeseries: close: %d visitor ids not written or spilled: %w", n, err)
+	}
+	for _, f := range files {
+		_ = os.Remove(f)
+	}
+	return nil
+}
+
+func writeVisitorSpill(name string, keys []uvSpillKey) error {
+	body, err := json.Marshal(keys)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(body)
+	data, err := json.Marshal(uvSpillFile{Version: uvSpillVersion, Written: time.Now().UTC(), Keys: body, SHA256: hex.EncodeToString(sum[:])})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, name)
+}
+
+// loadVisitorSpills puts the ids of every visitor spill file in SpillDir
+// in pending. A file that cannot be read whole is set aside as .bad.
+func (r *Recorder) loadVisitorSpills() {
+	names, _ := filepath.Glob(filepath.Join(r.spillDir, "*"+uvSpillSuffix))
+	slices.Sort(names)
+	u := r.uv
+	for _, name := range names {
+		keys, err := readVisitorSpill(name)
+		if err != nil {
+			bad := name + badSuffix
+			_ = os.Rename(name, bad)
+			r.onError(fmt.Errorf("timeseries: visitor spill file %s set aside as %s: %w", name, bad, err))
+			continue
+		}
+		u.mu.Lock()
+		for _, sk := range keys {
+			k := u.pending[sk.Key]
+			if k == nil {
+				k = &uvKey{expire: sk.Expire, ids: map[uint64]struct{}{}}
+				u.pending[sk.Key] = k
+			}
+			k.newest = max(k.newest, sk.Newest)
+			for _, id := range sk.IDs {
+				if _, dup := k.ids[id]; !dup {
+					k.ids[id] = struct{}{}
+					u.npending++
+				}
+			}
+		}
+		u.files = append(u.files, name)
+		u.mu.Unlock()
+	}
+}
+
+func readVisitorSpill(name string) ([]uvSpillKey, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var f uvSpillFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("not a visitor spill file: %w", err)
+	}
+	if f.Version != uvSpillVersion {
+		return nil, fmt.Errorf("visitor spill file version %d, want %d", f.Version, uvSpillVersion)
+	}
+	sum := sha256.Sum256(f.Keys)
+	if hex.EncodeToString(sum[:]) != f.SHA256 {
+		return nil, errors.New("checksum mismatch: the file is torn or was edited")
+	}
+	var keys []uvSpillKey
+	if err := json.Unmarshal(f.Keys, &keys); err != nil {
+		return nil, fmt.Errorf("keys: %w", err)
+	}
+	for i, k := range keys {
+		if k.Key == "" || len(k.IDs) == 0 {
+			return nil, fmt.Errorf("key %d is malformed", i)
+		}
+	}
+	return keys, nil
+}

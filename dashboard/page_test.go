@@ -100,7 +100,7 @@ func TestPage(t *testing.T) {
 	}
 	// The page asks for the visitors of the middlewares' total, where
 	// they are kept only.
-	if v := cfg.Visitors; v.Name != "hits" || fmt.Sprint(v.Precisions) != "[60 300 3600 18000 86400]" {
+	if v := cfg.Visitors; v.Name != "hits" || fmt.Sprint(v.Precisions) != "[60 300 3600 86400]" {
 		t.Errorf("visitors config %+v", v)
 	}
 	var labels []string

@@ -91,7 +91,7 @@ type Config struct {
 	// middlewares count each request's visitor, a hash of its address and
 	// User-Agent under a salt that changes every UTC day, in HyperLogLogs
 	// of the hits series (and of routes and app-named series they opt
-	// in), at series.DefaultUniquePrecisions (5 min, 1 h, 5 h, 1 day; see
+	// in), at series.DefaultUniquePrecisions (1 min, 5 min, 1 h, 1 day; see
 	// the README, "Visitors and privacy").
 	DisableVisitors bool
 }

@@ -185,7 +185,7 @@ func TestUniquePrecisions(t *testing.T) {
 		precisions []int
 		want       []int
 	}{
-		{nil, []int{60, 300, 3600, 18000, 86400}},
+		{nil, []int{60, 300, 3600, 86400}},
 		{[]int{1, 5, 60}, []int{60}},
 		{[]int{10, 30}, []int{}},
 	}

@@ -33,13 +33,12 @@ func (s Schema) UniqueKey(precision int, name string, bucket int64) (string, boo
 	return u + strconv.FormatInt(bucket, 10), true
 }
 
-// DefaultUniquePrecisions are the precisions visitors are kept at: not
-// 5 s, where a bucket rarely holds the same person twice and 120 dense
-// sketches (12 KiB each) would add 1.4 MiB per series, and not 1 min
-// either: measured with MEMORY USAGE (timeseries'
+// DefaultUniquePrecisions are the precisions visitors are kept at. Four
+// of the six: measured with MEMORY USAGE (timeseries'
 // TestVisitorMemoryAtFullDepth), a busy series fills every sketch, each
 // takes 14,408 bytes, so 120 buckets cost 1.65 MiB per precision, and
-// five precisions (8.25 MiB) would pass the 8 MiB budget of a series.
-// Four cost 6.6 MiB, and visitors per minute tell little that visitors
-// per 5 minutes do not.
-var DefaultUniquePrecisions = []int{300, 3600, 18000, 86400}
+// five precisions (8.25 MiB) would pass the 8 MiB budget of a series;
+// four cost 6.6 MiB. Left out: 5 s, where a bucket rarely holds the same
+// person twice, and 5 h, between the hour and the day that are kept.
+// 1 min stays: it is the dashboard's live view.
+var DefaultUniquePrecisions = []int{60, 300, 3600, 86400}

@@ -27,6 +27,9 @@ func TestFlushTickerRunsOnTheClock(t *testing.T) {
 	}
 	clock.Advance(interval)
 	waitFor(t, func() bool { return srv.HashSum("count:5:hits") == 5 })
+	// Health follows once the flush has read Redis's reply, a moment
+	// after the hits are in.
+	waitFor(t, func() bool { return !r.Health().LastFlush.IsZero() })
 	if h := r.Health(); h.PendingHits != 0 || !h.LastFlush.Equal(t0.Add(interval)) {
 		t.Errorf("health after the ticked flush = %+v", h)
 	}

@@ -201,8 +201,10 @@ func TestVisitorsWrongTypeKey(t *testing.T) {
 		t.Errorf("health: %d pending, %d dropped, last dropped key %q; want 0, 100, %q", h.PendingVisitors, h.DroppedVisitors, h.LastDroppedKey, bad)
 	}
 	hour, _ := series.Schema{}.UniqueKey(3600, "hits", series.BucketStart(clock.Now().Unix(), 3600))
-	if n, _ := redis.Int64(srv.Do("PFCOUNT", hour), nil); n < 98 || n > 102 {
-		t.Errorf("hour key: %d visitors, want 100 ± 2 %%", n)
+	// 100 is too few for the sketch's 0.81 % standard error to hold: a
+	// random day's salt can put it a few percent off.
+	if n, _ := redis.Int64(srv.Do("PFCOUNT", hour), nil); n < 90 || n > 110 {
+		t.Errorf("hour key: %d visitors, want 100 ± 10 %%", n)
 	}
 	if v, _ := redis.String(srv.Do("GET", bad), nil); v != "not a sketch" {
 		t.Errorf("the refused key now holds %q", v)

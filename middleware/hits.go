@@ -175,5 +175,5 @@ func (h *hits) visitor(c echo.Context) series.Visitor {
 	} else {
 		addr = track.RemoteAddr(req)
 	}
-	return series.Visitor{Addr: addr, UserAgent: req.UserAgent()}
+	return series.Visitor{Addr: addr, UserAgent: track.UserAgent(req)}
 }

@@ -133,6 +133,9 @@ func TestRunCountsEveryHit(t *testing.T) {
 			if run.Calls["expireat"] == 0 {
 				t.Errorf("pulse: no EXPIREAT: no duration hash was written")
 			}
+			if run.Calls["pfadd"] == 0 {
+				t.Errorf("pulse: no PFADD: no visitor was written")
+			}
 		case PulseCounts:
 			if run.HitsInRedis != run.Server.Served {
 				t.Errorf("pulse-counts: %d hits in Redis, %d served", run.HitsInRedis, run.Server.Served)
@@ -146,6 +149,13 @@ func TestRunCountsEveryHit(t *testing.T) {
 			// one EXPIREAT beside each PFADD: no duration hash.
 			if n, v := run.Calls["expireat"], run.Calls["pfadd"]; n != v || run.Calls["hmget"] != 0 {
 				t.Errorf("pulse-counts: %d EXPIREAT for %d PFADD, %d HMGET: want no duration hash", n, v, run.Calls["hmget"])
+			}
+		case PulseNoVisitors:
+			if run.HitsInRedis != run.Server.Served {
+				t.Errorf("pulse-no-visitors: %d hits in Redis, %d served", run.HitsInRedis, run.Server.Served)
+			}
+			if run.Calls["pfadd"] != 0 || run.Calls["hmget"] == 0 {
+				t.Errorf("pulse-no-visitors: %d PFADD, %d HMGET: want durations and no visitors", run.Calls["pfadd"], run.Calls["hmget"])
 			}
 		case PulseCluster:
 			if run.HitsInRedis != run.Server.Served {

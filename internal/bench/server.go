@@ -41,14 +41,18 @@ const (
 	// PulseCounts is pulse without request durations: hits, routes and
 	// status classes only.
 	PulseCounts Variant = "pulse-counts"
+	// PulseNoVisitors is pulse without unique visitors: hits, routes,
+	// status classes and durations, so the visitors' cost reads as the
+	// gap between it and pulse.
+	PulseNoVisitors Variant = "pulse-no-visitors"
 )
 
 // Variants lists every variant.
-var Variants = []Variant{Bare, Pulse, PulseCounts, PulseWriteThrough, EchoPrometheus, PulseCluster, BareV5, PulseV5, BareHTTP, PulseHTTP}
+var Variants = []Variant{Bare, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, EchoPrometheus, PulseCluster, BareV5, PulseV5, BareHTTP, PulseHTTP}
 
 // records reports whether the variant writes hits to Redis.
 func (v Variant) records() bool {
-	return v == Pulse || v == PulseCounts || v == PulseWriteThrough || v == PulseCluster || v == PulseV5 || v == PulseHTTP
+	return v == Pulse || v == PulseCounts || v == PulseNoVisitors || v == PulseWriteThrough || v == PulseCluster || v == PulseV5 || v == PulseHTTP
 }
 
 // clustered reports whether the variant writes to the Redis Cluster
@@ -103,7 +107,7 @@ func newApp(v Variant, pool timeseries.Pool, flushInterval time.Duration) (*app,
 		var err error
 		rec, err = timeseries.NewRecorder(timeseries.Config{
 			Pool: pool, WriteThrough: v == PulseWriteThrough, FlushInterval: flushInterval,
-			DisableDurations: v == PulseCounts,
+			DisableDurations: v == PulseCounts, DisableVisitors: v == PulseNoVisitors,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
@@ -115,7 +119,7 @@ func newApp(v Variant, pool timeseries.Pool, flushInterval time.Duration) (*app,
 	}
 	var err error
 	switch v {
-	case Bare, Pulse, PulseCounts, PulseWriteThrough, PulseCluster, EchoPrometheus:
+	case Bare, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, PulseCluster, EchoPrometheus:
 		a.handler, err = echoV4App(v, rec, a.served)
 	case BareV5, PulseV5:
 		a.handler, err = echoV5App(rec, a.served)

@@ -17,3 +17,13 @@ func RemoteAddr(r *http.Request) string {
 	}
 	return host
 }
+
+// UserAgent is r's User-Agent header, read from the header map by its
+// canonical key: Header.Get canonicalises the key on every call, which
+// showed in the middleware's profile as a fifth of a visitor's cost.
+func UserAgent(r *http.Request) string {
+	if v := r.Header["User-Agent"]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}

@@ -61,15 +61,23 @@ func (r *Recorder) spill() error {
 }
 
 func writeSpill(name string, batches []*batch) error {
+	return writeSpillFile(name, batches, func(body json.RawMessage, sum string) any {
+		return spillFile{Version: spillVersion, Written: time.Now().UTC(), Batches: body, SHA256: sum}
+	})
+}
+
+// writeSpillFile writes body, with its checksum, in the envelope wrap
+// makes of them: the hits' spill files and the visitors' share it.
+func writeSpillFile(name string, body any, wrap func(body json.RawMessage, sum string) any) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	body, err := json.Marshal(batches)
+	raw, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(body)
-	data, err := json.Marshal(spillFile{Version: spillVersion, Written: time.Now().UTC(), Batches: body, SHA256: hex.EncodeToString(sum[:])})
+	sum := sha256.Sum256(raw)
+	data, err := json.Marshal(wrap(raw, hex.EncodeToString(sum[:])))
 	if err != nil {
 		return err
 	}
@@ -91,6 +99,15 @@ func writeSpill(name string, batches []*batch) error {
 	// Renamed only once complete, so a crash mid-write leaves a .tmp file
 	// that is never read, not a torn spill file.
 	return os.Rename(tmp, name)
+}
+
+// checkSpillSum reports a spill body whose checksum is not sum.
+func checkSpillSum(body json.RawMessage, sum string) error {
+	got := sha256.Sum256(body)
+	if hex.EncodeToString(got[:]) != sum {
+		return errors.New("checksum mismatch: the file is torn or was edited")
+	}
+	return nil
 }
 
 // loadSpills queues the batches of every spill file in SpillDir, to be
@@ -135,9 +152,8 @@ func readSpill(name string) ([]*batch, error) {
 	if f.Version != 1 && f.Version != spillVersion {
 		return nil, fmt.Errorf("spill file version %d, want 1 or %d", f.Version, spillVersion)
 	}
-	sum := sha256.Sum256(f.Batches)
-	if hex.EncodeToString(sum[:]) != f.SHA256 {
-		return nil, errors.New("checksum mismatch: the file is torn or was edited")
+	if err := checkSpillSum(f.Batches, f.SHA256); err != nil {
+		return nil, err
 	}
 	var batches []*batch
 	if err := json.Unmarshal(f.Batches, &batches); err != nil {

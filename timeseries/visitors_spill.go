@@ -1,10 +1,7 @@
 package timeseries
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -96,24 +93,9 @@ func (r *Recorder) spillVisitors() error {
 }
 
 func writeVisitorSpill(name string, keys []uvSpillKey) error {
-	body, err := json.Marshal(keys)
-	if err != nil {
-		return err
-	}
-	sum := sha256.Sum256(body)
-	data, err := json.Marshal(uvSpillFile{Version: uvSpillVersion, Written: time.Now().UTC(), Keys: body, SHA256: hex.EncodeToString(sum[:])})
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
-	}
-	tmp := name + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, name)
+	return writeSpillFile(name, keys, func(body json.RawMessage, sum string) any {
+		return uvSpillFile{Version: uvSpillVersion, Written: time.Now().UTC(), Keys: body, SHA256: sum}
+	})
 }
 
 // loadVisitorSpills puts the ids of every visitor spill file in SpillDir
@@ -162,9 +144,8 @@ func readVisitorSpill(name string) ([]uvSpillKey, error) {
 	if f.Version != uvSpillVersion {
 		return nil, fmt.Errorf("visitor spill file version %d, want %d", f.Version, uvSpillVersion)
 	}
-	sum := sha256.Sum256(f.Keys)
-	if hex.EncodeToString(sum[:]) != f.SHA256 {
-		return nil, errors.New("checksum mismatch: the file is torn or was edited")
+	if err := checkSpillSum(f.Keys, f.SHA256); err != nil {
+		return nil, err
 	}
 	var keys []uvSpillKey
 	if err := json.Unmarshal(f.Keys, &keys); err != nil {

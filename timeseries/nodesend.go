@@ -55,26 +55,31 @@ func (r *Recorder) sendByNode(batches []*batch, timeout time.Duration) (wrote bo
 }
 
 // bundle groups batches by the node serving their marker's slot, which
-// is the slot of all their keys.
+// is the slot of all their keys, a node's batches split in calls of at
+// most maxNodeArgs arguments.
 func (r *Recorder) bundle(batches []*batch) ([][]*batch, error) {
-	byNode := map[string]int{}
+	markers := make([]string, len(batches))
+	for i, b := range batches {
+		markers[i] = b.Marker
+	}
+	_, groups, err := r.router.GroupByNode(markers)
+	if err != nil {
+		return nil, err
+	}
 	var out [][]*batch
-	var size []int
-	for _, b := range batches {
-		addr, err := r.router.NodeOf(b.Marker)
-		if err != nil {
-			return nil, err
+	for _, g := range groups {
+		var call []*batch
+		size := 2
+		for _, i := range g {
+			n := nodeArgs(batches[i])
+			if len(call) > 0 && size+n > maxNodeArgs {
+				out = append(out, call)
+				call, size = nil, 2
+			}
+			call = append(call, batches[i])
+			size += n
 		}
-		n := nodeArgs(b)
-		i, ok := byNode[addr]
-		if !ok || size[i]+n > maxNodeArgs {
-			i = len(out)
-			byNode[addr] = i
-			out = append(out, nil)
-			size = append(size, 2)
-		}
-		out[i] = append(out[i], b)
-		size[i] += n
+		out = append(out, call)
 	}
 	return out, nil
 }

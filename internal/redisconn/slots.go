@@ -18,20 +18,6 @@ func (r *Router) MarkStale() {
 	r.mu.Unlock()
 }
 
-// NodeOf is the address of the master serving key's slot by the slot map
-// the next Do routes with ("" on one server), so that callers can bundle
-// commands of several slots that Do will send to one node.
-func (r *Router) NodeOf(key string) (string, error) {
-	if r.cluster == nil {
-		return "", nil
-	}
-	slots, err := r.slotMap()
-	if err != nil {
-		return "", err
-	}
-	return slots[redisc.Slot(key)], nil
-}
-
 // slotMap returns the master address of every slot, reading it from the
 // cluster when not yet known or marked stale.
 func (r *Router) slotMap() ([]string, error) {

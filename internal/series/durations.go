@@ -41,11 +41,11 @@ var ErrNoDurations = errors.New("timeseries: no durations")
 // LastDurations reads the last n buckets of one series at one precision,
 // ending with the current (still open) bucket by the handle's clock.
 func (h Handle) LastDurations(ctx context.Context, name string, precision, n int) (Durations, error) {
-	if n <= 0 || n > MaxDurationBuckets {
-		return Durations{}, fmt.Errorf("timeseries: durations: %d buckets, want 1 to %d", n, MaxDurationBuckets)
+	from, to, err := h.lastBuckets("durations", precision, n, MaxDurationBuckets)
+	if err != nil {
+		return Durations{}, err
 	}
-	to := BucketStart(h.Now().Unix(), precision)
-	return h.Durations(ctx, name, precision, to-int64(n-1)*int64(precision), to)
+	return h.Durations(ctx, name, precision, from, to)
 }
 
 // Durations reads the buckets of one series at one precision whose starts

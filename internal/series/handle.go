@@ -71,3 +71,14 @@ type Wall struct{}
 
 // Now returns time.Now().
 func (Wall) Now() time.Time { return time.Now() }
+
+// lastBuckets is the window of the last n buckets at precision, ending
+// with the current (still open) bucket by the handle's clock; n must be
+// from 1 to limit. what names the read in the error.
+func (h Handle) lastBuckets(what string, precision, n, limit int) (from, to int64, err error) {
+	if n <= 0 || n > limit {
+		return 0, 0, fmt.Errorf("timeseries: %s: %d buckets, want 1 to %d", what, n, limit)
+	}
+	to = BucketStart(h.Now().Unix(), precision)
+	return to - int64(n-1)*int64(precision), to, nil
+}

@@ -87,11 +87,11 @@ func (s Schema) CheckUniquePrecision(p int) error {
 // precision, ending with the current (still open) bucket by the handle's
 // clock.
 func (h Handle) LastUniques(ctx context.Context, name string, precision, n int) (Uniques, error) {
-	if n <= 0 || n > MaxUniqueBuckets {
-		return Uniques{}, fmt.Errorf("timeseries: uniques: %d buckets, want 1 to %d", n, MaxUniqueBuckets)
+	from, to, err := h.lastBuckets("uniques", precision, n, MaxUniqueBuckets)
+	if err != nil {
+		return Uniques{}, err
 	}
-	to := BucketStart(h.Now().Unix(), precision)
-	return h.Uniques(ctx, name, precision, to-int64(n-1)*int64(precision), to)
+	return h.Uniques(ctx, name, precision, from, to)
 }
 
 // Uniques reads the visitors of one series at one precision in the

@@ -166,12 +166,9 @@ func (h *hits) visitor(c *echo.Context) series.Visitor {
 	if h.config.VisitorID != nil {
 		return series.Visitor{ID: h.config.VisitorID(c)}
 	}
-	req := c.Request()
-	var addr string
-	if e := c.Echo(); e != nil && e.IPExtractor != nil {
-		addr = e.IPExtractor(req)
-	} else {
-		addr = track.RemoteAddr(req)
+	var clientIP func(*http.Request) string
+	if e := c.Echo(); e != nil {
+		clientIP = e.IPExtractor // nil: the connection's address
 	}
-	return series.Visitor{Addr: addr, UserAgent: track.UserAgent(req)}
+	return track.ClientVisitor(c.Request(), clientIP)
 }

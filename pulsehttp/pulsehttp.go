@@ -162,7 +162,7 @@ func (h *handler) record(rw *responseWriter, r *http.Request, finished bool, d t
 	if h.cfg.VisitorID != nil {
 		req.Visitor = series.Visitor{ID: h.cfg.VisitorID(r)}
 	} else {
-		req.Visitor = series.Visitor{Addr: h.cfg.ClientIP(r), UserAgent: track.UserAgent(r)}
+		req.Visitor = track.ClientVisitor(r, h.cfg.ClientIP)
 	}
 	h.track.Record(req)
 }

@@ -3,6 +3,8 @@ package track
 import (
 	"net"
 	"net/http"
+
+	"github.com/pulse-dev/pulse/internal/series"
 )
 
 // RemoteAddr is the address of the connection r came on, without its
@@ -26,4 +28,14 @@ func UserAgent(r *http.Request) string {
 		return v[0]
 	}
 	return ""
+}
+
+// ClientVisitor is the visitor of a request identified by its client:
+// the address clientIP gives (the app's trusted-proxy rule), or the
+// connection's when clientIP is nil, and the User-Agent.
+func ClientVisitor(r *http.Request, clientIP func(*http.Request) string) series.Visitor {
+	if clientIP == nil {
+		clientIP = RemoteAddr
+	}
+	return series.Visitor{Addr: clientIP(r), UserAgent: UserAgent(r)}
 }

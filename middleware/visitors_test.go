@@ -1,9 +1,7 @@
 package middleware_test
 
 import (
-	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"testing"
 
 	"github.com/labstack/echo/v4"
@@ -37,11 +35,7 @@ func TestHitsVisitors(t *testing.T) {
 			tracktest.Flush(t, rec)
 			e := forum(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, VisitorID: tt.visitorID}))
 			e.IPExtractor = tt.extractor
-			for i, xff := range tracktest.ForgedClients(40) {
-				req := httptest.NewRequest(http.MethodGet, "/?user="+strconv.Itoa(i%7), nil)
-				req.RemoteAddr = "127.0.0.1:40000"
-				req.Header.Set("X-Forwarded-For", xff)
-				req.Header.Set("User-Agent", "same-browser/1.0")
+			for _, req := range tracktest.ForgedRequests(40) {
 				e.ServeHTTP(httptest.NewRecorder(), req)
 			}
 			if got := tracktest.DayUniques(t, srv.Do, rec, "hits"); !tracktest.Near(got, tt.want) {

@@ -51,11 +51,7 @@ func TestVisitors(t *testing.T) {
 			rec := recorder(t, srv, timeseries.Config{})
 			tracktest.Flush(t, rec)
 			h := pulsehttp.Middleware(pulsehttp.Config{Recorder: rec, ClientIP: tt.clientIP, VisitorID: tt.visitorID})(blog())
-			for i, xff := range tracktest.ForgedClients(40) {
-				req := httptest.NewRequest(http.MethodGet, "/?user="+strconv.Itoa(i%7), nil)
-				req.RemoteAddr = "127.0.0.1:40000"
-				req.Header.Set("X-Forwarded-For", xff)
-				req.Header.Set("User-Agent", "same-browser/1.0")
+			for _, req := range tracktest.ForgedRequests(40) {
 				h.ServeHTTP(httptest.NewRecorder(), req)
 			}
 			if got := tracktest.DayUniques(t, srv.Do, rec, "hits"); !tracktest.Near(got, tt.want) {

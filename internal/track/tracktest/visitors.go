@@ -2,6 +2,8 @@ package tracktest
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -40,12 +42,18 @@ func DayUniques(t testing.TB, do func(cmd string, args ...any) any, rec Flusher,
 	return n
 }
 
-// ForgedClients are the X-Forwarded-For values of the visitor tests:
-// one client forging many addresses, each a different public one.
-func ForgedClients(n int) []string {
-	out := make([]string, n)
+// ForgedRequests are the requests of the visitor tests: one client (one
+// connection address and User-Agent) forging a different public
+// X-Forwarded-For address in each, and naming one of 7 app ids in
+// ?user=.
+func ForgedRequests(n int) []*http.Request {
+	out := make([]*http.Request, n)
 	for i := range out {
-		out[i] = "203.0.113." + strconv.Itoa(i+1)
+		req := httptest.NewRequest(http.MethodGet, "/?user="+strconv.Itoa(i%7), nil)
+		req.RemoteAddr = "127.0.0.1:40000"
+		req.Header.Set("X-Forwarded-For", "203.0.113."+strconv.Itoa(i+1))
+		req.Header.Set("User-Agent", "same-browser/1.0")
+		out[i] = req
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package echov5
 import (
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v5"
 	echomw "github.com/labstack/echo/v5/middleware"
@@ -117,7 +116,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if h.config.Skipper(c) {
 			return next(c)
 		}
-		start := time.Now()
+		start := track.Begin()
 		err := next(c)
 		if err != nil && h.config.HandleError {
 			if e := c.Echo(); e != nil && e.HTTPErrorHandler != nil {
@@ -131,7 +130,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		// The status written, if any; else the one the error handler will
 		// write for err: its StatusCode(), 500 when it has none.
 		_, status := echo.ResolveResponseStatus(c.Response(), err)
-		r := track.Request{Method: c.Request().Method, Status: status, Duration: time.Since(start)}
+		r := track.Request{Method: c.Request().Method, Status: status, Duration: start.Elapsed()}
 		if h.config.Routes {
 			r.Route = route(c, status)
 		}

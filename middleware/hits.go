@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	echomw "github.com/labstack/echo/v4/middleware"
@@ -115,7 +114,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if h.config.Skipper(c) {
 			return next(c)
 		}
-		start := time.Now()
+		start := track.Begin()
 		err := next(c)
 		if err != nil && h.config.HandleError {
 			c.Error(err)
@@ -132,7 +131,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 				status = he.Code
 			}
 		}
-		r := track.Request{Method: c.Request().Method, Status: status, Duration: time.Since(start)}
+		r := track.Request{Method: c.Request().Method, Status: status, Duration: start.Elapsed()}
 		if h.config.Routes {
 			r.Route = route(c, status)
 		}

@@ -53,7 +53,7 @@ func timedRecorder(t *testing.T, n int) (*timeseries.Recorder, *latency.Mapping)
 	api, _ := rec.Counter("api")
 	for range n {
 		for _, d := range known {
-			series.RecordTimed(rec, d, [series.MaxTimed]any{api})
+			series.RecordFinished(rec, series.Finished{Duration: d, Timed: [series.MaxTimed]any{api}})
 		}
 		clock.Advance(time.Second)
 	}

@@ -137,11 +137,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rw := getWriter(w)
 	finished := false
-	start := time.Now()
+	start := track.Begin()
 	// Deferred, so a panicking handler is counted as the 500 it becomes;
 	// the panic goes on up untouched.
 	defer func() {
-		h.record(rw, r, finished, time.Since(start))
+		h.record(rw, r, finished, start.Elapsed())
 		putWriter(rw)
 	}()
 	h.next.ServeHTTP(rw, r)

@@ -180,19 +180,3 @@ func gcdOf(ps []int) int64 {
 	}
 	return int64(cmp.Or(g, 1))
 }
-
-// The internal middleware core records durations through this hook, so
-// the package exports no method for it (see series.RecordTimed).
-func init() {
-	series.RecordTimed = func(rec any, d time.Duration, cs [series.MaxTimed]any) {
-		var buf [series.MaxTimed]*Counter
-		n := 0
-		for _, c := range cs {
-			if p, _ := c.(*Counter); p != nil {
-				buf[n] = p
-				n++
-			}
-		}
-		rec.(*Recorder).record(buf[:n], d, true)
-	}
-}

@@ -7,7 +7,7 @@ import "time"
 func CounterName(c *Counter) string { return c.name }
 
 // RecordDuration records one hit in each counter and the duration d in
-// their durations, as the middlewares do through series.RecordTimed.
+// their durations, as the middlewares do through series.RecordFinished.
 func (r *Recorder) RecordDuration(d time.Duration, counters ...*Counter) {
 	r.record(counters, d, true)
 }

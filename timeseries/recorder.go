@@ -292,7 +292,11 @@ func (r *Recorder) record(counters []*Counter, d time.Duration, timed bool) {
 	sec := r.now()
 	timed = timed && r.lat != nil
 	if r.writeThrough {
-		r.writeNow(sec, counters, d, timed)
+		if timed {
+			r.writeNow(sec, counters, d, nil)
+		} else {
+			r.writeNow(sec, nil, 0, counters)
+		}
 		return
 	}
 	st := stripes.Get().(*stripe)
@@ -303,40 +307,6 @@ func (r *Recorder) record(counters []*Counter, d time.Duration, timed bool) {
 		r.lat.record(st.index, sec, d, counters)
 	}
 	stripes.Put(st)
-}
-
-// writeNow is the write-through path: the hits join pending and a round
-// runs at once, unless one that started after they joined has written
-// them meanwhile: calls that wait for a round in flight share the next
-// one (group commit).
-func (r *Recorder) writeNow(sec int64, counters []*Counter, d time.Duration, timed bool) {
-	r.mu.Lock()
-	for _, c := range counters {
-		r.addPendingLocked(c, sec, 1)
-		if timed && c.timed {
-			r.ledger.addLatOne(c.id, sec, d)
-		}
-	}
-	want := r.ledger.nextRound()
-	skip := r.closed || r.clock.Now().Before(r.status.retryAt)
-	r.mu.Unlock()
-	if skip {
-		return
-	}
-	r.flushMu.Lock()
-	defer r.flushMu.Unlock()
-	r.mu.Lock()
-	done := r.ledger.hasWritten(want)
-	r.mu.Unlock()
-	if done {
-		return // the round another call ran while this one waited took them
-	}
-	_, wrote, err := r.round(context.Background())
-	if err != nil {
-		r.failed(err)
-		return
-	}
-	r.succeeded(wrote)
 }
 
 // now is the unix second to stamp a hit with.

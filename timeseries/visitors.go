@@ -10,7 +10,8 @@ import (
 )
 
 // Unique visitors: a request's visitor is hashed under the day's salt at
-// once (the raw address and User-Agent are never kept) and its id joins a
+// once (the raw address and User-Agent are never kept; a stripe's
+// visitors.Memo spares a repeat visitor the hash) and its id joins a
 // striped set (visitors_stripe.go), one uncontended lock and an insert,
 // no Redis. Each
 // flush drains the buffers into pending, one set of ids per HyperLogLog
@@ -69,35 +70,33 @@ func newVisitorState(schema series.Schema) *visitorState {
 	return &visitorState{precs: precs, step: gcdOf(precs), pending: map[string]*uvKey{}}
 }
 
-// recordVisitor counts visitor v in each series of cs.
-func (r *Recorder) recordVisitor(v series.Visitor, cs [series.MaxTimed]any) {
+// recordVisitor counts visitor v in each series of cs at second sec, in
+// the visitors' stripe of st.
+func (r *Recorder) recordVisitor(st *stripe, sec int64, v series.Visitor, cs [series.MaxTimed]any) {
 	u := r.uv
 	if u == nil || v.Empty() {
 		return
 	}
-	sec := r.now()
 	salt := u.book.For(sec)
 	if salt == nil {
 		u.noSalt.Add(1)
 		return
 	}
-	var id uint64
-	if v.ID != "" {
-		id = salt.AppID(v.ID)
-	} else {
-		id = salt.ClientID(v.Addr, v.UserAgent)
-	}
-	st := stripes.Get().(*stripe)
 	s := &u.stripes[st.index]
 	step := series.BucketStart(sec, int(u.step))
 	s.mu.Lock()
+	var id uint64
+	if v.ID != "" {
+		id = s.memo.AppID(salt, v.ID)
+	} else {
+		id = s.memo.ClientID(salt, v.Addr, v.UserAgent)
+	}
 	for _, c := range cs {
 		if p, _ := c.(*Counter); p != nil {
 			s.add(p, step, sec, id)
 		}
 	}
 	s.mu.Unlock()
-	stripes.Put(st)
 }
 
 // uvSrc is the ids of one series in one step.
@@ -183,13 +182,5 @@ func (u *visitorState) age(cutoff int64) {
 			u.npending -= int64(len(k.ids))
 			delete(u.pending, name)
 		}
-	}
-}
-
-// The middleware core records visitors through this hook, so the package
-// exports no method for it (see series.RecordVisitor).
-func init() {
-	series.RecordVisitor = func(rec any, v series.Visitor, cs [series.MaxTimed]any) {
-		rec.(*Recorder).recordVisitor(v, cs)
 	}
 }

@@ -1,6 +1,10 @@
 package timeseries
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/pulse-dev/pulse/internal/visitors"
+)
 
 // A stripe keeps the visitors recorded since the last drain in a small
 // open-addressing set keyed by (series, step, id), so a visitor making
@@ -18,6 +22,7 @@ type uvStripe struct {
 	used  []int32 // indexes of the slots in use, in insertion order
 	gen   uint32
 	full  int64 // visitors dropped because the stripe was full
+	memo  visitors.Memo
 	_     [64]byte
 }
 

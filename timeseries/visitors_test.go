@@ -25,7 +25,7 @@ func visit(r *timeseries.Recorder, addr string, cs ...*timeseries.Counter) {
 	for i, c := range cs {
 		arr[i] = c
 	}
-	series.RecordVisitor(r, series.Visitor{Addr: addr, UserAgent: "test-agent/1.0"}, arr)
+	series.RecordFinished(r, series.Finished{Visitor: series.Visitor{Addr: addr, UserAgent: "test-agent/1.0"}, Visited: arr})
 }
 
 func addrOf(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255) }

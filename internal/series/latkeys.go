@@ -3,7 +3,6 @@ package series
 import (
 	"strconv"
 	"strings"
-	"time"
 )
 
 // LatKeyPrefix is the start of the keys holding one series' request
@@ -71,15 +70,3 @@ func hashed(key string) (part string, tagged bool) {
 	}
 	return key[i+1 : i+1+j], true
 }
-
-// RecordTimed is how internal/track records a request's duration with its
-// hits: it counts one hit in each series of cs (each a
-// *timeseries.Counter of rec, nil for none) and d in their durations,
-// stamped with the recorder's clock second. Package timeseries sets it at
-// init. It is a hook rather than a method so that the package's exported
-// surface stays small; the series travel in an array, by value, so that
-// the call allocates nothing.
-var RecordTimed func(rec any, d time.Duration, cs [MaxTimed]any)
-
-// MaxTimed bounds the series of one RecordTimed call.
-const MaxTimed = 4

@@ -12,9 +12,3 @@ type Visitor struct {
 // Empty reports whether v names nobody: the request is not counted as a
 // visitor.
 func (v Visitor) Empty() bool { return v.Addr == "" && v.UserAgent == "" && v.ID == "" }
-
-// RecordVisitor is how internal/track counts a request's visitor in the
-// series cs (each a *timeseries.Counter of rec, nil for none). Package
-// timeseries sets it at init; a hook, like RecordTimed, so that the
-// package exports no method for it.
-var RecordVisitor func(rec any, v Visitor, cs [MaxTimed]any)

@@ -145,47 +145,42 @@ func StatusClassName(status int) string {
 }
 
 // Record counts one finished request: an atomic add per series and one
-// lock for the durations, no allocation once its names have been seen.
+// lock each for the durations and the visitor, no allocation once its
+// names have been seen.
 func (t *Tracker) Record(r Request) {
-	var timed, uv [series.MaxTimed]any
-	timed[0] = t.hits
-	uv[0] = t.hits
-	var buf [2]*timeseries.Counter
-	untimed := buf[:0]
+	f := series.Finished{Duration: r.Duration, Visitor: r.Visitor}
+	f.Timed[0] = t.hits
+	f.Visited[0] = t.hits
 	class := r.Status / 100
 	if class < 1 || class > 5 {
 		class = 0
 	}
+	counted := 0
 	if t.cfg.Routes {
 		rs := t.route(r)
-		timed[1] = rs.ctr
+		f.Timed[1] = rs.ctr
 		if t.cfg.VisitorRoutes {
-			uv[1] = rs.ctr
+			f.Visited[1] = rs.ctr
 		}
 		if t.cfg.StatusClasses {
 			if ctr := t.routeStatus(rs, class); ctr != nil {
-				untimed = append(untimed, ctr)
+				f.Counted[counted] = ctr
+				counted++
 			}
 		}
 	}
 	if t.cfg.StatusClasses {
-		untimed = append(untimed, t.status[class])
+		f.Counted[counted] = t.status[class]
 	}
 	if r.Series != "" {
 		if ctr := t.namedCounter(r.Series); ctr != nil {
-			timed[2] = ctr
+			f.Timed[2] = ctr
 			if t.cfg.VisitorSeries {
-				uv[2] = ctr
+				f.Visited[2] = ctr
 			}
 		}
 	}
-	series.RecordTimed(t.rec, r.Duration, timed)
-	if !r.Visitor.Empty() {
-		series.RecordVisitor(t.rec, r.Visitor, uv)
-	}
-	if len(untimed) > 0 {
-		t.rec.Record(untimed...)
-	}
+	series.RecordFinished(t.rec, f)
 }
 
 // route returns the series of the request's route.

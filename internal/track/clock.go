@@ -1,0 +1,18 @@
+package track
+
+import "time"
+
+// monoBase anchors Start: a time.Since of it reads only the monotonic
+// clock, where time.Now reads the wall clock too. A duration needs no
+// wall time, and on a virtual machine a clock read can cost 20 ns, a
+// tenth of what a request pays Pulse.
+var monoBase = time.Now()
+
+// Start is when a request began, on the monotonic clock.
+type Start time.Duration
+
+// Begin returns the Start of a request beginning now.
+func Begin() Start { return Start(time.Since(monoBase)) }
+
+// Elapsed is the time since s.
+func (s Start) Elapsed() time.Duration { return time.Since(monoBase) - time.Duration(s) }

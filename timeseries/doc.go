@@ -164,7 +164,9 @@
 // (routes and app-named series opt in), unless Config.DisableVisitors
 // is set: the first 8 bytes of SHA-256 over the UTC day's salt, the
 // client address and the User-Agent (or the app's own id), computed on
-// the request path, where nothing else of the visitor is kept. The salt
+// the request path, where nothing else of the visitor is kept (a
+// stripe's memo of its last visitors, keyed by a per-process seeded
+// hash and emptied by a new salt, spares a repeat visitor the SHA-256). The salt
 // is shared by every instance through the key pulse:salt:<day start>
 // (after Schema.Prefix), set once with SET NX GET and expiring 5 minutes
 // after its day, and fetched a day ahead; it appears nowhere else. The

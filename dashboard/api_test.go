@@ -554,6 +554,7 @@ func TestConfigErrors(t *testing.T) {
 		{"overview negative", dashboard.Config{Store: f.store, Overview: -1}},
 		{"overview too large", dashboard.Config{Store: f.store, Overview: dashboard.MaxOverview + 1}},
 		{"timeout negative", dashboard.Config{Store: f.store, Timeout: -1}},
+		{"visitors series not a name", dashboard.Config{Store: f.store, VisitorsSeries: "hits\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	entity "github.com/pulse-dev/pulse/internal/entityapi"
+	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/track"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -71,6 +73,10 @@ type Config struct {
 	Labels func(ctx context.Context, kind string, ids []int64) (map[int64]string, error)
 	// Title heads the page (default "Pulse").
 	Title string
+	// VisitorsSeries is the series whose unique visitors the page shows
+	// beside its hits (default "hits", the middlewares' default HitsName):
+	// an app that renamed its middleware's HitsName names it here too.
+	VisitorsSeries string
 	// PollInterval is how often an open page refreshes (default 5 s, at
 	// least MinPollInterval).
 	PollInterval time.Duration
@@ -113,6 +119,11 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Title == "" {
 		cfg.Title = DefaultTitle
+	}
+	if cfg.VisitorsSeries == "" {
+		cfg.VisitorsSeries = track.DefaultHitsName
+	} else if err := series.ValidateName(cfg.VisitorsSeries); err != nil {
+		return cfg, fmt.Errorf("dashboard: VisitorsSeries: %w", err)
 	}
 	switch {
 	case cfg.PollInterval == 0:

@@ -96,3 +96,27 @@ func TestEchartsPin(t *testing.T) {
 		t.Errorf("fetched echarts.min.js hashes to %s, EchartsIntegrity is %s", got, EchartsIntegrity)
 	}
 }
+
+// TestPageVisitorsSeries: the page asks for the visitors of the series
+// the app named, "hits" by default.
+func TestPageVisitorsSeries(t *testing.T) {
+	srv := redistest.Start(t)
+	store, err := timeseries.NewStore(srv.Pool(), timeseries.Schema{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ set, want string }{{"", "hits"}, {"requests", "requests"}} {
+		cfg, err := Config{Store: store, VisitorsSeries: tt.set}.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := newPageData(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `"visitors":{"name":"` + tt.want + `"`
+		if !strings.Contains(string(p.html), want) {
+			t.Errorf("VisitorsSeries %q: page config lacks %s", tt.set, want)
+		}
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/pulse-dev/pulse/internal/series"
-	"github.com/pulse-dev/pulse/internal/track"
 )
 
 //go:embed page.html
@@ -117,7 +116,7 @@ func newPageData(cfg Config, echarts *asset) (*pageData, error) {
 		ChartInit:  newChartInit(),
 	}
 	schema := series.HandleOf(cfg.Store).Schema
-	pc.Visitors = visitorsConfig{Name: track.DefaultHitsName, Precisions: schema.UniquePrecisions()}
+	pc.Visitors = visitorsConfig{Name: cfg.VisitorsSeries, Precisions: schema.UniquePrecisions()}
 	last := min(windowBuckets, cfg.MaxBuckets)
 	for _, p := range schema.Precisions {
 		pc.Precisions = append(pc.Precisions, precisionView{Seconds: p, Label: humanSeconds(p), Last: last, Window: humanSeconds(p * last)})

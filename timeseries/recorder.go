@@ -324,7 +324,7 @@ func (r *Recorder) Flush(ctx context.Context) error { return r.flush(ctx, true) 
 // Close stops the flusher and writes everything pending, retrying until
 // it succeeds or ctx ends. Then, with Config.SpillDir set, what is left is
 // written to a spill file there and Close returns nil; otherwise the error
-// says how many hits were not written. Hits recorded after Close are not
+// says how many hits and visitor ids were not written. Hits recorded after Close are not
 // written.
 func (r *Recorder) Close(ctx context.Context) error {
 	r.closeOnce.Do(func() {
@@ -349,7 +349,8 @@ func (r *Recorder) Close(ctx context.Context) error {
 			if r.spillDir != "" {
 				return errors.Join(r.spillVisitors(), r.spill())
 			}
-			return fmt.Errorf("timeseries: close: %d hits not written: %w", r.Health().PendingHits, err)
+			h := r.Health()
+			return fmt.Errorf("timeseries: close: %d hits and %d visitor ids not written: %w", h.PendingHits, h.PendingVisitors, err)
 		}
 	}
 }

@@ -314,3 +314,30 @@ func TestVisitorsSpillSetAside(t *testing.T) {
 		t.Errorf("reported %q, want the checksum mismatch", reported)
 	}
 }
+
+// TestCloseReportsLostVisitors: without a SpillDir, a Close that cannot
+// reach Redis says how many visitor ids it leaves unwritten, as it says
+// how many hits.
+func TestCloseReportsLostVisitors(t *testing.T) {
+	srv := redistest.Start(t)
+	r := readyRecorder(t, srv, timeseries.Config{FlushTimeout: 100 * time.Millisecond})
+	hits := mustCounter(t, r, "hits")
+	series.RecordFinished(r, series.Finished{
+		Timed:   [series.MaxTimed]any{hits},
+		Visitor: series.Visitor{Addr: "192.0.2.7", UserAgent: "test-agent/1.0"},
+		Visited: [series.MaxTimed]any{hits},
+	})
+	srv.Stop()
+	t.Cleanup(srv.Restart)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	err := r.Close(ctx)
+	pending := r.Health().PendingVisitors
+	if pending == 0 {
+		t.Fatal("no visitor ids pending after a Close that could not reach Redis")
+	}
+	want := fmt.Sprintf("1 hits and %d visitor ids not written", pending)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Close: %v, want an error saying %q", err, want)
+	}
+}

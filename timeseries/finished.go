@@ -26,7 +26,9 @@ func (r *Recorder) recordFinished(f *series.Finished) {
 			r.lat.record(st.index, sec, f.Duration, timed)
 		}
 	}
-	r.recordVisitor(st, sec, f.Visitor, f.Visited)
+	if f.Visited != 0 && !f.Visitor.Empty() {
+		r.recordVisitor(st, sec, f.Visitor, f.Timed, f.Visited)
+	}
 	stripes.Put(st)
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -24,9 +25,11 @@ import (
 //     (ns/op is wall time over all goroutines' ops);
 //   - write-through: Config.WriteThrough, one pipeline to Redis per
 //     Record, the original design, for comparison;
-//   - duration/serial and duration/parallel: the same three series with
-//     a request duration each (log-normal, median 20 ms), as the
-//     middlewares record them; Redis must then hold as many durations.
+//   - duration/serial and duration/parallel: the same three series and
+//     a request duration (log-normal, median 20 ms) in the hits and
+//     route series, through the call the middlewares make
+//     (series.RecordFinished, without a visitor); Redis must then hold as
+//     many durations.
 func BenchmarkRecord(b *testing.B) {
 	if !redistest.Installed() {
 		b.Skip("redis-server not installed; `make bench` installs it")
@@ -36,9 +39,9 @@ func BenchmarkRecord(b *testing.B) {
 	// should not time the disk, so run it as Redis ships: no AOF.
 	srv.Do("CONFIG", "SET", "appendonly", "no")
 	pool := srv.Pool()
-	type series struct{ hits, route, status *timeseries.Counter }
+	type trio struct{ hits, route, status *timeseries.Counter }
 	timed := false
-	run := func(b *testing.B, cfg timeseries.Config, body func(*testing.B, *timeseries.Recorder, series)) {
+	run := func(b *testing.B, cfg timeseries.Config, body func(*testing.B, *timeseries.Recorder, trio)) {
 		srv.FlushAll()
 		cfg.Pool = pool
 		cfg.OnError = func(err error) { b.Error(err) }
@@ -56,7 +59,7 @@ func BenchmarkRecord(b *testing.B) {
 		}
 		b.ReportAllocs()
 		b.ResetTimer()
-		body(b, r, series{counters[0], counters[1], counters[2]})
+		body(b, r, trio{counters[0], counters[1], counters[2]})
 		b.StopTimer()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -80,24 +83,27 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	}
 	ds := drawn(1<<12, 1)
-	timedSerial := func(b *testing.B, r *timeseries.Recorder, s series) {
+	finished := func(s trio, d time.Duration) series.Finished {
+		return series.Finished{Duration: d, Timed: [series.MaxTimed]any{s.hits, s.route}, Counted: [series.MaxCounted]any{s.status}}
+	}
+	timedSerial := func(b *testing.B, r *timeseries.Recorder, s trio) {
 		for i := range b.N {
-			r.RecordDuration(ds[i&(1<<12-1)], s.hits, s.route, s.status)
+			series.RecordFinished(r, finished(s, ds[i&(1<<12-1)]))
 		}
 	}
-	timedParallel := func(b *testing.B, r *timeseries.Recorder, s series) {
+	timedParallel := func(b *testing.B, r *timeseries.Recorder, s trio) {
 		b.RunParallel(func(pb *testing.PB) {
 			for i := 0; pb.Next(); i++ {
-				r.RecordDuration(ds[i&(1<<12-1)], s.hits, s.route, s.status)
+				series.RecordFinished(r, finished(s, ds[i&(1<<12-1)]))
 			}
 		})
 	}
-	serial := func(b *testing.B, r *timeseries.Recorder, s series) {
+	serial := func(b *testing.B, r *timeseries.Recorder, s trio) {
 		for range b.N {
 			r.Record(s.hits, s.route, s.status)
 		}
 	}
-	parallel := func(b *testing.B, r *timeseries.Recorder, s series) {
+	parallel := func(b *testing.B, r *timeseries.Recorder, s trio) {
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				r.Record(s.hits, s.route, s.status)

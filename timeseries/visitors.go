@@ -70,11 +70,11 @@ func newVisitorState(schema series.Schema) *visitorState {
 	return &visitorState{precs: precs, step: gcdOf(precs), pending: map[string]*uvKey{}}
 }
 
-// recordVisitor counts visitor v in each series of cs at second sec, in
-// the visitors' stripe of st.
-func (r *Recorder) recordVisitor(st *stripe, sec int64, v series.Visitor, cs [series.MaxTimed]any) {
+// recordVisitor counts visitor v at second sec in the series cs[i] whose
+// bit i is set in which, in the visitors' stripe of st.
+func (r *Recorder) recordVisitor(st *stripe, sec int64, v series.Visitor, cs [series.MaxTimed]any, which uint8) {
 	u := r.uv
-	if u == nil || v.Empty() {
+	if u == nil {
 		return
 	}
 	salt := u.book.For(sec)
@@ -91,8 +91,8 @@ func (r *Recorder) recordVisitor(st *stripe, sec int64, v series.Visitor, cs [se
 	} else {
 		id = s.memo.ClientID(salt, v.Addr, v.UserAgent)
 	}
-	for _, c := range cs {
-		if p, _ := c.(*Counter); p != nil {
+	for i, c := range cs {
+		if p, _ := c.(*Counter); p != nil && which&(1<<i) != 0 {
 			s.add(p, step, sec, id)
 		}
 	}

@@ -11,10 +11,13 @@ import (
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// BenchmarkRecordVisitor measures what a request pays for its visitor,
-// in the hits series only (the default), with the flusher draining and
-// sending PFADDs every second to a real redis-server meanwhile:
+// BenchmarkRecordVisitor measures what a request pays for its visitor: a
+// request recorded as the middlewares record it in the hits series (a
+// hit, a duration and the visitor, the default), with the flusher
+// draining and sending PFADDs every second to a real redis-server
+// meanwhile. The visitor's own cost is the difference to none:
 //
+//   - none: no visitor (the app's VisitorID hook said "");
 //   - new: 1,000 distinct addresses in turn, more than a stripe's memo
 //     holds, so every request pays the keyed hash of address and a
 //     desktop User-Agent under the day's salt, and the insert into a
@@ -42,11 +45,14 @@ func BenchmarkRecordVisitor(b *testing.B) {
 	for _, v := range []struct {
 		name     string
 		distinct int
-	}{{"new", 1000}, {"repeat", 1}} {
-		fs := make([]series.Finished, v.distinct)
+	}{{"none", 0}, {"new", 1000}, {"repeat", 1}} {
+		fs := make([]series.Finished, max(v.distinct, 1))
 		for i := range fs {
-			addr := "198.51.100." + strconv.Itoa(i%250) + ":" + strconv.Itoa(i)
-			fs[i] = series.Finished{Visitor: series.Visitor{Addr: addr, UserAgent: ua}, Visited: [series.MaxTimed]any{hits}}
+			fs[i] = series.Finished{Duration: 20 * time.Millisecond, Timed: [series.MaxTimed]any{hits}}
+			if v.distinct > 0 {
+				addr := "198.51.100." + strconv.Itoa(i%250) + ":" + strconv.Itoa(i)
+				fs[i].Visitor, fs[i].Visited = series.Visitor{Addr: addr, UserAgent: ua}, 1
+			}
 		}
 		b.Run(v.name+"/serial", func(b *testing.B) {
 			b.ReportAllocs()
@@ -84,7 +90,7 @@ func TestRecordVisitorAllocs(t *testing.T) {
 	hits := mustCounter(t, r, "hits")
 	cs := [series.MaxTimed]any{hits}
 	v := series.Visitor{Addr: "192.0.2.1", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/128.0"}
-	f := series.Finished{Visitor: v, Visited: cs}
+	f := series.Finished{Visitor: v, Timed: cs, Visited: 1}
 	series.RecordFinished(r, f) // the stripe's first table
 	if n := testing.AllocsPerRun(1000, func() { series.RecordFinished(r, f) }); n != 0 {
 		t.Errorf("%v allocations per visitor, want 0", n)

@@ -19,9 +19,10 @@ type Finished struct {
 	Timed    [MaxTimed]any
 	// Counted series count a hit only.
 	Counted [MaxCounted]any
-	// Visitor, unless Empty, is counted in the Visited series.
+	// Visitor, unless Empty, is counted in the Timed series whose bits
+	// are set in Visited (bit i for Timed[i]).
 	Visitor Visitor
-	Visited [MaxTimed]any
+	Visited uint8
 }
 
 // RecordFinished is how internal/track records a finished request:

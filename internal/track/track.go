@@ -150,7 +150,7 @@ func StatusClassName(status int) string {
 func (t *Tracker) Record(r Request) {
 	f := series.Finished{Duration: r.Duration, Visitor: r.Visitor}
 	f.Timed[0] = t.hits
-	f.Visited[0] = t.hits
+	f.Visited = 1 << 0
 	class := r.Status / 100
 	if class < 1 || class > 5 {
 		class = 0
@@ -160,7 +160,7 @@ func (t *Tracker) Record(r Request) {
 		rs := t.route(r)
 		f.Timed[1] = rs.ctr
 		if t.cfg.VisitorRoutes {
-			f.Visited[1] = rs.ctr
+			f.Visited |= 1 << 1
 		}
 		if t.cfg.StatusClasses {
 			if ctr := t.routeStatus(rs, class); ctr != nil {
@@ -176,7 +176,7 @@ func (t *Tracker) Record(r Request) {
 		if ctr := t.namedCounter(r.Series); ctr != nil {
 			f.Timed[2] = ctr
 			if t.cfg.VisitorSeries {
-				f.Visited[2] = ctr
+				f.Visited |= 1 << 2
 			}
 		}
 	}

@@ -95,7 +95,7 @@ if ARGV[3] == '0' then
 else
   old = redis.call('SET', marker, ARGV[1], 'EX', ARGV[3], 'GET')
 end
-local prev = tonumber(old or '0')
+local prev = tonumber(old or '0') or 0
 if seq <= math.abs(prev) then
   if prev ~= seq then redis.call('SET', marker, old, 'EX', ttl) end
   if prev == -seq then return {2} end

@@ -23,14 +23,16 @@ type deltaKey struct {
 	bucket  int64
 }
 
-// batch is the deltas for keys of one group (the one server, or one
-// cluster slot), guarded by the group's marker key: one flush script call,
-// or on a cluster one part of its node's script call. Its seq lets Redis
-// refuse a second application, so a batch whose reply was lost is resent
-// as it is, never rebuilt.
+// batch is the deltas for keys of one marker (the one server, one cluster
+// node, or one cluster slot), guarded by that marker key: one script call.
+// Its seq lets Redis refuse a second application, so a batch whose reply
+// was lost is resent as it is, never rebuilt.
 type batch struct {
-	Marker  string   `json:"marker"`
-	Seq     int64    `json:"seq"`
+	Marker string `json:"marker"`
+	Seq    int64  `json:"seq"`
+	// Node marks a node batch (keys of many slots of one cluster node),
+	// sent by the node script; any other goes by the flush script.
+	Node    bool     `json:"node,omitempty"`
 	Keys    []string `json:"keys"`
 	Fields  []string `json:"fields"`
 	Deltas  []int64  `json:"deltas"`
@@ -66,9 +68,15 @@ type building struct {
 	latHists []*latency.Histogram
 }
 
-// full reports whether the batch has no room for a delta of weight w.
+// full reports whether the batch has no room for a delta of weight w. A
+// node batch takes a node's writes of every slot at once, so it may grow
+// to maxNodeDeltas.
 func (bl *building) full(w int) bool {
-	return len(bl.b.Keys)+latWeight*len(bl.b.Lat)+w > maxBatchDeltas
+	limit := maxBatchDeltas
+	if bl.b.Node {
+		limit = maxNodeDeltas
+	}
+	return len(bl.b.Keys)+latWeight*len(bl.b.Lat)+w > limit
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

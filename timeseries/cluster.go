@@ -6,17 +6,95 @@ import (
 	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
-// markerFor is the idempotence key of one flush group.
-func (r *Recorder) markerFor(group int) string {
-	base := r.schema.Prefix + "pulse:flushed:" + r.id
-	if !r.router.IsCluster() {
-		return base
+// nodePlan is how a cluster round groups writes while a slot map holds:
+// by slot, the marker of the node serving it. A node's marker is named
+// with a hash tag of the lowest slot the node serves, so it stays the
+// same while the map does, and lives on that node.
+type nodePlan struct {
+	from    []string // the slot map it was made from
+	markers []string // by slot
+}
+
+// newNodePlan makes the plan of slot map slots; base is the recorder's
+// marker name before its tag.
+func newNodePlan(slots []string, base string) *nodePlan {
+	p := &nodePlan{from: slots, markers: make([]string, len(slots))}
+	byNode := map[string]string{}
+	for s, addr := range slots {
+		m, ok := byNode[addr]
+		if !ok {
+			m = nodeMarker(base, s)
+			byNode[addr] = m
+		}
+		p.markers[s] = m
 	}
-	m := base + ":{" + redisconn.SlotTag(group) + "}"
-	if redisc.Slot(m) != group {
+	return p
+}
+
+// nodeMarker is the node marker tagged to land in slot. A prefix with a
+// hash tag of its own puts every key of the schema in one slot, the
+// marker's too; then one node holds them all and the tag is left out.
+func nodeMarker(base string, slot int) string {
+	m := base + ":n{" + redisconn.SlotTag(slot) + "}"
+	if redisc.Slot(m) != slot {
+		return base + ":n"
+	}
+	return m
+}
+
+// refreshPlan makes the round's node plan from the router's slot map when
+// that changed. It keeps the last plan when the map cannot be read (Redis
+// then redirects what went wrong), and drops it when the cluster runs only
+// the per-slot script. Called under flushMu, not r.mu: reading the map
+// may talk to Redis.
+func (r *Recorder) refreshPlan() {
+	if !r.router.IsCluster() {
+		return
+	}
+	if r.perSlotOnly.Load() {
+		r.mu.Lock()
+		r.plan = nil
+		r.mu.Unlock()
+		return
+	}
+	slots, err := r.router.SlotMap()
+	if err != nil || len(slots) == 0 {
+		return
+	}
+	if p := r.plan; p != nil && &p.from[0] == &slots[0] {
+		return // plan is written under flushMu only, which we hold
+	}
+	p := newNodePlan(slots, r.markerBase)
+	r.mu.Lock()
+	r.plan = p
+	r.mu.Unlock()
+}
+
+// markerFor is the idempotence key of one flush group (the slot of a
+// count key on a cluster) and whether its batch is a node batch: on one
+// server the recorder's one marker; on a cluster the marker of the node
+// serving the slot, or, for a slot found moving or with no node plan, the
+// marker of the slot itself. Called under r.mu.
+func (r *Recorder) markerFor(group int) (string, bool) {
+	if !r.router.IsCluster() {
+		return r.markerBase, false
+	}
+	if p := r.plan; p != nil {
+		if _, moving := r.moving[group]; !moving {
+			return p.markers[group], true
+		}
+	}
+	return r.slotMarker(group), false
+}
+
+// slotMarker is the marker of one slot's batches, named with a hash tag
+// that lands it in that slot, so it moves with the slot.
+func (r *Recorder) slotMarker(slot int) string {
+	m := r.markerBase + ":{" + redisconn.SlotTag(slot) + "}"
+	if redisc.Slot(m) != slot {
 		// The prefix carries a hash tag of its own, so every key of the
 		// schema, this one too, is in the prefix's slot.
-		return base
+		return r.markerBase
 	}
 	return m
 }

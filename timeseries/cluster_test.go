@@ -20,12 +20,15 @@ import (
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-// clusterRecorder starts a recorder on the shared cluster, emptied first.
+// clusterRecorder starts a recorder on the shared cluster, emptied first,
+// with a client of its own unless cfg has one.
 func clusterRecorder(t *testing.T, cfg timeseries.Config) (*redistest.Cluster, *timeseries.Recorder) {
 	t.Helper()
 	cl := redistest.SharedCluster(t)
 	cl.Reset(t)
-	cfg.Pool = cl.Client(t)
+	if cfg.Pool == nil {
+		cfg.Pool = cl.Client(t)
+	}
 	if cfg.FlushInterval == 0 {
 		cfg.FlushInterval = 100 * time.Millisecond
 	}

@@ -264,21 +264,44 @@
 //
 // # Redis Cluster
 //
-// On a cluster batches are made per hash slot, with one marker per slot,
-// named with a hash tag that lands it in that slot
-// (pulse:flushed:<instance>:{<tag>}), so a batch and its marker move
-// together when the slot migrates. A flush sends one script call per node
-// holding the batches of all the slots that node serves (Redis 7's
-// allow-cross-slot-keys; a call is capped at 100,000 arguments), each
-// batch still guarded by its own slot's marker. A batch whose slot turns
-// out not to be on the node (moving, or moved) has its writes undone in
-// the same call and is sent again at once by the per-slot script, which
-// Redis redirects as a whole; so is every batch of a call Redis refused
-// outright (a redirection, OOM). A server that cannot run the node
-// script (before Redis 7) gets the per-slot script for every batch. The
-// series are listed in known: by a ZADD sent once their counts landed:
-// a hash is always written before it is listed (package cleaner relies
-// on that order).
+// On a cluster the unit of idempotence is a node batch: a round groups
+// its writes by the node serving each key's slot (in the recorder's slot
+// map), and each node gets one batch with one seq, guarded by one marker
+// key of that node, pulse:flushed:<instance>:n{<tag>}, the tag chosen to
+// land in the lowest slot the node serves (the same name while the map
+// is), so a flush costs one script call and one marker command per node,
+// not per slot. The call (Redis 7's allow-cross-slot-keys; a batch is
+// capped near 100,000 arguments, the rest waits for the next round)
+// declares only the marker: Redis routes and redirects it by the marker.
+//
+// A node batch applies as a whole or not at all. A key the node turns
+// out not to hold (its slot moving, or moved) makes the script undo the
+// batch's writes and fence the marker: it records the seq as abandoned
+// (-seq, where an applied batch leaves seq), so no copy of that batch,
+// however late, can apply afterwards. The recorder then takes the
+// batch's writes back into new batches with a new seq, the slot that was
+// not there in a batch of its own (pulse:flushed:<instance>:{<tag>},
+// landing in that slot, sent by a script that declares all its keys, so
+// Redis redirects it as a whole) until one lands: a slot being migrated
+// holds back its own writes only.
+//
+// The marker lives on one node at a time and moves with its slot
+// (MIGRATE carries its value); check, writes and marker are one script;
+// so the first send of a batch and every resend race on the same marker
+// wherever it is, and the first to run decides. A send whose reply was
+// lost is resent as it is, same marker, same seq, same contents,
+// following the marker's redirections, until Redis answers: applied (now
+// or before), abandoned, or refused before running when no earlier send
+// may have run; only then may its writes go into another batch. So the
+// refusal of a resend is all or nothing per node batch, for every slot
+// in it, through migrations of its slots or of the marker's. A failover that loses a script's effects
+// before a replica has them loses the marker's with them, so the resend
+// applies again, once. The per-slot script is also what a server without
+// the node script (before Redis 7) gets for every batch. A spilled node
+// batch is sent again with its marker; if it was abandoned, its writes go
+// out in per-slot batches of this recorder. The series are listed in
+// known: by a ZADD sent once their counts landed: a hash is always written
+// before it is listed (package cleaner relies on that order).
 //
 // A MOVED, ASK, TRYAGAIN or lost node makes the recorder read the slot
 // map again; the batches of a slot being migrated wait for it to settle.

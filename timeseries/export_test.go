@@ -1,6 +1,11 @@
 package timeseries
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/pulse-dev/pulse/internal/redisconn"
+)
 
 // CounterName is the series name of c, for the tests of the package's
 // API.
@@ -38,4 +43,36 @@ func (r *Recorder) AddVisitors(c *Counter, ids []uint64) {
 		s.add(c, step, sec, id)
 	}
 	s.mu.Unlock()
+}
+
+// SendLost takes a round's batches as a flush does and makes their script
+// calls, but sends nothing: the batches are left as after a send whose
+// replies were lost, to be resent as they are. deliver sends the calls,
+// as a network would deliver them late, and drops the replies.
+func (r *Recorder) SendLost() (deliver func()) {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	r.refreshPlan()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.drainLocked()
+	batches, _, _ := r.ledger.takeRound()
+	cmds := make([]redisconn.Cmd, len(batches))
+	for i, b := range batches {
+		if b.Node {
+			cmds[i] = r.nodeCmd(b, r.isListed)
+		} else {
+			cmds[i] = r.cmd(b, r.isListed)
+		}
+		r.ledger.fail(b, true)
+	}
+	return func() { r.router.Do(cmds, redisconn.Options{Timeout: 5 * time.Second}) }
+}
+
+// FlushRound runs one round of a flush: each marker's batch sent once.
+func (r *Recorder) FlushRound(ctx context.Context) error {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	_, _, err := r.round(ctx)
+	return err
 }

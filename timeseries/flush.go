@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mna/redisc"
+
 	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
@@ -64,6 +66,7 @@ const maxRounds = 64
 // landed (on a cluster, where their listing is a command of its own). It
 // reports whether more is left to send and whether anything was written.
 func (r *Recorder) round(ctx context.Context) (more, wrote bool, err error) {
+	r.refreshPlan()
 	r.mu.Lock()
 	r.drainLocked()
 	batches, leftover, take := r.ledger.takeRound()
@@ -73,7 +76,8 @@ func (r *Recorder) round(ctx context.Context) (more, wrote bool, err error) {
 	if err != nil {
 		return true, false, fmt.Errorf("timeseries: flush: %w", err)
 	}
-	wrote, firstErr := r.send(batches, timeout)
+	wrote, again, firstErr := r.send(batches, timeout)
+	leftover = leftover || again
 	if err := r.listLanded(timeout); err != nil && firstErr == nil {
 		firstErr = err
 	}
@@ -91,56 +95,13 @@ func (r *Recorder) round(ctx context.Context) (more, wrote bool, err error) {
 	return leftover, wrote, nil
 }
 
-// send sends a round's batches and settles each by its reply: on a
-// cluster one node script call per node (nodesend.go), elsewhere one
-// flush script call per batch. It returns the first error and whether any
-// batch was applied.
-func (r *Recorder) send(batches []*batch, timeout time.Duration) (wrote bool, firstErr error) {
-	if len(batches) == 0 {
-		return false, nil
-	}
-	if r.router.IsCluster() && !r.perSlotOnly.Load() {
-		return r.sendByNode(batches, timeout)
-	}
-	return r.sendPerSlot(batches, timeout)
-}
-
-// sendPerSlot sends each batch as a flush script call of its own, in one
-// pipeline per server.
-func (r *Recorder) sendPerSlot(batches []*batch, timeout time.Duration) (wrote bool, firstErr error) {
-	cmds := make([]redisconn.Cmd, len(batches))
-	r.mu.Lock()
-	for i, b := range batches {
-		cmds[i] = r.cmd(b, r.isListed)
-	}
-	r.mu.Unlock()
-	replies := r.router.Do(cmds, redisconn.Options{Timeout: timeout, WaitReplicas: r.waitReplicas})
-	for i, rep := range replies {
-		err := rep.Err
-		if err == nil {
-			var sr scriptReply
-			if sr, err = parseScriptReply(rep.Value); err == nil {
-				r.applied(batches[i], sr)
-				wrote = true
-				continue
-			}
-			rep = redisconn.Reply{Err: err} // an answer it cannot read: unknown outcome
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-		r.mu.Lock()
-		r.ledger.fail(batches[i], !notApplied(rep))
-		r.mu.Unlock()
-	}
-	return wrote, firstErr
-}
-
 // applied settles a batch Redis answered.
 func (r *Recorder) applied(b *batch, sr scriptReply) {
 	r.mu.Lock()
 	fileDone, refused := r.ledger.settle(b, sr.refused)
-	delete(r.redirected, b.Marker)
+	if !b.Node && r.router.IsCluster() {
+		delete(r.moving, redisc.Slot(b.Marker)) // the slot has settled
+	}
 	if b.renewAt != 0 && sr.status == 1 {
 		r.markerRenewed[b.Marker] = b.renewAt
 	}

@@ -27,13 +27,12 @@ type ledger struct {
 	schema   series.Schema
 	allDue   uint32 // one bit per precision
 	maxAge   int64  // seconds a hit may wait; older ones are dropped
-	markerOf func(group int) string
+	markerOf func(group int) (marker string, node bool)
 
 	series      []seriesKeys
 	pending     map[pendingKey]int64 // hits not yet in a batch
 	outstanding map[string]*batch    // by marker: due or sent, outcome unknown
 	queued      map[string][]*batch  // spilled batches by marker, in seq order
-	markers     map[int]string       // marker key by flush group
 	spillLeft   map[string]int       // spill file → its batches not yet written
 	seq         int64
 	takes       int64 // rounds that took pending hits into batches
@@ -47,7 +46,7 @@ type ledger struct {
 	latTotal   []*latency.Histogram              // by series id: every duration it took; see lattotals.go
 }
 
-func newLedger(schema series.Schema, maxAge int64, markerOf func(group int) string, m *latency.Mapping) *ledger {
+func newLedger(schema series.Schema, maxAge int64, markerOf func(group int) (string, bool), m *latency.Mapping) *ledger {
 	return &ledger{
 		latMapping:  m,
 		latStep:     gcdOf(schema.Precisions),
@@ -59,7 +58,6 @@ func newLedger(schema series.Schema, maxAge int64, markerOf func(group int) stri
 		pending:     map[pendingKey]int64{},
 		outstanding: map[string]*batch{},
 		queued:      map[string][]*batch{},
-		markers:     map[int]string{},
 		spillLeft:   map[string]int{},
 	}
 }
@@ -106,13 +104,13 @@ func (l *ledger) take() (out []*batch, leftover bool) {
 	}
 	out = l.takeQueued(out)
 	if len(l.pending) > 0 || len(l.latPending) > 0 {
-		r := roundBuilder{l: l, fresh: map[int]*building{}, blocked: map[int]bool{}}
+		r := roundBuilder{l: l, fresh: map[int]*building{}, byMarker: map[string]*building{}, blocked: map[int]bool{}}
 		r.takePending()
 		r.takeLat()
 		// The new batches are collected here, not as they start, so that
 		// nothing of r but the batches flows out and its maps stay off the
 		// heap. Their order did not matter: pending is a map.
-		for _, bl := range r.fresh {
+		for _, bl := range r.byMarker {
 			bl.finish()
 			out = append(out, bl.b)
 		}
@@ -138,11 +136,13 @@ func (l *ledger) takeQueued(out []*batch) []*batch {
 	return out
 }
 
-// roundBuilder gathers the new batches of one take, one per flush group.
+// roundBuilder gathers the new batches of one take, one per marker: per
+// flush group, or on a cluster per node, whose groups (slots) share it.
 type roundBuilder struct {
 	l        *ledger
-	fresh    map[int]*building
-	blocked  map[int]bool // groups whose marker has a batch in flight
+	fresh    map[int]*building    // by group
+	byMarker map[string]*building // the same batches, by marker
+	blocked  map[int]bool         // groups whose marker has a batch in flight
 	leftover bool
 }
 
@@ -198,8 +198,8 @@ func (r *roundBuilder) takeEntry(k pendingKey, n int64) (left uint32) {
 	return left
 }
 
-// batchFor is the round's new batch for group g, started on first use,
-// or nil while g's marker has a batch in flight.
+// batchFor is the round's new batch for group g, started on first use
+// of g's marker, or nil while that marker has a batch in flight.
 func (r *roundBuilder) batchFor(g int) *building {
 	if bl, ok := r.fresh[g]; ok {
 		return bl
@@ -209,19 +209,20 @@ func (r *roundBuilder) batchFor(g int) *building {
 		r.leftover = true
 		return nil
 	}
-	m, ok := l.markers[g]
-	if !ok {
-		m = l.markerOf(g)
-		l.markers[g] = m
+	m, node := l.markerOf(g)
+	if bl, ok := r.byMarker[m]; ok {
+		r.fresh[g] = bl
+		return bl
 	}
 	if _, busy := l.outstanding[m]; busy {
-		r.blocked[g] = true // waits for the group's batch in flight
+		r.blocked[g] = true // waits for the marker's batch in flight
 		r.leftover = true
 		return nil
 	}
 	l.seq++
-	bl := &building{b: &batch{Marker: m, Seq: l.seq, src: map[pendingKey]int64{}}, deltas: map[deltaKey]int{}}
+	bl := &building{b: &batch{Marker: m, Seq: l.seq, Node: node, src: map[pendingKey]int64{}}, deltas: map[deltaKey]int{}}
 	r.fresh[g] = bl
+	r.byMarker[m] = bl
 	l.outstanding[m] = bl.b
 	return bl
 }

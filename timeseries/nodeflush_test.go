@@ -66,17 +66,17 @@ func TestClusterFlushOneCallPerNode(t *testing.T) {
 	for _, c := range cs {
 		assertClusterSums(t, cl, timeseries.CounterName(c), 2)
 	}
-	markers := 0
+	// One marker per node, in a slot of that node.
 	for _, s := range cl.Masters() {
-		for _, m := range markersOn(t, s) {
-			markers++
+		ms := markersOn(t, s)
+		if len(ms) != 1 || cl.MasterOf(ms[0]) != s {
+			t.Errorf("node %s has markers %v, want one of its own", s.Addr, ms)
+		}
+		for _, m := range ms {
 			if ttl, _ := redis.Int64(s.Do("TTL", m), nil); ttl <= 0 {
 				t.Errorf("marker %s has ttl %d", m, ttl)
 			}
 		}
-	}
-	if markers == 0 {
-		t.Error("no markers")
 	}
 }
 
@@ -139,9 +139,10 @@ func hashSum(t *testing.T, s *redistest.Server, key string) int64 {
 
 // A slot whose keys are split between two nodes mid-migration, in either
 // direction: the node script meets keys no longer there after writing
-// some of the slot's, undoes that batch's writes and leaves it to the
-// per-slot script, which Redis redirects (TRYAGAIN) until the slot has
-// moved. Nothing is applied twice or lost.
+// some of the node's, undoes the batch's writes and fences it; its writes
+// go into new batches, the slot's in one of its own, which Redis
+// redirects (TRYAGAIN) until the slot has moved. Nothing is applied twice
+// or lost.
 func TestClusterNodeBatchOfHalfMovedSlot(t *testing.T) {
 	cl, r := clusterRecorder(t, timeseries.Config{FlushInterval: time.Hour, FlushTimeout: 2 * time.Second})
 	slot, names := namesInSlot(8)
@@ -204,9 +205,9 @@ func TestClusterNodeBatchOfHalfMovedSlot(t *testing.T) {
 }
 
 // A node's reply lost (the node paused past the flush timeout, then
-// resumed: it runs the call after all) leaves its batches to be resent
-// as they are; each slot's marker refuses its batch the second time.
-// With failover, the promoted replica has the markers too.
+// resumed: it runs the call after all) leaves its batch to be resent as
+// it is; the node's marker refuses it the second time. With failover,
+// the promoted replica has the marker too.
 func TestClusterNodeBatchResentAfterLostReply(t *testing.T) {
 	for _, failover := range []bool{false, true} {
 		t.Run(fmt.Sprintf("failover=%v", failover), func(t *testing.T) {
@@ -248,8 +249,9 @@ func TestClusterNodeBatchResentAfterLostReply(t *testing.T) {
 	}
 }
 
-// A node's batches past 100,000 script arguments go in further calls:
-// 1,500 timed series with 20 bins each make about 150,000 per node.
+// A node's writes past about 100,000 script arguments go in further
+// rounds' calls: 1,500 timed series with 20 bins each make about 150,000
+// per node.
 func TestClusterNodeCallsCapped(t *testing.T) {
 	cl, r := clusterRecorder(t, timeseries.Config{FlushInterval: time.Hour, MaxNames: 2000, FlushTimeout: 30 * time.Second})
 	var cs []*timeseries.Counter

@@ -1,48 +1,56 @@
 package timeseries
 
-import (
-	"fmt"
+import "github.com/pulse-dev/pulse/internal/redisconn"
 
-	"github.com/gomodule/redigo/redis"
-
-	"github.com/pulse-dev/pulse/internal/redisconn"
-)
-
-// nodeScript applies, on one cluster node, the batches of several slots
-// that node serves: one call per node and flush instead of one per slot.
-// Redis 7 lets a script flagged allow-cross-slot-keys touch keys of any
-// slot the node serves, as long as the keys it declares share one slot;
-// it declares only the first batch's marker (which routes the call) and
+// nodeScript applies one node batch: the writes of every slot one
+// cluster node serves, guarded by that node's one marker, so a flush costs
+// one marker command per node, not one per slot. Redis 7 lets a script
+// flagged allow-cross-slot-keys touch keys of any slot the node serves, as
+// long as the keys it declares share one slot; it declares only the
+// marker, which routes the call (Redis redirects it by the marker), and
 // names every other key in ARGV. The flags also make Redis refuse the
 // whole call up front when full or a replica, before any write.
 //
-// Each batch keeps its own marker and the rule of flushScript: a batch
-// whose seq is not above its marker's value was applied before and is
-// skipped. The marker is read and set by one SET ... GET; a batch found
-// applied before puts back a later value, should one be there. Setting an
-// expiry costs a quarter of that SET, so the recorder asks for it only
-// every quarter of the marker's guaranteed life (see ttlFor); a marker
-// the SET creates gets one at once.
+// The marker holds the last seq of its batches and what became of it: N
+// applied, -N abandoned (fenced). It is read and set by one SET ... GET. A
+// batch whose seq is not above the marker's was settled before: applied
+// ({0}), or abandoned ({2}) when the marker holds exactly -seq; either way
+// the marker's value is put back. Setting an expiry costs a quarter of
+// that SET, so the recorder asks for it only every quarter of the
+// marker's guaranteed life (see ttlFor); a marker the SET creates gets one
+// at once.
 //
 // A key whose slot the node no longer serves, or is moving away and no
 // longer holds the key, fails its command mid-script ("non local key").
-// Redis does not roll a script back, so that batch's own writes are
-// undone (HINCRBY back or HDEL what was new, lat fields restored from the
-// HMGET), its marker is put back and the batch is reported not applied,
-// for the caller to send by the per-slot script, which Redis redirects
-// as a whole. Undoing cannot fail that way: a key just written is local,
-// and no migration runs during a script. Any other error but a refused
-// key is handled the same way, so a call never stops half done.
+// Redis does not roll a script back, so the batch's writes are undone
+// (HINCRBY back or HDEL what was new, lat fields restored from the
+// HMGET), the marker is set to -seq and the batch is reported abandoned
+// with the index of the key, {2, i}: all of it applied, or none, and never
+// later. Undoing cannot fail that way: a key just written is local, and
+// no migration runs during a script. Any other error but a refused key is
+// handled the same way, so a call never stops half done.
 //
-// ARGV: marker ttl, number of batches, then per batch: marker, seq, the
-// marker's new ttl or 0 to keep its ttl, n, m,
-// f, f indexes of keys whose member is listed anyway (no need to look
-// whether the write created their hash), n key/field/delta triples, m lat blocks (key, expireat, sum, min, max,
-// k, k field/count pairs). Returns one reply per batch, as flushScript's:
-// {status, refused indexes..., -created indexes...}, status 2 for not
-// applied.
+// Why a node batch is applied at most once: the marker key lives on one
+// node at a time and moves with its slot (MIGRATE carries its value), and
+// the check, the writes and the marker's new value are one script, so the
+// first send of batch N and every resend race on the same marker,
+// wherever it is, and the first to run decides: applied, or fenced, which
+// no later copy can undo. The recorder resends a batch whose reply was
+// lost as it is, with the same marker (following its redirections), and
+// takes its writes back into a new batch only after a definite answer:
+// applied, abandoned, or refused before running. A failover that loses
+// the script's effects before they reach a replica loses the marker's
+// with them (a script replicates as a whole), so the resend applies again
+// and once.
+//
+// KEYS: marker. ARGV: seq, the marker's ttl, its new ttl or 0 to keep its
+// ttl, n, m, f, f indexes of keys whose member is listed anyway (no need
+// to look whether the write created their hash), n key/field/delta
+// triples, m lat blocks (key, expireat, sum, min, max, k, k field/count
+// pairs). Returns flushScript's reply, {status, refused indexes...,
+// -created indexes...}, or {2[, index of the key not on the node]}.
 var nodeScript = redisconn.NewScript(`#!lua flags=allow-cross-slot-keys
-local ttl = ARGV[1]
+local marker, seq, ttl = KEYS[1], tonumber(ARGV[1]), ARGV[2]
 local function failed(r) return type(r) == 'table' and r.err end
 local function refused(e)
   return string.find(e, 'WRONGTYPE', 1, true) or string.find(e, 'not an integer', 1, true)
@@ -80,97 +88,69 @@ local function lat(a)
   redis.pcall('EXPIREAT', key, ARGV[a + 1])
   return nil, undo
 end
--- res holds the HINCRBY replies of the batch being applied (false for a
--- refused key) and lats the undo of its lat keys: shared by all batches,
--- so a batch allocates no table per key.
-local res, lats, nlat = {}, {}, 0
--- back undoes the first nres count keys of the batch whose keys start at
--- a, and its lat keys, puts its marker back and reports it not applied.
-local function back(a, nres, marker, old)
-  for i = nres, 1, -1 do
-    local r, at = res[i], a + 3 * (i - 1)
+local old
+if ARGV[3] == '0' then
+  old = redis.call('SET', marker, ARGV[1], 'KEEPTTL', 'GET')
+  if not old then redis.call('EXPIRE', marker, ttl) end
+else
+  old = redis.call('SET', marker, ARGV[1], 'EX', ARGV[3], 'GET')
+end
+local prev = tonumber(old or '0') or 0
+if seq <= math.abs(prev) then
+  if prev ~= seq then redis.call('SET', marker, old, 'EX', ttl) end
+  if prev == -seq then return {2} end
+  return {0}
+end
+-- res holds the HINCRBY replies (false for a refused key), lats the undo
+-- of the lat keys written.
+local res, lats = {}, {}
+-- fence undoes the first nres count keys and the lat keys written, marks
+-- the batch abandoned and reports the key at index i not on the node.
+local function fence(keys, nres, i)
+  for j = nres, 1, -1 do
+    local r, at = res[j], keys + 3 * (j - 1)
     if r then
       local key, field, d = ARGV[at], ARGV[at + 1], tonumber(ARGV[at + 2])
       if r == d then redis.call('HDEL', key, field)
       else redis.call('HINCRBY', key, field, string.format('%d', -d)) end
     end
   end
-  for i = nlat, 1, -1 do
-    local u = lats[i]
-    for j, f in ipairs(u.names) do
-      if u.cur[j] then redis.call('HSET', u.key, f, u.cur[j]) else redis.call('HDEL', u.key, f) end
+  for j = #lats, 1, -1 do
+    local u = lats[j]
+    for x, f in ipairs(u.names) do
+      if u.cur[x] then redis.call('HSET', u.key, f, u.cur[x]) else redis.call('HDEL', u.key, f) end
     end
   end
-  if old then redis.call('SET', marker, old, 'EX', ttl) else redis.call('DEL', marker) end
-  return {2}
+  redis.call('SET', marker, -seq, 'EX', ttl)
+  return {2, i}
 end
-local APPLIED, BEFORE, MOVED = {1}, {0}, {2}
--- push adds v to a batch's reply, copying the shared APPLIED first.
-local function push(out, v)
-  if out == APPLIED then out = {1} end
-  out[#out + 1] = v
-  return out
-end
--- batch applies the batch at a, of n count and m lat keys.
-local function batch(a, n, m)
-  local marker, seq = ARGV[a], tonumber(ARGV[a + 1])
-  local old
-  if ARGV[a + 2] == '0' then
-    old = redis.pcall('SET', marker, ARGV[a + 1], 'KEEPTTL', 'GET')
-    if failed(old) then return MOVED end
-    if not old then redis.call('EXPIRE', marker, ttl) end
+local n, m, f = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local out = {1}
+local listing = {}
+for j = 1, f do listing[tonumber(ARGV[6 + j])] = true end
+local a = 7 + f
+local keys = a
+for i = 1, n do
+  local key, d = ARGV[a], ARGV[a + 2]
+  local r = redis.pcall('HINCRBY', key, ARGV[a + 1], d)
+  if failed(r) then
+    if not refused(r.err) then return fence(keys, i - 1, i) end
+    res[i] = false
+    out[#out + 1] = i
   else
-    old = redis.pcall('SET', marker, ARGV[a + 1], 'EX', ARGV[a + 2], 'GET')
-    if failed(old) then return MOVED end
+    res[i] = r
+    if r == tonumber(d) and not listing[i] and redis.call('HLEN', key) == 1 then out[#out + 1] = -i end
   end
-  local prev = tonumber(old or '0')
-  if seq <= prev then
-    if seq < prev then redis.call('SET', marker, old, 'EX', ttl) end
-    return BEFORE
-  end
-  local out = APPLIED
-  local f = tonumber(ARGV[a + 5])
-  local listing
-  if f > 0 then
-    listing = {}
-    for j = 1, f do listing[tonumber(ARGV[a + 5 + j])] = true end
-  end
-  a = a + 6 + f
-  local keys = a
-  nlat = 0
-  for i = 1, n do
-    local key, d = ARGV[a], ARGV[a + 2]
-    local r = redis.pcall('HINCRBY', key, ARGV[a + 1], d)
-    if failed(r) then
-      if not refused(r.err) then return back(keys, i - 1, marker, old) end
-      res[i] = false
-      out = push(out, i)
-    else
-      res[i] = r
-      if r == tonumber(d) and not (listing and listing[i]) and redis.call('HLEN', key) == 1 then out = push(out, -i) end
-    end
-    a = a + 3
-  end
-  for j = 1, m do
-    local e, u = lat(a)
-    if u then
-      nlat = nlat + 1
-      lats[nlat] = u
-    end
-    if e then
-      if u or not refused(e) then return back(keys, n, marker, old) end
-      out = push(out, n + 1 + j)
-    end
-    a = a + 6 + 2 * tonumber(ARGV[a + 5])
-  end
-  return out
+  a = a + 3
 end
-local out, a = {}, 3
-for b = 1, tonumber(ARGV[2]) do
-  local n, m = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
-  out[b] = batch(a, n, m)
-  a = a + 6 + tonumber(ARGV[a + 5]) + 3 * n
-  for _ = 1, m do a = a + 6 + 2 * tonumber(ARGV[a + 5]) end
+for j = 1, m do
+  local e, u = lat(a)
+  if u then lats[#lats + 1] = u end
+  if e then
+    if u or not refused(e) then return fence(keys, n, n + 1 + j) end
+    out[#out + 1] = n + 1 + j
+  end
+  a = a + 6 + 2 * tonumber(ARGV[a + 5])
 end
 return out
 `)
@@ -187,49 +167,28 @@ func (r *Recorder) ttlFor(b *batch) int64 {
 	return r.markerTTL()
 }
 
-// maxNodeArgs caps the ARGV of one node script call; a node's batches
-// beyond it go in further calls of the same pipeline.
-const maxNodeArgs = 100_000
+// maxNodeDeltas bounds a node batch as maxBatchDeltas bounds any other
+// (a count key is one, a lat key latWeight), so that one node script call
+// stays around 100,000 arguments at most; a node's writes beyond it wait
+// for the next round of the same flush.
+const maxNodeDeltas = 25_000
 
-// nodeArgs is what batch b adds to a node script call's ARGV.
-func nodeArgs(b *batch) int {
-	n := 6 + 4*len(b.Keys) // at most every key listed
+// nodeCmd is the node script call of node batch b. listed reports whether
+// this recorder has listed a member already; the call is made under r.mu.
+func (r *Recorder) nodeCmd(b *batch, listed func(string) bool) redisconn.Cmd {
+	size := 6 + 4*len(b.Keys)
 	for _, d := range b.Lat {
-		n += 6 + 2*len(d.Fields)
-	}
-	return n
-}
-
-// nodeCmd is the node script call of batches, all of slots one node
-// serves.
-// listed reports whether this recorder has listed a member already; the
-// call is made under r.mu.
-func (r *Recorder) nodeCmd(batches []*batch, listed func(string) bool) redisconn.Cmd {
-	size := 2
-	for _, b := range batches {
-		size += nodeArgs(b)
+		size += 6 + 2*len(d.Fields)
 	}
 	args := make([]any, 0, size)
-	args = append(args, r.markerTTL(), len(batches))
-	for _, b := range batches {
-		args = append(args, b.Marker, b.Seq, r.ttlFor(b), len(b.Keys), len(b.Lat))
-		args = appendUnlisted(args, b, listed)
-		for i, k := range b.Keys {
-			args = append(args, k, b.Fields[i], b.Deltas[i])
-		}
-		for _, d := range b.Lat {
-			args = append(args, d.Key)
-			args = appendLat(args, []latDelta{d})
-		}
+	args = append(args, b.Seq, r.markerTTL(), r.ttlFor(b), len(b.Keys), len(b.Lat))
+	args = appendUnlisted(args, b, listed)
+	for i, k := range b.Keys {
+		args = append(args, k, b.Fields[i], b.Deltas[i])
 	}
-	return nodeScript.Cmd([]string{batches[0].Marker}, args...)
-}
-
-// nodeReplies splits a node script's reply into one reply per batch.
-func nodeReplies(reply any, n int) ([]any, error) {
-	vals, err := redis.Values(reply, nil)
-	if err != nil || len(vals) != n {
-		return nil, fmt.Errorf("unexpected node script reply (%d of %d batches): %v", len(vals), n, err)
+	for _, d := range b.Lat {
+		args = append(args, d.Key)
+		args = appendLat(args, []latDelta{d})
 	}
-	return vals, nil
+	return nodeScript.Cmd([]string{b.Marker}, args...)
 }

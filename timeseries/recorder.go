@@ -112,23 +112,21 @@ type Recorder struct {
 	maxNames      int
 	maxPendingAge int64
 	onError       func(error)
-	id            string // this process's marker name
+	id            string // this process's name, in its markers and spill files
+	markerBase    string // the markers' name before any hash tag
 
-	mu       sync.Mutex // guards the fields below
-	names    map[string]*Counter
-	counters []*Counter
-	overflow *Counter
-	ledger   *ledger
-	unlisted map[string]struct{} // cluster: to list in known: once landed
-	listed   map[string]struct{} // members this recorder has listed; see known.go
-	// markerRenewed is when each marker's expiry was last renewed by a
-	// node script call (unix seconds); see ttlFor.
-	markerRenewed map[string]int64
-	// redirected are markers that, declared by a node script call, had it
-	// redirected and have not landed since; see declareFirst.
-	redirected map[string]struct{}
-	status     flushStatus
-	closed     bool
+	mu            sync.Mutex // guards the fields below
+	names         map[string]*Counter
+	counters      []*Counter
+	overflow      *Counter
+	ledger        *ledger
+	unlisted      map[string]struct{} // cluster: to list in known: once landed
+	listed        map[string]struct{} // members this recorder has listed; see known.go
+	markerRenewed map[string]int64    // unix second of each marker's last renewal; see ttlFor
+	plan          *nodePlan           // cluster: the writes' grouping by node; see cluster.go
+	moving        map[int]struct{}    // cluster: slots batched per slot; see cluster.go
+	status        flushStatus
+	closed        bool
 
 	// nowSec is the current unix second when the clock is the system
 	// clock: a timer advances it at each second boundary, because reading
@@ -140,7 +138,7 @@ type Recorder struct {
 	flushMu sync.Mutex // one flush at a time
 	refused atomic.Int64
 	// perSlotOnly is set once the cluster refused the node script (Redis
-	// before 7): from then on each batch is a flush script call of its own.
+	// before 7): from then on batches are made per slot.
 	perSlotOnly atomic.Bool
 
 	cancel    context.CancelFunc
@@ -178,11 +176,12 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 		maxPendingAge: int64(cfg.MaxPendingAge / time.Second),
 		onError:       cfg.OnError,
 		id:            hex.EncodeToString(id),
+		markerBase:    schema.Prefix + "pulse:flushed:" + hex.EncodeToString(id),
 		names:         map[string]*Counter{},
 		unlisted:      map[string]struct{}{},
 		listed:        map[string]struct{}{},
 		markerRenewed: map[string]int64{},
-		redirected:    map[string]struct{}{},
+		moving:        map[int]struct{}{},
 		done:          make(chan struct{}),
 		coarseClock:   coarse,
 		timers:        timersOf(cfg.Clock),

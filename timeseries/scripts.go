@@ -33,8 +33,8 @@ import (
 // and listing land atomically; on a cluster the created keys are
 // reported, to be listed once the counts have landed (see listLanded).
 //
-// The node script (nodescript.go) keeps the same marker rule, so either
-// refuses a resend of the other's batch.
+// On a cluster it sends the batches of slots found moving; node batches
+// go by the node script (nodescript.go), under markers of their own.
 //
 // KEYS: marker, n count keys, m lat keys[, known]. ARGV: seq, marker
 // ttl, n, m, n field/delta pairs, m lat blocks (expireat, sum, min, max,
@@ -214,10 +214,11 @@ func notApplied(rep redisconn.Reply) bool {
 	return errors.As(rep.Err, &re)
 }
 
-// scriptReply is a flush script's answer for one batch: its status (1
-// applied, 0 applied before, 2 not applied: keys of its slot were not on
-// the node), the indexes of keys that refused their increments and those
-// of count keys whose hash the batch created.
+// scriptReply is a script's answer for one batch: its status (1 applied,
+// 0 applied before, 2 abandoned: a node batch fenced because a key was
+// not on the node, now or before), the indexes of keys that refused
+// their increments (for status 2, the key not on the node, if any) and
+// those of count keys whose hash the batch created.
 type scriptReply struct {
 	status  int64
 	refused []int64

@@ -23,10 +23,10 @@ type spillFile struct {
 	SHA256  string          `json:"sha256"`
 }
 
-// Version 2 added the durations of a batch (batch.Lat); a version 1 file
-// is read as batches without any.
+// Version 2 added the durations of a batch (batch.Lat), version 3 node
+// batches (batch.Node); an older file is read as batches without them.
 const (
-	spillVersion = 2
+	spillVersion = 3
 	spillSuffix  = ".spill"
 	badSuffix    = ".bad"
 )
@@ -149,8 +149,8 @@ func readSpill(name string) ([]*batch, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("not a spill file: %w", err)
 	}
-	if f.Version != 1 && f.Version != spillVersion {
-		return nil, fmt.Errorf("spill file version %d, want 1 or %d", f.Version, spillVersion)
+	if f.Version < 1 || f.Version > spillVersion {
+		return nil, fmt.Errorf("spill file version %d, want 1 to %d", f.Version, spillVersion)
 	}
 	if err := checkSpillSum(f.Batches, f.SHA256); err != nil {
 		return nil, err
@@ -179,7 +179,7 @@ func wellFormed(b *batch, v int) bool {
 	if b.Marker == "" || b.Seq <= 0 || n+len(b.Lat) == 0 || len(b.Fields) != n || len(b.Deltas) != n || len(b.Members) != n {
 		return false
 	}
-	if v < 2 && len(b.Lat) > 0 {
+	if (v < 2 && len(b.Lat) > 0) || (v < 3 && b.Node) {
 		return false
 	}
 	for _, d := range b.Lat {

@@ -51,3 +51,15 @@ func (s *Script) NodeCmd(route string, args ...any) Cmd {
 	a = append(a, args...)
 	return Cmd{Key: route, Name: "EVALSHA", Args: a, script: s}
 }
+
+// SlotMap returns the master address of every slot ("" for a slot no
+// master serves), by the map Do routes by: the same slice until the map
+// is read again, so a caller may keep what it derived from it while the
+// slice is the same. The caller must not change it. On one server it
+// returns nil.
+func (r *Router) SlotMap() ([]string, error) {
+	if r.cluster == nil {
+		return nil, nil
+	}
+	return r.slotMap()
+}

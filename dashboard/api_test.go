@@ -15,6 +15,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/dashboard"
+	"github.com/pulse-dev/pulse/internal/dashtest"
 	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -24,55 +25,55 @@ func seg(name string) string { return url.PathEscape(name) }
 
 // checkError asserts an error answer: the status, a JSON content type and
 // a body that is exactly {"error": "<something>"}.
-func checkError(t *testing.T, r response, status int) {
+func checkError(t *testing.T, r dashtest.Response, status int) {
 	t.Helper()
-	if r.status != status {
-		t.Errorf("status %d, want %d; body %s", r.status, status, r.body)
+	if r.Status != status {
+		t.Errorf("status %d, want %d; body %s", r.Status, status, r.Body)
 	}
-	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("Content-Type %q, want JSON", ct)
 	}
 	var body map[string]any
-	if err := json.Unmarshal([]byte(r.body), &body); err != nil {
-		t.Fatalf("error body %q is not JSON: %v", r.body, err)
+	if err := json.Unmarshal([]byte(r.Body), &body); err != nil {
+		t.Fatalf("error body %q is not JSON: %v", r.Body, err)
 	}
 	msg, ok := body["error"].(string)
 	if !ok || msg == "" || len(body) != 1 {
-		t.Errorf(`error body %s, want {"error":"…"} only`, r.body)
+		t.Errorf(`error body %s, want {"error":"…"} only`, r.Body)
 	}
 }
 
 func TestCountersList(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	r := get(t, f.root+"api/counters")
-	if r.status != http.StatusOK {
-		t.Fatalf("status %d: %s", r.status, r.body)
+	f := dashtest.New(t, dashtest.Options{})
+	r := dashtest.Get(t, f.Root+"api/counters")
+	if r.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
 	}
 	var got struct {
 		Counters []timeseries.SeriesInfo `json:"counters"`
 	}
-	if err := json.Unmarshal([]byte(r.body), &got); err != nil {
+	if err := json.Unmarshal([]byte(r.Body), &got); err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprint([]timeseries.SeriesInfo{
-		{Name: scriptName, Precisions: series.DefaultPrecisions},
-		{Name: imgName, Precisions: series.DefaultPrecisions},
-		{Name: routeName, Precisions: series.DefaultPrecisions},
+		{Name: dashtest.ScriptName, Precisions: series.DefaultPrecisions},
+		{Name: dashtest.ImgName, Precisions: series.DefaultPrecisions},
+		{Name: dashtest.RouteName, Precisions: series.DefaultPrecisions},
 		{Name: "hits", Precisions: series.DefaultPrecisions},
 	})
 	if fmt.Sprint(got.Counters) != want {
 		t.Errorf("counters = %v\nwant %s", got.Counters, want)
 	}
-	if strings.Contains(r.body, "<") {
-		t.Errorf("raw < in JSON: %s", r.body)
+	if strings.Contains(r.Body, "<") {
+		t.Errorf("raw < in JSON: %s", r.Body)
 	}
-	if cc := r.header.Get("Cache-Control"); cc != "no-store" {
+	if cc := r.Header.Get("Cache-Control"); cc != "no-store" {
 		t.Errorf("Cache-Control %q, want no-store", cc)
 	}
 }
 
 func TestSamples(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := dashtest.New(t, dashtest.Options{})
 	const cur = `"current":1700000600`
 	tests := []struct {
 		name, path string
@@ -90,18 +91,18 @@ func TestSamples(t *testing.T) {
 			`{"name":"hits","precision":60,"samples":[{"time":1699999980,"count":6},{"time":1700000580,"count":4}],"current":1700000580}`},
 		{"route template as one escaped segment", "api/counters/GET%20%2Fposts%2F%3Aid?precision=60",
 			`{"name":"GET /posts/:id","precision":60,"samples":[{"time":1699999980,"count":2},{"time":1700000280,"count":5}],"current":1700000580}`},
-		{"hostile name", "api/counters/" + seg(scriptName) + "?precision=5",
+		{"hostile name", "api/counters/" + seg(dashtest.ScriptName) + "?precision=5",
 			`{"name":"\u003c/script\u003e\u003cscript\u003ealert(1)\u003c/script\u003e","precision":5,"samples":[{"time":1700000015,"count":2}],` + cur + `}`},
 		{"hostile name, escaped differently", "api/counters/%3Cimg%20src=x%20onerror=alert(1)%3E?precision=86400",
 			`{"name":"\u003cimg src=x onerror=alert(1)\u003e","precision":86400,"samples":[{"time":1699920000,"count":1}],"current":1699920000}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := get(t, f.root+tt.path)
-			if r.status != http.StatusOK {
-				t.Fatalf("status %d: %s", r.status, r.body)
+			r := dashtest.Get(t, f.Root+tt.path)
+			if r.Status != http.StatusOK {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
 			}
-			if got := strings.TrimSpace(r.body); got != tt.want {
+			if got := strings.TrimSpace(r.Body); got != tt.want {
 				t.Errorf("body\n%s\nwant\n%s", got, tt.want)
 			}
 		})
@@ -109,7 +110,7 @@ func TestSamples(t *testing.T) {
 }
 
 func TestSamplesBadInput(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := dashtest.New(t, dashtest.Options{})
 	long := strings.Repeat("x", series.MaxNameLen+1)
 	tests := []struct {
 		name, path string
@@ -146,80 +147,45 @@ func TestSamplesBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checkError(t, get(t, f.root+tt.path), tt.status)
+			checkError(t, dashtest.Get(t, f.Root+tt.path), tt.status)
 		})
 	}
 }
 
 func TestOnlyGetAndHead(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := dashtest.New(t, dashtest.Options{})
 	for _, path := range []string{"", "api/counters", "api/counters/hits?precision=5", "api/overview?precision=5", "api/health",
 		"api/entities", "api/entities/post/7", "static/main.js", "api/nothing"} {
 		for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodOptions} {
-			r := do(t, m, f.root+path, nil)
+			r := dashtest.Do(t, m, f.Root+path, nil)
 			checkError(t, r, http.StatusMethodNotAllowed)
-			if allow := r.header.Get("Allow"); allow != "GET, HEAD" {
+			if allow := r.Header.Get("Allow"); allow != "GET, HEAD" {
 				t.Errorf("%s %s: Allow %q", m, path, allow)
 			}
 		}
-		if r := do(t, http.MethodHead, f.root+path, nil); r.status >= 500 || r.body != "" {
-			t.Errorf("HEAD %s: status %d, body %q", path, r.status, r.body)
+		if r := dashtest.Do(t, http.MethodHead, f.Root+path, nil); r.Status >= 500 || r.Body != "" {
+			t.Errorf("HEAD %s: status %d, body %q", path, r.Status, r.Body)
 		}
 	}
 }
 
-type overviewBody struct {
-	Precision int   `json:"precision"`
-	From      int64 `json:"from"`
-	To        int64 `json:"to"`
-	Current   int64 `json:"current"`
-	Now       int64 `json:"now"`
-	Top       []struct {
-		Name    string              `json:"name"`
-		Total   int64               `json:"total"`
-		Samples []timeseries.Sample `json:"samples"`
-	} `json:"top"`
-	Pinned []struct {
-		Name    string              `json:"name"`
-		Total   int64               `json:"total"`
-		Samples []timeseries.Sample `json:"samples"`
-	} `json:"pinned"`
-	Totals []struct {
-		Name  string `json:"name"`
-		Total int64  `json:"total"`
-	} `json:"totals"`
-}
-
-func getOverview(t *testing.T, u string) overviewBody {
-	t.Helper()
-	r := get(t, u)
-	if r.status != http.StatusOK {
-		t.Fatalf("status %d: %s", r.status, r.body)
-	}
-	var ov overviewBody
-	if err := json.Unmarshal([]byte(r.body), &ov); err != nil {
-		t.Fatal(err)
-	}
-	return ov
-}
-
 func TestOverview(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := dashtest.New(t, dashtest.Options{})
 
-	ov := getOverview(t, f.root+"api/overview?precision=5")
-	if ov.Precision != 5 || ov.Current != 1700000600 || ov.To != 1700000600 || ov.From != 1700000600-119*5 || ov.Now != fixtureNow.Unix() {
+	ov := dashtest.GetOverview(t, f.Root+"api/overview?precision=5")
+	if ov.Precision != 5 || ov.Current != 1700000600 || ov.To != 1700000600 || ov.From != 1700000600-119*5 || ov.Now != dashtest.Now.Unix() {
 		t.Errorf("window: precision %d from %d to %d current %d now %d", ov.Precision, ov.From, ov.To, ov.Current, ov.Now)
 	}
-	// The window's first bucket is t0+5: the 3 hits at t0 are out, so
+	// The window's first bucket is dashtest.T0+5: the 3 hits at dashtest.T0 are out, so
 	// hits ties with the route and the tie goes by name.
 	var totals []string
 	for _, tt := range ov.Totals {
 		totals = append(totals, fmt.Sprintf("%s=%d", tt.Name, tt.Total))
 	}
-	if got, want := strings.Join(totals, " "), routeName+"=7 hits=7 "+scriptName+"=2 "+imgName+"=1"; got != want {
+	if got, want := strings.Join(totals, " "), dashtest.RouteName+"=7 hits=7 "+dashtest.ScriptName+"=2 "+dashtest.ImgName+"=1"; got != want {
 		t.Errorf("totals %s, want %s", got, want)
 	}
-	if len(ov.Top) != 4 || ov.Top[0].Name != routeName || ov.Top[1].Name != "hits" {
+	if len(ov.Top) != 4 || ov.Top[0].Name != dashtest.RouteName || ov.Top[1].Name != "hits" {
 		t.Fatalf("%d top series, first %q", len(ov.Top), ov.Top[0].Name)
 	}
 	// Each charted series is zero-filled over the whole window, and its
@@ -228,11 +194,11 @@ func TestOverview(t *testing.T) {
 		if len(s.Samples) != 120 || s.Samples[0].Time != ov.From || s.Samples[119].Time != ov.To {
 			t.Errorf("%s: %d samples from %v, want 120 from %d to %d", s.Name, len(s.Samples), s.Samples[0], ov.From, ov.To)
 		}
-		r := get(t, fmt.Sprintf("%sapi/counters/%s?precision=5&from=%d&to=%d&fill=zero", f.root, seg(s.Name), ov.From, ov.To))
+		r := dashtest.Get(t, fmt.Sprintf("%sapi/counters/%s?precision=5&from=%d&to=%d&fill=zero", f.Root, seg(s.Name), ov.From, ov.To))
 		var one struct {
 			Samples []timeseries.Sample `json:"samples"`
 		}
-		if err := json.Unmarshal([]byte(r.body), &one); err != nil {
+		if err := json.Unmarshal([]byte(r.Body), &one); err != nil {
 			t.Fatal(err)
 		}
 		if fmt.Sprint(one.Samples) != fmt.Sprint(s.Samples) {
@@ -242,26 +208,26 @@ func TestOverview(t *testing.T) {
 
 	// n limits the chart count; pinned series come along whatever their
 	// traffic, unknown pinned names are left out.
-	ov = getOverview(t, f.root+"api/overview?precision=5&n=1&series="+url.QueryEscape(imgName)+"&series=nope&series="+url.QueryEscape(imgName))
-	if len(ov.Top) != 1 || ov.Top[0].Name != routeName {
+	ov = dashtest.GetOverview(t, f.Root+"api/overview?precision=5&n=1&series="+url.QueryEscape(dashtest.ImgName)+"&series=nope&series="+url.QueryEscape(dashtest.ImgName))
+	if len(ov.Top) != 1 || ov.Top[0].Name != dashtest.RouteName {
 		t.Errorf("n=1: %d top series", len(ov.Top))
 	}
-	if len(ov.Pinned) != 1 || ov.Pinned[0].Name != imgName || ov.Pinned[0].Total != 1 || len(ov.Pinned[0].Samples) != 120 {
+	if len(ov.Pinned) != 1 || ov.Pinned[0].Name != dashtest.ImgName || ov.Pinned[0].Total != 1 || len(ov.Pinned[0].Samples) != 120 {
 		t.Errorf("pinned: %d series", len(ov.Pinned))
 	}
 
 	// A short window holds only the current bucket's hits; quiet series
 	// are listed with 0 but not charted.
-	ov = getOverview(t, f.root+"api/overview?precision=5&last=3")
+	ov = dashtest.GetOverview(t, f.Root+"api/overview?precision=5&last=3")
 	if len(ov.Top) != 1 || ov.Top[0].Total != 4 || fmt.Sprint(ov.Top[0].Samples) != "[{1700000590 0} {1700000595 0} {1700000600 4}]" {
 		t.Errorf("last=3: top = %+v", ov.Top)
 	}
-	if len(ov.Totals) != 4 || ov.Totals[1].Name != scriptName || ov.Totals[1].Total != 0 {
+	if len(ov.Totals) != 4 || ov.Totals[1].Name != dashtest.ScriptName || ov.Totals[1].Total != 0 {
 		t.Errorf("last=3: totals = %+v", ov.Totals)
 	}
 
 	// Another precision sums the same hits into wider buckets.
-	ov = getOverview(t, f.root+"api/overview?precision=60")
+	ov = dashtest.GetOverview(t, f.Root+"api/overview?precision=60")
 	if ov.Top[0].Name != "hits" || ov.Top[0].Total != 10 || ov.Current != 1700000580 {
 		t.Errorf("precision 60: %s=%d, current %d", ov.Top[0].Name, ov.Top[0].Total, ov.Current)
 	}
@@ -270,10 +236,11 @@ func TestOverview(t *testing.T) {
 // TestOverviewLeavesRouteClassesOut: a route's status class series are
 // listed and pinnable, but not charted among the busiest.
 func TestOverviewLeavesRouteClassesOut(t *testing.T) {
-	f := newFixture(t, fixtureOptions{noTraffic: true})
-	f.record(t, hit{"GET /a", 5 * time.Second, 9}, hit{"GET /a status:2xx", 5 * time.Second, 8},
-		hit{"GET /a status:5xx", 5 * time.Second, 1}, hit{"hits", 5 * time.Second, 9}, hit{"tenant status:2xx", 5 * time.Second, 3})
-	ov := getOverview(t, f.root+"api/overview?precision=5&series="+url.QueryEscape("GET /a status:5xx"))
+	f := dashtest.New(t, dashtest.Options{NoTraffic: true})
+	at5s := func(name string, n int) dashtest.Hit { return dashtest.Hit{Name: name, At: 5 * time.Second, N: n} }
+	f.Record(t, at5s("GET /a", 9), at5s("GET /a status:2xx", 8), at5s("GET /a status:5xx", 1), at5s("hits", 9),
+		at5s("tenant status:2xx", 3))
+	ov := dashtest.GetOverview(t, f.Root+"api/overview?precision=5&series="+url.QueryEscape("GET /a status:5xx"))
 	var top, totals []string
 	for _, s := range ov.Top {
 		top = append(top, s.Name)
@@ -294,7 +261,7 @@ func TestOverviewLeavesRouteClassesOut(t *testing.T) {
 }
 
 func TestOverviewBadInput(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := dashtest.New(t, dashtest.Options{})
 	many := strings.Repeat("&series=a", dashboard.MaxPinned+1)
 	tests := []struct {
 		name, query string
@@ -316,39 +283,39 @@ func TestOverviewBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checkError(t, get(t, f.root+"api/overview?"+tt.query), http.StatusBadRequest)
+			checkError(t, dashtest.Get(t, f.Root+"api/overview?"+tt.query), http.StatusBadRequest)
 		})
 	}
 }
 
 func TestHealth(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	r := get(t, f.root+"api/health")
-	if r.status != http.StatusOK {
-		t.Fatalf("status %d: %s", r.status, r.body)
+	f := dashtest.New(t, dashtest.Options{})
+	r := dashtest.Get(t, f.Root+"api/health")
+	if r.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
 	}
 	var h timeseries.Health
-	if err := json.Unmarshal([]byte(r.body), &h); err != nil {
+	if err := json.Unmarshal([]byte(r.Body), &h); err != nil {
 		t.Fatal(err)
 	}
-	want := f.rec.Health()
-	if !h.RedisUp || !h.LastFlush.Equal(fixtureNow) || h.PendingHits != want.PendingHits || h.Series != want.Series || h.Series != 4 {
+	want := f.Rec.Health()
+	if !h.RedisUp || !h.LastFlush.Equal(dashtest.Now) || h.PendingHits != want.PendingHits || h.Series != want.Series || h.Series != 4 {
 		t.Errorf("health %+v, want %+v", h, want)
 	}
 
 	// Pending hits show up before they are flushed.
-	c, _ := f.rec.Counter("hits")
+	c, _ := f.Rec.Counter("hits")
 	c.Inc()
 	c.Inc()
-	if err := json.Unmarshal([]byte(get(t, f.root+"api/health").body), &h); err != nil {
+	if err := json.Unmarshal([]byte(dashtest.Get(t, f.Root+"api/health").Body), &h); err != nil {
 		t.Fatal(err)
 	}
 	if h.PendingHits != 2 {
 		t.Errorf("pending hits %d, want 2", h.PendingHits)
 	}
 
-	bare := newFixture(t, fixtureOptions{noHealth: true, noTraffic: true})
-	checkError(t, get(t, bare.root+"api/health"), http.StatusNotFound)
+	bare := dashtest.New(t, dashtest.Options{NoHealth: true, NoTraffic: true})
+	checkError(t, dashtest.Get(t, bare.Root+"api/health"), http.StatusNotFound)
 }
 
 // TestHealthProbe: api/health answers 503 when recording does not work, so
@@ -356,57 +323,57 @@ func TestHealth(t *testing.T) {
 func TestHealthProbe(t *testing.T) {
 	// The recorder of the fixture flushes hourly (the test flushes by
 	// hand); the probe is told the interval of a real one.
-	f := newFixture(t, fixtureOptions{flushInterval: time.Second})
+	f := dashtest.New(t, dashtest.Options{FlushInterval: time.Second})
 	status := func() (int, string) {
-		r := get(t, f.root+"api/health")
+		r := dashtest.Get(t, f.Root+"api/health")
 		var h struct {
 			OK      bool   `json:"ok"`
 			Problem string `json:"problem"`
 		}
-		if err := json.Unmarshal([]byte(r.body), &h); err != nil {
-			t.Fatalf("%d %s: %v", r.status, r.body, err)
+		if err := json.Unmarshal([]byte(r.Body), &h); err != nil {
+			t.Fatalf("%d %s: %v", r.Status, r.Body, err)
 		}
-		if h.OK != (r.status == http.StatusOK) {
-			t.Errorf("status %d with ok %v", r.status, h.OK)
+		if h.OK != (r.Status == http.StatusOK) {
+			t.Errorf("status %d with ok %v", r.Status, h.OK)
 		}
-		return r.status, h.Problem
+		return r.Status, h.Problem
 	}
 	if s, p := status(); s != http.StatusOK {
 		t.Fatalf("healthy: %d %s", s, p)
 	}
 
 	// No flush for more than three intervals while hits are pending.
-	c, _ := f.rec.Counter("hits")
+	c, _ := f.Rec.Counter("hits")
 	c.Inc()
-	f.clock.Advance(2 * time.Second)
+	f.Clock.Advance(2 * time.Second)
 	if s, p := status(); s != http.StatusOK {
 		t.Errorf("2 s after the last flush: %d %s", s, p)
 	}
-	f.clock.Advance(2 * time.Second)
+	f.Clock.Advance(2 * time.Second)
 	if s, p := status(); s != http.StatusServiceUnavailable || !strings.Contains(p, "no flush") {
 		t.Errorf("4 s after the last flush with a hit pending: %d %q", s, p)
 	}
-	f.flush(t)
+	f.Flush(t)
 	if s, p := status(); s != http.StatusOK {
 		t.Errorf("after a flush: %d %s", s, p)
 	}
 
 	// Redis down: the recorder's failed flush, and an idle recorder too.
-	f.srv.Stop()
+	f.Srv.Stop()
 	if s, p := status(); s != http.StatusServiceUnavailable || !strings.Contains(p, "redis") {
 		t.Errorf("Redis down, recorder idle: %d %q", s, p)
 	}
 	c.Inc()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := f.rec.Flush(ctx); err == nil {
+	if err := f.Rec.Flush(ctx); err == nil {
 		t.Fatal("flush with Redis down succeeded")
 	}
 	if s, p := status(); s != http.StatusServiceUnavailable || !strings.Contains(p, "last flush failed") {
 		t.Errorf("Redis down, flush failed: %d %q", s, p)
 	}
-	f.srv.Restart()
-	f.flush(t)
+	f.Srv.Restart()
+	f.Flush(t)
 	if s, p := status(); s != http.StatusOK {
 		t.Errorf("Redis back: %d %s", s, p)
 	}
@@ -415,19 +382,17 @@ func TestHealthProbe(t *testing.T) {
 // TestPanicIsGeneric: a panic below a handler answers a generic 500; its
 // value stays in the log.
 func TestPanicIsGeneric(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	f.ents.mu.Lock()
-	f.ents.panics = true
-	f.ents.mu.Unlock()
-	r := get(t, f.root+"api/entities/post/top?field=views")
+	f := dashtest.New(t, dashtest.Options{})
+	f.Ents.SetPanics(true)
+	r := dashtest.Get(t, f.Root+"api/entities/post/top?field=views")
 	checkError(t, r, http.StatusInternalServerError)
-	if strings.Contains(r.body, "secret") || strings.Contains(r.body, "deadbeef") {
-		t.Errorf("panic value reaches the client: %s", r.body)
+	if strings.Contains(r.Body, "secret") || strings.Contains(r.Body, "deadbeef") {
+		t.Errorf("panic value reaches the client: %s", r.Body)
 	}
 }
 
 func TestEntities(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := dashtest.New(t, dashtest.Options{})
 	tests := []struct {
 		name, path string
 		want       string
@@ -455,11 +420,11 @@ func TestEntities(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := get(t, f.root+tt.path)
-			if r.status != http.StatusOK {
-				t.Fatalf("status %d: %s", r.status, r.body)
+			r := dashtest.Get(t, f.Root+tt.path)
+			if r.Status != http.StatusOK {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
 			}
-			if got := strings.TrimSpace(r.body); got != tt.want {
+			if got := strings.TrimSpace(r.Body); got != tt.want {
 				t.Errorf("body\n%s\nwant\n%s", got, tt.want)
 			}
 		})
@@ -467,7 +432,7 @@ func TestEntities(t *testing.T) {
 }
 
 func TestEntitiesBadInput(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := dashtest.New(t, dashtest.Options{})
 	ids := func(n int) string {
 		parts := make([]string, n)
 		for i := range parts {
@@ -499,62 +464,62 @@ func TestEntitiesBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checkError(t, get(t, f.root+tt.path), tt.status)
+			checkError(t, dashtest.Get(t, f.Root+tt.path), tt.status)
 		})
 	}
 	// The most ids allowed are fine.
-	if r := get(t, f.root+"api/entities/post?ids="+ids(dashboard.MaxIDs)); r.status != http.StatusOK {
-		t.Errorf("%d ids: status %d", dashboard.MaxIDs, r.status)
+	if r := dashtest.Get(t, f.Root+"api/entities/post?ids="+ids(dashboard.MaxIDs)); r.Status != http.StatusOK {
+		t.Errorf("%d ids: status %d", dashboard.MaxIDs, r.Status)
 	}
 
 	// A failing store is the server's problem, not the client's.
-	f.ents.setBroken(true)
+	f.Ents.SetBroken(true)
 	for _, path := range []string{"api/entities/post/7", "api/entities/post?ids=1", "api/entities/post/top?field=views"} {
-		checkError(t, get(t, f.root+path), http.StatusServiceUnavailable)
+		checkError(t, dashtest.Get(t, f.Root+path), http.StatusServiceUnavailable)
 	}
 
-	bare := newFixture(t, fixtureOptions{noEntities: true, noTraffic: true})
+	bare := dashtest.New(t, dashtest.Options{NoEntities: true, NoTraffic: true})
 	for _, path := range []string{"api/entities", "api/entities/post/7", "api/entities/post?ids=1", "api/entities/post/top?field=views"} {
-		checkError(t, get(t, bare.root+path), http.StatusNotFound)
+		checkError(t, dashtest.Get(t, bare.Root+path), http.StatusNotFound)
 	}
 }
 
 // TestRedisDown: reads fail with 503 while Redis is down, and work again
 // when it is back, with nothing lost.
 func TestRedisDown(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	f.srv.Stop()
+	f := dashtest.New(t, dashtest.Options{})
+	f.Srv.Stop()
 	for _, path := range []string{"api/counters", "api/counters/hits?precision=5", "api/overview?precision=5", "api/health"} {
-		r := get(t, f.root+path)
-		if r.status != http.StatusServiceUnavailable {
-			t.Errorf("%s with Redis down: %d %s", path, r.status, r.body)
+		r := dashtest.Get(t, f.Root+path)
+		if r.Status != http.StatusServiceUnavailable {
+			t.Errorf("%s with Redis down: %d %s", path, r.Status, r.Body)
 		}
 		// The client learns that the backend failed, not where or how.
 		for _, leak := range []string{"dial", "127.0.0.1", "refused", "timeseries:"} {
-			if strings.Contains(r.body, leak) {
-				t.Errorf("%s: the answer %s leaks %q", path, r.body, leak)
+			if strings.Contains(r.Body, leak) {
+				t.Errorf("%s: the answer %s leaks %q", path, r.Body, leak)
 			}
 		}
 	}
-	f.srv.Restart()
-	r := get(t, f.root+"api/counters/hits?precision=86400")
-	if r.status != http.StatusOK || !strings.Contains(r.body, `"count":10`) {
-		t.Errorf("after restart: %d %s", r.status, r.body)
+	f.Srv.Restart()
+	r := dashtest.Get(t, f.Root+"api/counters/hits?precision=86400")
+	if r.Status != http.StatusOK || !strings.Contains(r.Body, `"count":10`) {
+		t.Errorf("after restart: %d %s", r.Status, r.Body)
 	}
 }
 
 func TestConfigErrors(t *testing.T) {
-	f := newFixture(t, fixtureOptions{noTraffic: true})
+	f := dashtest.New(t, dashtest.Options{NoTraffic: true})
 	tests := []struct {
 		name string
 		cfg  dashboard.Config
 	}{
 		{"no store", dashboard.Config{}},
-		{"poll too fast", dashboard.Config{Store: f.store, PollInterval: dashboard.MinPollInterval / 2}},
-		{"overview negative", dashboard.Config{Store: f.store, Overview: -1}},
-		{"overview too large", dashboard.Config{Store: f.store, Overview: dashboard.MaxOverview + 1}},
-		{"timeout negative", dashboard.Config{Store: f.store, Timeout: -1}},
-		{"visitors series not a name", dashboard.Config{Store: f.store, VisitorsSeries: "hits\n"}},
+		{"poll too fast", dashboard.Config{Store: f.Store, PollInterval: dashboard.MinPollInterval / 2}},
+		{"overview negative", dashboard.Config{Store: f.Store, Overview: -1}},
+		{"overview too large", dashboard.Config{Store: f.Store, Overview: dashboard.MaxOverview + 1}},
+		{"timeout negative", dashboard.Config{Store: f.Store, Timeout: -1}},
+		{"visitors series not a name", dashboard.Config{Store: f.Store, VisitorsSeries: "hits\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -566,7 +531,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestEntityTopLabels(t *testing.T) {
-	f := newFixture(t, fixtureOptions{labels: func(_ context.Context, kind string, ids []int64) (map[int64]string, error) {
+	f := dashtest.New(t, dashtest.Options{Labels: func(_ context.Context, kind string, ids []int64) (map[int64]string, error) {
 		if kind != "post" {
 			return nil, errors.New("no labels for " + kind)
 		}
@@ -579,9 +544,9 @@ func TestEntityTopLabels(t *testing.T) {
 		{"api/entities/user/top?field=followers", `{"kind":"user","field":"followers","top":[{"id":"1","count":5}]}`},
 	}
 	for _, tt := range tests {
-		r := get(t, f.root+tt.path)
-		if r.status != http.StatusOK || strings.TrimSpace(r.body) != tt.want {
-			t.Errorf("%s = %d %s\nwant %s", tt.path, r.status, r.body, tt.want)
+		r := dashtest.Get(t, f.Root+tt.path)
+		if r.Status != http.StatusOK || strings.TrimSpace(r.Body) != tt.want {
+			t.Errorf("%s = %d %s\nwant %s", tt.path, r.Status, r.Body, tt.want)
 		}
 	}
 }
@@ -589,43 +554,43 @@ func TestEntityTopLabels(t *testing.T) {
 // Without a FlushInterval of its own the probe takes the recorder's, from
 // its Health: an hourly recorder is not late after 4 s, but is after 3 h.
 func TestHealthProbeUsesRecorderInterval(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	c, _ := f.rec.Counter("hits")
+	f := dashtest.New(t, dashtest.Options{})
+	c, _ := f.Rec.Counter("hits")
 	c.Inc()
-	f.clock.Advance(4 * time.Second)
-	if r := get(t, f.root+"api/health"); r.status != http.StatusOK {
-		t.Errorf("4 s into an hourly interval: %d %s", r.status, r.body)
+	f.Clock.Advance(4 * time.Second)
+	if r := dashtest.Get(t, f.Root+"api/health"); r.Status != http.StatusOK {
+		t.Errorf("4 s into an hourly interval: %d %s", r.Status, r.Body)
 	}
-	f.clock.Advance(3 * time.Hour)
-	if r := get(t, f.root+"api/health"); r.status != http.StatusServiceUnavailable {
-		t.Errorf("3 h without a flush of an hourly recorder: %d %s", r.status, r.body)
+	f.Clock.Advance(3 * time.Hour)
+	if r := dashtest.Get(t, f.Root+"api/health"); r.Status != http.StatusServiceUnavailable {
+		t.Errorf("3 h without a flush of an hourly recorder: %d %s", r.Status, r.Body)
 	}
 }
 
 // Open dashboards poll the same view at once: identical overview reads
 // that arrive while one is under way share it, one Redis read for all.
 func TestOverviewReadsShared(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	f.srv.Do("CONFIG", "RESETSTAT")
-	f.srv.Pause() // the first read waits on Redis; the others join it
+	f := dashtest.New(t, dashtest.Options{})
+	f.Srv.Do("CONFIG", "RESETSTAT")
+	f.Srv.Pause() // the first read waits on Redis; the others join it
 	var wg sync.WaitGroup
 	codes := make([]int, 8)
 	for i := range codes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			codes[i] = get(t, f.root+"api/overview?precision=5&n=24").status
+			codes[i] = dashtest.Get(t, f.Root+"api/overview?precision=5&n=24").Status
 		}()
 	}
 	time.Sleep(300 * time.Millisecond)
-	f.srv.Resume()
+	f.Srv.Resume()
 	wg.Wait()
 	for i, code := range codes {
 		if code != http.StatusOK {
 			t.Errorf("read %d: %d", i, code)
 		}
 	}
-	stats, _ := redis.String(f.srv.Do("INFO", "commandstats"), nil)
+	stats, _ := redis.String(f.Srv.Do("INFO", "commandstats"), nil)
 	if !strings.Contains(stats, "cmdstat_zrange:calls=1,") {
 		t.Errorf("8 identical overview reads listed the series more than once:\n%s", stats)
 	}
@@ -634,12 +599,12 @@ func TestOverviewReadsShared(t *testing.T) {
 // Hits that arrive after an idle spell are not late: the flushes that had
 // nothing to write count as flushes.
 func TestHealthProbeAfterIdle(t *testing.T) {
-	f := newFixture(t, fixtureOptions{flushInterval: time.Second, noTraffic: true})
-	f.clock.Advance(10 * time.Second)
-	f.flush(t) // nothing to write: the flusher is alive all the same
-	c, _ := f.rec.Counter("hits")
+	f := dashtest.New(t, dashtest.Options{FlushInterval: time.Second, NoTraffic: true})
+	f.Clock.Advance(10 * time.Second)
+	f.Flush(t) // nothing to write: the flusher is alive all the same
+	c, _ := f.Rec.Counter("hits")
 	c.Inc()
-	if r := get(t, f.root+"api/health"); r.status != http.StatusOK {
-		t.Errorf("a hit just after an empty flush: %d %s", r.status, r.body)
+	if r := dashtest.Get(t, f.Root+"api/health"); r.Status != http.StatusOK {
+		t.Errorf("a hit just after an empty flush: %d %s", r.Status, r.Body)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/dashboard"
+	"github.com/pulse-dev/pulse/internal/dashtest"
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -21,25 +22,25 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 func TestAPIOnCluster(t *testing.T) {
 	cl := redistest.SharedCluster(t)
 	cl.Reset(t)
-	clock := timeseries.NewManualClock(t0)
+	clock := timeseries.NewManualClock(dashtest.T0)
 	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: cl.Client(t), Clock: clock, FlushInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rec.Close(context.Background())
 	want := map[string]int64{}
-	for _, h := range knownTraffic {
-		clock.Advance(t0.Add(h.at).Sub(clock.Now()))
-		c, err := rec.Counter(h.name)
+	for _, h := range dashtest.KnownTraffic {
+		clock.Advance(dashtest.T0.Add(h.At).Sub(clock.Now()))
+		c, err := rec.Counter(h.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range h.n {
+		for range h.N {
 			c.Inc()
 		}
-		want[h.name] += int64(h.n)
+		want[h.Name] += int64(h.N)
 	}
-	clock.Advance(fixtureNow.Sub(clock.Now()))
+	clock.Advance(dashtest.Now.Sub(clock.Now()))
 	if err := rec.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}

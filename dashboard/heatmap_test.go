@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulse-dev/pulse/internal/dashtest"
 	"github.com/pulse-dev/pulse/internal/track"
 )
 
@@ -44,22 +45,22 @@ type heatAnswer struct {
 
 func TestLatencyHeatmap(t *testing.T) {
 	start := time.Unix(time.Now().Unix()/60*60, 0)
-	f := newFixture(t, fixtureOptions{noTraffic: true, noEntities: true, start: start})
-	tr, err := track.New(track.Config{Recorder: f.rec, Routes: true, StatusClasses: true})
+	f := dashtest.New(t, dashtest.Options{NoTraffic: true, NoEntities: true, Start: start})
+	tr, err := track.New(track.Config{Recorder: f.Rec, Routes: true, StatusClasses: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range heatTraffic {
-		f.clock.Advance(start.Add(h.at).Sub(f.clock.Now()))
+		f.Clock.Advance(start.Add(h.at).Sub(f.Clock.Now()))
 		for _, st := range h.status {
 			tr.Record(track.Request{Method: "GET", Route: "/heat", Status: st, Duration: time.Duration(h.ms * float64(time.Millisecond))})
 		}
 	}
-	f.clock.Advance(start.Add(12 * time.Second).Sub(f.clock.Now()))
-	f.flush(t)
+	f.Clock.Advance(start.Add(12 * time.Second).Sub(f.Clock.Now()))
+	f.Flush(t)
 
 	var got heatAnswer
-	getJSON(t, f.root+"api/latency/"+seg("GET /heat")+"?precision=5&last=3&heatmap=1", &got)
+	getJSON(t, f.Root+"api/latency/"+seg("GET /heat")+"?precision=5&last=3&heatmap=1", &got)
 	hm := got.Heatmap
 	if len(hm.Rows) != 14 || hm.Rows[0].Label != "< 1 ms" || hm.Rows[13].Label != "≥ 10 s" || hm.Rows[13].To != nil ||
 		hm.Rows[4].Label != "10–20 ms" || hm.Rows[4].From != 10 || *hm.Rows[4].To != 20 ||
@@ -86,11 +87,11 @@ func TestLatencyHeatmap(t *testing.T) {
 
 	// Without heatmap=1 the answer is as before; a bad value is 400.
 	var plain map[string]any
-	getJSON(t, f.root+"api/latency/"+seg("GET /heat")+"?precision=5&last=3", &plain)
+	getJSON(t, f.Root+"api/latency/"+seg("GET /heat")+"?precision=5&last=3", &plain)
 	if _, ok := plain["heatmap"]; ok {
 		t.Error("a heatmap without heatmap=1")
 	}
-	if r := get(t, f.root+"api/latency/"+seg("GET /heat")+"?precision=5&heatmap=yes"); r.status != 400 {
-		t.Errorf("heatmap=yes: status %d, want 400", r.status)
+	if r := dashtest.Get(t, f.Root+"api/latency/"+seg("GET /heat")+"?precision=5&heatmap=yes"); r.Status != 400 {
+		t.Errorf("heatmap=yes: status %d, want 400", r.Status)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulse-dev/pulse/internal/dashtest"
 	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/track"
 )
@@ -60,25 +61,25 @@ func latTraffic() []timedRequest {
 // latFixture records latTraffic with a recent clock (lat keys expire by
 // Redis's clock) and leaves it at latStart+12s: the 5 s buckets of last=3
 // are latStart, latStart+5 (empty) and latStart+10.
-func latFixture(t *testing.T) (*fixture, int64) {
+func latFixture(t *testing.T) (*dashtest.Fixture, int64) {
 	t.Helper()
 	start := time.Unix(time.Now().Unix()/60*60, 0)
-	f := newFixture(t, fixtureOptions{noTraffic: true, noEntities: true, start: start})
-	tr, err := track.New(track.Config{Recorder: f.rec, Routes: true, StatusClasses: true})
+	f := dashtest.New(t, dashtest.Options{NoTraffic: true, NoEntities: true, Start: start})
+	tr, err := track.New(track.Config{Recorder: f.Rec, Routes: true, StatusClasses: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range latTraffic() {
-		f.clock.Advance(start.Add(r.at).Sub(f.clock.Now()))
+		f.Clock.Advance(start.Add(r.at).Sub(f.Clock.Now()))
 		tr.Record(track.Request{Method: r.method, Route: r.route, Status: r.status, Duration: time.Duration(r.ms) * time.Millisecond})
 	}
-	signups, err := f.rec.Counter("signups")
+	signups, err := f.Rec.Counter("signups")
 	if err != nil {
 		t.Fatal(err)
 	}
 	signups.Inc()
-	f.clock.Advance(start.Add(12 * time.Second).Sub(f.clock.Now()))
-	f.flush(t)
+	f.Clock.Advance(start.Add(12 * time.Second).Sub(f.Clock.Now()))
+	f.Flush(t)
 	return f, start.Unix()
 }
 
@@ -109,14 +110,14 @@ func durationsOf(route string, from, to time.Duration) []int {
 
 func getJSON(t *testing.T, url string, v any) string {
 	t.Helper()
-	r := get(t, url)
-	if r.status != http.StatusOK {
-		t.Fatalf("GET %s: status %d: %s", url, r.status, r.body)
+	r := dashtest.Get(t, url)
+	if r.Status != http.StatusOK {
+		t.Fatalf("GET %s: status %d: %s", url, r.Status, r.Body)
 	}
-	if err := json.Unmarshal([]byte(r.body), v); err != nil {
+	if err := json.Unmarshal([]byte(r.Body), v); err != nil {
 		t.Fatal(err)
 	}
-	return r.body
+	return r.Body
 }
 
 type latencyAnswer struct {
@@ -130,7 +131,7 @@ func TestLatency(t *testing.T) {
 	f, start := latFixture(t)
 	const route = "GET /posts/:id"
 	var got latencyAnswer
-	getJSON(t, f.root+"api/latency/"+seg(route)+"?precision=5&last=3", &got)
+	getJSON(t, f.Root+"api/latency/"+seg(route)+"?precision=5&last=3", &got)
 	if got.Name != route || got.Precision != 5 || len(got.Buckets) != 3 {
 		t.Fatalf("name %q, precision %d, %d buckets; want %q, 5, 3", got.Name, got.Precision, len(got.Buckets), route)
 	}
@@ -163,7 +164,7 @@ func TestLatency(t *testing.T) {
 func TestLatencyQuantiles(t *testing.T) {
 	f, _ := latFixture(t)
 	var got latencyAnswer
-	body := getJSON(t, f.root+"api/latency/"+seg("POST /login")+"?precision=60&last=1&q=0.5,0.95,0.999,1", &got)
+	body := getJSON(t, f.Root+"api/latency/"+seg("POST /login")+"?precision=60&last=1&q=0.5,0.95,0.999,1", &got)
 	keys := []string{"p50", "p95", "p99.9", "p100"}
 	if _, ok := got.Window["p90"]; ok {
 		t.Errorf("p90 answered though not asked for: %s", body)
@@ -186,7 +187,7 @@ func TestLatencyQuantiles(t *testing.T) {
 
 func TestLatencyErrors(t *testing.T) {
 	f, _ := latFixture(t)
-	base := f.root + "api/latency/" + seg("GET /posts/:id")
+	base := f.Root + "api/latency/" + seg("GET /posts/:id")
 	for _, tc := range []struct {
 		url    string
 		status int
@@ -205,17 +206,17 @@ func TestLatencyErrors(t *testing.T) {
 		{base + "?precision=5&from=20&to=10", http.StatusBadRequest},
 		{base + "?precision=5&from=1", http.StatusBadRequest}, // far too many buckets
 		{base + "?precision=5&last=3&from=1", http.StatusBadRequest},
-		{f.root + "api/latency/" + seg("GET /nothing") + "?precision=5", http.StatusNotFound},
-		{f.root + "api/latency/" + seg("signups") + "?precision=5&q=0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1", http.StatusOK},
+		{f.Root + "api/latency/" + seg("GET /nothing") + "?precision=5", http.StatusNotFound},
+		{f.Root + "api/latency/" + seg("signups") + "?precision=5&q=0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1", http.StatusOK},
 	} {
-		r := get(t, tc.url)
+		r := dashtest.Get(t, tc.url)
 		if tc.status == http.StatusOK {
-			if r.status != http.StatusOK {
-				t.Errorf("%s: status %d: %s", tc.url, r.status, r.body)
+			if r.Status != http.StatusOK {
+				t.Errorf("%s: status %d: %s", tc.url, r.Status, r.Body)
 			}
 			continue
 		}
-		t.Run(strings.TrimPrefix(tc.url, f.root), func(t *testing.T) { checkError(t, r, tc.status) })
+		t.Run(strings.TrimPrefix(tc.url, f.Root), func(t *testing.T) { checkError(t, r, tc.status) })
 	}
 }
 
@@ -244,7 +245,7 @@ func routeNames(a routesAnswer) []string {
 func TestRoutes(t *testing.T) {
 	f, _ := latFixture(t)
 	var got routesAnswer
-	getJSON(t, f.root+"api/routes?precision=5&last=3", &got)
+	getJSON(t, f.Root+"api/routes?precision=5&last=3", &got)
 	if names, want := routeNames(got), []string{"GET /posts/:id", "POST /login", "unmatched"}; !slices.Equal(names, want) {
 		t.Fatalf("routes %q, want %q (busiest first, no hits, status or class series)", names, want)
 	}
@@ -268,8 +269,8 @@ func TestRoutes(t *testing.T) {
 	}
 	// A later window, latStart+5 to latStart+60: GET /posts/:id has only the
 	// 40 requests of its second bucket, unmatched none but is still listed.
-	f.clock.Advance(50 * time.Second)
-	getJSON(t, f.root+"api/routes?precision=5&last=12", &got)
+	f.Clock.Advance(50 * time.Second)
+	getJSON(t, f.Root+"api/routes?precision=5&last=12", &got)
 	if len(got.Routes) != 3 || got.Routes[0].Hits != 40 || got.Routes[0].Max != 100 {
 		t.Errorf("last=12 from latStart+62s: %+v, want GET /posts/:id first with the 40 hits of its third bucket", got.Routes)
 	}
@@ -290,7 +291,7 @@ func TestRoutesSort(t *testing.T) {
 		{"&n=1", []string{"GET /posts/:id"}},
 	} {
 		var got routesAnswer
-		getJSON(t, f.root+"api/routes?precision=60&last=1"+tc.query, &got)
+		getJSON(t, f.Root+"api/routes?precision=60&last=1"+tc.query, &got)
 		if names := routeNames(got); !slices.Equal(names, tc.want) {
 			t.Errorf("%s: routes %q, want %q", tc.query, names, tc.want)
 		}
@@ -299,18 +300,18 @@ func TestRoutesSort(t *testing.T) {
 
 func TestRoutesErrors(t *testing.T) {
 	f, _ := latFixture(t)
-	base := f.root + "api/routes?precision=5"
+	base := f.Root + "api/routes?precision=5"
 	for _, q := range []string{
 		"", "&sort=name", "&sort=", "&n=0", "&n=1001", "&n=two", "&last=0", "&last=121", "&from=1", "&to=1", "&fill=zero",
 	} {
 		url := base + q
 		if q == "" {
-			url = f.root + "api/routes"
+			url = f.Root + "api/routes"
 		}
 		if q == "&sort=" {
 			continue // empty is the default sort
 		}
-		t.Run(q, func(t *testing.T) { checkError(t, get(t, url), http.StatusBadRequest) })
+		t.Run(q, func(t *testing.T) { checkError(t, dashtest.Get(t, url), http.StatusBadRequest) })
 	}
-	checkError(t, get(t, f.root+"api/routes?precision=7"), http.StatusBadRequest)
+	checkError(t, dashtest.Get(t, f.Root+"api/routes?precision=7"), http.StatusBadRequest)
 }

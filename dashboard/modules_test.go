@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pulse-dev/pulse/internal/dashtest"
 )
 
 var (
@@ -40,9 +42,9 @@ func scriptSources(t *testing.T, csp string) []string {
 // and cached for good, and every module in static/ is reached and
 // preloaded.
 func TestModules(t *testing.T) {
-	f := newFixture(t, fixtureOptions{noTraffic: true})
-	page := get(t, f.root)
-	src := scriptSources(t, page.header.Get("Content-Security-Policy"))
+	f := dashtest.New(t, dashtest.Options{NoTraffic: true})
+	page := dashtest.Get(t, f.Root)
+	src := scriptSources(t, page.Header.Get("Content-Security-Policy"))
 	if !slices.Contains(src, "'self'") {
 		t.Fatalf("script-src %v does not allow the page's own origin", src)
 	}
@@ -51,11 +53,11 @@ func TestModules(t *testing.T) {
 			t.Errorf("script-src allows %s", s)
 		}
 	}
-	entry := entryRE.FindAllStringSubmatch(page.body, -1)
+	entry := entryRE.FindAllStringSubmatch(page.Body, -1)
 	if len(entry) != 1 || !strings.HasPrefix(entry[0][1], "static/main.js?v=") {
 		t.Fatalf("the page loads %v, want one module: static/main.js", entry)
 	}
-	base, err := url.Parse(f.root)
+	base, err := url.Parse(f.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,14 +70,14 @@ func TestModules(t *testing.T) {
 			continue
 		}
 		seen[u] = true
-		queue = append(queue, checkModule(t, f.root, base, u)...)
+		queue = append(queue, checkModule(t, f.Root, base, u)...)
 	}
 
 	var reached, preloaded, files []string
 	for u := range seen {
 		reached = append(reached, u)
 	}
-	for _, m := range preloadRE.FindAllStringSubmatch(page.body, -1) {
+	for _, m := range preloadRE.FindAllStringSubmatch(page.Body, -1) {
 		preloaded = append(preloaded, m[1])
 	}
 	entries, err := os.ReadDir("static")
@@ -111,17 +113,17 @@ func checkModule(t *testing.T, root string, base *url.URL, u string) []string {
 	if ref, err := url.Parse(u); err != nil || base.ResolveReference(ref).Host != base.Host {
 		t.Errorf("module %q is not on the page's origin", u)
 	}
-	r := get(t, root+u)
-	if r.status != http.StatusOK || r.header.Get("Content-Type") != "text/javascript; charset=utf-8" ||
-		r.header.Get("X-Content-Type-Options") != "nosniff" || r.header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
-		t.Errorf("%s: %d %v", u, r.status, r.header)
+	r := dashtest.Get(t, root+u)
+	if r.Status != http.StatusOK || r.Header.Get("Content-Type") != "text/javascript; charset=utf-8" ||
+		r.Header.Get("X-Content-Type-Options") != "nosniff" || r.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
+		t.Errorf("%s: %d %v", u, r.Status, r.Header)
 		return nil
 	}
-	if dynamicImpRE.MatchString(r.body) {
+	if dynamicImpRE.MatchString(r.Body) {
 		t.Errorf("%s imports dynamically", u)
 	}
 	var deps []string
-	for _, m := range specifierRE.FindAllStringSubmatch(r.body, -1) {
+	for _, m := range specifierRE.FindAllStringSubmatch(r.Body, -1) {
 		if !versionedRE.MatchString(m[1]) {
 			t.Errorf("%s imports %q, not a versioned sibling", u, m[1])
 			continue

@@ -14,15 +14,16 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/dashboard"
+	"github.com/pulse-dev/pulse/internal/dashtest"
 )
 
 var configRE = regexp.MustCompile(`(?s)<script type="application/json" id="pulse-config">(.*?)</script>`)
 
 func TestPage(t *testing.T) {
-	f := newFixture(t, fixtureOptions{title: `Ops <b>"&"</b> </script>`, poll: 750 * time.Millisecond, overview: 4})
-	r := get(t, f.root)
-	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
-		t.Fatalf("status %d, Content-Type %q", r.status, r.header.Get("Content-Type"))
+	f := dashtest.New(t, dashtest.Options{Title: `Ops <b>"&"</b> </script>`, Poll: 750 * time.Millisecond, Overview: 4})
+	r := dashtest.Get(t, f.Root)
+	if r.Status != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("status %d, Content-Type %q", r.Status, r.Header.Get("Content-Type"))
 	}
 	for h, want := range map[string]string{
 		"X-Content-Type-Options": "nosniff",
@@ -30,11 +31,11 @@ func TestPage(t *testing.T) {
 		"X-Frame-Options":        "DENY",
 		"Referrer-Policy":        "same-origin",
 	} {
-		if got := r.header.Get(h); got != want {
+		if got := r.Header.Get(h); got != want {
 			t.Errorf("%s: %q, want %q", h, got, want)
 		}
 	}
-	csp := r.header.Get("Content-Security-Policy")
+	csp := r.Header.Get("Content-Security-Policy")
 	for _, part := range []string{"default-src 'none'", "script-src 'self'", "connect-src 'self'", "style-src 'self'", "frame-ancestors 'none'"} {
 		if !strings.Contains(csp, part) {
 			t.Errorf("CSP %q lacks %q", csp, part)
@@ -45,22 +46,22 @@ func TestPage(t *testing.T) {
 	}
 
 	// The title is escaped wherever it appears; nothing closes a script.
-	if strings.Contains(r.body, "<b>") || strings.Count(r.body, "</script>") != strings.Count(r.body, "<script") {
-		t.Errorf("title not escaped:\n%s", r.body)
+	if strings.Contains(r.Body, "<b>") || strings.Count(r.Body, "</script>") != strings.Count(r.Body, "<script") {
+		t.Errorf("title not escaped:\n%s", r.Body)
 	}
-	if !strings.Contains(r.body, "<title>Ops &lt;b&gt;&#34;&amp;&#34;&lt;/b&gt; &lt;/script&gt;</title>") {
-		t.Errorf("escaped title missing:\n%s", r.body)
+	if !strings.Contains(r.Body, "<title>Ops &lt;b&gt;&#34;&amp;&#34;&lt;/b&gt; &lt;/script&gt;</title>") {
+		t.Errorf("escaped title missing:\n%s", r.Body)
 	}
 	// No inline script: every script element either loads a file or is
 	// data (JSON).
-	for _, tag := range regexp.MustCompile(`<script[^>]*>`).FindAllString(r.body, -1) {
+	for _, tag := range regexp.MustCompile(`<script[^>]*>`).FindAllString(r.Body, -1) {
 		if !strings.Contains(tag, `src="`) && !strings.Contains(tag, `type="application/json"`) {
 			t.Errorf("inline script %s", tag)
 		}
 	}
 	// All URLs are relative to the root, but for echarts' pinned CDN URL
 	// in a build that does not embed it.
-	for _, m := range regexp.MustCompile(`(?:src|href)="([^"]*)"`).FindAllStringSubmatch(r.body, -1) {
+	for _, m := range regexp.MustCompile(`(?:src|href)="([^"]*)"`).FindAllStringSubmatch(r.Body, -1) {
 		if m[1] == dashboard.EchartsCDN && !dashboard.EchartsEmbedded() {
 			continue
 		}
@@ -69,7 +70,7 @@ func TestPage(t *testing.T) {
 		}
 	}
 
-	m := configRE.FindStringSubmatch(r.body)
+	m := configRE.FindStringSubmatch(r.Body)
 	if m == nil {
 		t.Fatal("no page config")
 	}
@@ -118,12 +119,12 @@ func TestPage(t *testing.T) {
 	if cfg.ChartInit["renderer"] != "canvas" || cfg.ChartInit["theme"] == "" {
 		t.Errorf("chart init: %v", cfg.ChartInit)
 	}
-	if !strings.Contains(r.body, `data-precision="3600"`) || !strings.Contains(r.body, `id="entity-kind"`) {
+	if !strings.Contains(r.Body, `data-precision="3600"`) || !strings.Contains(r.Body, `id="entity-kind"`) {
 		t.Error("precision selector or entity panel missing")
 	}
 
-	bare := newFixture(t, fixtureOptions{noEntities: true, noHealth: true, noTraffic: true})
-	body := get(t, bare.root).body
+	bare := dashtest.New(t, dashtest.Options{NoEntities: true, NoHealth: true, NoTraffic: true})
+	body := dashtest.Get(t, bare.Root).Body
 	if strings.Contains(body, `id="entities"`) || strings.Contains(body, `id="entity-kind"`) {
 		t.Error("without Entities the page must have no entity panel")
 	}
@@ -133,8 +134,8 @@ func TestPage(t *testing.T) {
 }
 
 func TestPageEchartsSource(t *testing.T) {
-	f := newFixture(t, fixtureOptions{noTraffic: true})
-	body := get(t, f.root).body
+	f := dashtest.New(t, dashtest.Options{NoTraffic: true})
+	body := dashtest.Get(t, f.Root).Body
 	if dashboard.EchartsEmbedded() {
 		if !regexp.MustCompile(`<script src="static/echarts\.min\.js\?v=[0-9a-f]{12}" defer>`).MatchString(body) {
 			t.Error("embedded echarts is not loaded from static/")
@@ -152,18 +153,18 @@ func TestPageEchartsSource(t *testing.T) {
 }
 
 func TestRootRedirects(t *testing.T) {
-	f := newFixture(t, fixtureOptions{noTraffic: true})
+	f := dashtest.New(t, dashtest.Options{NoTraffic: true})
 	for _, tt := range []struct{ path, want string }{
 		{"/dashboard", "./dashboard/"},
 		{"/dashboard?x=1", "./dashboard/?x=1"},
 	} {
-		r := get(t, f.server.URL+tt.path)
-		if r.status != http.StatusFound || r.header.Get("Location") != tt.want {
-			t.Errorf("GET %s: %d Location %q, want 302 %q", tt.path, r.status, r.header.Get("Location"), tt.want)
+		r := dashtest.Get(t, f.Server.URL+tt.path)
+		if r.Status != http.StatusFound || r.Header.Get("Location") != tt.want {
+			t.Errorf("GET %s: %d Location %q, want 302 %q", tt.path, r.Status, r.Header.Get("Location"), tt.want)
 		}
 	}
 	// A client following it lands on the page.
-	resp, err := http.Get(f.server.URL + "/dashboard")
+	resp, err := http.Get(f.Server.URL + "/dashboard")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,8 +178,8 @@ func TestRootRedirects(t *testing.T) {
 // as a reverse proxy or a mux would, and checks the root, the redirect and
 // an escaped series name.
 func TestHandlerUnderStripPrefix(t *testing.T) {
-	f := newFixture(t, fixtureOptions{noEntities: true})
-	h, err := dashboard.Handler(dashboard.Config{Store: f.store, Health: f.rec})
+	f := dashtest.New(t, dashtest.Options{NoEntities: true})
+	h, err := dashboard.Handler(dashboard.Config{Store: f.Store, Health: f.Rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,103 +189,103 @@ func TestHandlerUnderStripPrefix(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
-	if r := get(t, srv.URL+"/ops/pulse"); r.status != http.StatusFound || r.header.Get("Location") != "./pulse/" {
-		t.Errorf("root without slash: %d %q", r.status, r.header.Get("Location"))
+	if r := dashtest.Get(t, srv.URL+"/ops/pulse"); r.Status != http.StatusFound || r.Header.Get("Location") != "./pulse/" {
+		t.Errorf("root without slash: %d %q", r.Status, r.Header.Get("Location"))
 	}
-	if r := get(t, srv.URL+"/ops/pulse/"); r.status != http.StatusOK || !strings.Contains(r.body, "pulse-config") {
-		t.Errorf("root: %d", r.status)
+	if r := dashtest.Get(t, srv.URL+"/ops/pulse/"); r.Status != http.StatusOK || !strings.Contains(r.Body, "pulse-config") {
+		t.Errorf("root: %d", r.Status)
 	}
-	r := get(t, srv.URL+"/ops/pulse/api/counters/GET%20%2Fposts%2F%3Aid?precision=60")
-	if r.status != http.StatusOK || !strings.Contains(r.body, `"name":"GET /posts/:id"`) || !strings.Contains(r.body, `"count":5`) {
-		t.Errorf("escaped name under a prefix: %d %s", r.status, r.body)
+	r := dashtest.Get(t, srv.URL+"/ops/pulse/api/counters/GET%20%2Fposts%2F%3Aid?precision=60")
+	if r.Status != http.StatusOK || !strings.Contains(r.Body, `"name":"GET /posts/:id"`) || !strings.Contains(r.Body, `"count":5`) {
+		t.Errorf("escaped name under a prefix: %d %s", r.Status, r.Body)
 	}
-	r = get(t, srv.URL+"/ops/pulse/api/counters/100%25?precision=5")
+	r = dashtest.Get(t, srv.URL+"/ops/pulse/api/counters/100%25?precision=5")
 	checkError(t, r, http.StatusNotFound) // "100%": decoded once, not twice
-	if r := get(t, srv.URL+"/ops/pulse/static/main.js"); r.status != http.StatusOK {
-		t.Errorf("asset under a prefix: %d", r.status)
+	if r := dashtest.Get(t, srv.URL+"/ops/pulse/static/main.js"); r.Status != http.StatusOK {
+		t.Errorf("asset under a prefix: %d", r.Status)
 	}
 }
 
 func TestAssets(t *testing.T) {
-	f := newFixture(t, fixtureOptions{noTraffic: true})
-	page := get(t, f.root).body
+	f := dashtest.New(t, dashtest.Options{NoTraffic: true})
+	page := dashtest.Get(t, f.Root).Body
 	version := regexp.MustCompile(`<script type="module" src="static/main\.js\?v=([0-9a-f]+)">`).FindStringSubmatch(page)
 	if version == nil {
 		t.Fatal("page does not load a versioned main.js as a module")
 	}
 
-	r := get(t, f.root+"static/main.js?v="+version[1])
-	if r.status != http.StatusOK || r.header.Get("Content-Type") != "text/javascript; charset=utf-8" ||
-		r.header.Get("X-Content-Type-Options") != "nosniff" || !regexp.MustCompile(`from './poll\.js\?v=[0-9a-f]{12}'`).MatchString(r.body) {
-		t.Fatalf("main.js: %d %v", r.status, r.header)
+	r := dashtest.Get(t, f.Root+"static/main.js?v="+version[1])
+	if r.Status != http.StatusOK || r.Header.Get("Content-Type") != "text/javascript; charset=utf-8" ||
+		r.Header.Get("X-Content-Type-Options") != "nosniff" || !regexp.MustCompile(`from './poll\.js\?v=[0-9a-f]{12}'`).MatchString(r.Body) {
+		t.Fatalf("main.js: %d %v", r.Status, r.Header)
 	}
-	if cc := r.header.Get("Cache-Control"); cc != "public, max-age=31536000, immutable" {
+	if cc := r.Header.Get("Cache-Control"); cc != "public, max-age=31536000, immutable" {
 		t.Errorf("versioned asset Cache-Control %q", cc)
 	}
-	if cc := get(t, f.root+"static/main.js").header.Get("Cache-Control"); cc != "no-cache" {
+	if cc := dashtest.Get(t, f.Root+"static/main.js").Header.Get("Cache-Control"); cc != "no-cache" {
 		t.Errorf("unversioned asset Cache-Control %q", cc)
 	}
-	etag := r.header.Get("ETag")
+	etag := r.Header.Get("ETag")
 	if etag == "" {
 		t.Fatal("no ETag")
 	}
-	if r := do(t, http.MethodGet, f.root+"static/main.js", http.Header{"If-None-Match": {etag}}); r.status != http.StatusNotModified {
-		t.Errorf("If-None-Match: %d, want 304", r.status)
+	if r := dashtest.Do(t, http.MethodGet, f.Root+"static/main.js", http.Header{"If-None-Match": {etag}}); r.Status != http.StatusNotModified {
+		t.Errorf("If-None-Match: %d, want 304", r.Status)
 	}
-	if ct := get(t, f.root+"static/dashboard.css").header.Get("Content-Type"); ct != "text/css; charset=utf-8" {
+	if ct := dashtest.Get(t, f.Root+"static/dashboard.css").Header.Get("Content-Type"); ct != "text/css; charset=utf-8" {
 		t.Errorf("css Content-Type %q", ct)
 	}
 
-	gz := do(t, http.MethodGet, f.root+"static/main.js", http.Header{"Accept-Encoding": {"gzip"}})
-	if gz.header.Get("Content-Encoding") != "gzip" || !strings.Contains(gz.header.Get("Vary"), "Accept-Encoding") {
-		t.Fatalf("gzip not offered: %v", gz.header)
+	gz := dashtest.Do(t, http.MethodGet, f.Root+"static/main.js", http.Header{"Accept-Encoding": {"gzip"}})
+	if gz.Header.Get("Content-Encoding") != "gzip" || !strings.Contains(gz.Header.Get("Vary"), "Accept-Encoding") {
+		t.Fatalf("gzip not offered: %v", gz.Header)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader([]byte(gz.body)))
+	zr, err := gzip.NewReader(bytes.NewReader([]byte(gz.Body)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	plain, _ := io.ReadAll(zr)
-	if string(plain) != r.body {
+	if string(plain) != r.Body {
 		t.Error("gzip body differs from the file")
 	}
-	if r := do(t, http.MethodGet, f.root+"static/main.js", http.Header{"Accept-Encoding": {"gzip;q=0"}}); r.header.Get("Content-Encoding") != "" {
+	if r := dashtest.Do(t, http.MethodGet, f.Root+"static/main.js", http.Header{"Accept-Encoding": {"gzip;q=0"}}); r.Header.Get("Content-Encoding") != "" {
 		t.Error("gzip sent although refused")
 	}
 
-	checkError(t, get(t, f.root+"static/nope.js"), http.StatusNotFound)
-	checkError(t, get(t, f.root+"static/..%2Fpage.html"), http.StatusNotFound)
+	checkError(t, dashtest.Get(t, f.Root+"static/nope.js"), http.StatusNotFound)
+	checkError(t, dashtest.Get(t, f.Root+"static/..%2Fpage.html"), http.StatusNotFound)
 	if dashboard.EchartsEmbedded() {
-		if r := get(t, f.root+"static/echarts.min.js"); r.status != http.StatusOK || len(r.body) < 500000 {
-			t.Errorf("echarts.min.js: %d, %d bytes", r.status, len(r.body))
+		if r := dashtest.Get(t, f.Root+"static/echarts.min.js"); r.Status != http.StatusOK || len(r.Body) < 500000 {
+			t.Errorf("echarts.min.js: %d, %d bytes", r.Status, len(r.Body))
 		}
 	} else {
-		checkError(t, get(t, f.root+"static/echarts.min.js"), http.StatusNotFound)
+		checkError(t, dashtest.Get(t, f.Root+"static/echarts.min.js"), http.StatusNotFound)
 	}
 }
 
 // TestDashboardTrafficIsNotCounted: a net/http app counting every request
 // with pulsehttp counts its own routes, not the dashboard's.
 func TestDashboardTrafficIsNotCounted(t *testing.T) {
-	f := newFixture(t, fixtureOptions{noTraffic: true})
-	if r := get(t, f.server.URL+"/app"); r.status != http.StatusOK {
-		t.Fatalf("app: %d", r.status)
+	f := dashtest.New(t, dashtest.Options{NoTraffic: true})
+	if r := dashtest.Get(t, f.Server.URL+"/app"); r.Status != http.StatusOK {
+		t.Fatalf("app: %d", r.Status)
 	}
 	paths := []string{"", "api/counters", "api/counters/hits?precision=5", "api/overview?precision=5", "api/health",
 		"api/entities", "api/entities/post/7", "api/entities/post/top?field=views", "static/main.js",
 		"api/counters/hits", "api/nothing", "no/such/page"}
 	for _, p := range paths {
-		get(t, f.root+p)
-		do(t, http.MethodPost, f.root+p, nil)
+		dashtest.Get(t, f.Root+p)
+		dashtest.Do(t, http.MethodPost, f.Root+p, nil)
 	}
-	get(t, f.server.URL+"/dashboard") // the redirect
-	f.flush(t)
-	if got := f.srv.HashSum("count:86400:hits"); got != 1 {
+	dashtest.Get(t, f.Server.URL+"/dashboard") // the redirect
+	f.Flush(t)
+	if got := f.Srv.HashSum("count:86400:hits"); got != 1 {
 		t.Errorf("hits = %d after one app request and %d dashboard requests, want 1", got, 2*len(paths)+1)
 	}
 	// The app's own 404s still count: the Skip is the dashboard's alone.
-	get(t, f.server.URL+"/nothing")
-	f.flush(t)
-	if got := f.srv.HashSum("count:86400:hits"); got != 2 {
+	dashtest.Get(t, f.Server.URL+"/nothing")
+	f.Flush(t)
+	if got := f.Srv.HashSum("count:86400:hits"); got != 2 {
 		t.Errorf("hits = %d after an app 404, want 2", got)
 	}
 }

@@ -9,18 +9,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulse-dev/pulse/internal/dashtest"
 	"github.com/pulse-dev/pulse/internal/series"
 )
 
-// Minute buckets around fixtureNow (t0+10m2s): the last three are
+// Minute buckets around dashtest.Now (dashtest.T0+10m2s): the last three are
 // minute-120, minute-60 and minute, the still-open one.
-var minute = series.BucketStart(fixtureNow.Unix(), 60)
+var minute = series.BucketStart(dashtest.Now.Unix(), 60)
 
 // seedVisitors PFADDs visitors lo..hi-1 into one bucket of a series, as
 // the recorder's write path does.
-func (f *fixture) seedVisitors(t *testing.T, name string, precision int, bucket int64, lo, hi int) {
+func seedVisitors(t *testing.T, f *dashtest.Fixture, name string, precision int, bucket int64, lo, hi int) {
 	t.Helper()
-	key, ok := series.HandleOf(f.store).Schema.UniqueKey(precision, name, bucket)
+	key, ok := series.HandleOf(f.Store).Schema.UniqueKey(precision, name, bucket)
 	if !ok {
 		t.Fatalf("%q keeps no visitors", name)
 	}
@@ -28,19 +29,19 @@ func (f *fixture) seedVisitors(t *testing.T, name string, precision int, bucket 
 	for i := lo; i < hi; i++ {
 		args = append(args, fmt.Sprint("visitor-", i))
 	}
-	f.srv.Do("PFADD", args...)
+	f.Srv.Do("PFADD", args...)
 }
 
 // uniquesFixture is the known traffic with visitors of "hits": 0..9 at
 // minute-120, 5..14 at minute-60 (5 of them again) and 100..102 in the
 // open minute: 18 distinct, 23 by the sum of the buckets.
-func uniquesFixture(t *testing.T) *fixture {
-	f := newFixture(t, fixtureOptions{noEntities: true})
-	f.seedVisitors(t, "hits", 60, minute-120, 0, 10)
-	f.seedVisitors(t, "hits", 60, minute-60, 5, 15)
-	f.seedVisitors(t, "hits", 60, minute, 100, 103)
-	f.seedVisitors(t, "hits", 60, minute-180, 500, 540) // before the window
-	f.record(t, hit{"x}y", 10 * time.Minute, 1})        // braces: no visitors can be kept
+func uniquesFixture(t *testing.T) *dashtest.Fixture {
+	f := dashtest.New(t, dashtest.Options{NoEntities: true})
+	seedVisitors(t, f, "hits", 60, minute-120, 0, 10)
+	seedVisitors(t, f, "hits", 60, minute-60, 5, 15)
+	seedVisitors(t, f, "hits", 60, minute, 100, 103)
+	seedVisitors(t, f, "hits", 60, minute-180, 500, 540)               // before the window
+	f.Record(t, dashtest.Hit{Name: "x}y", At: 10 * time.Minute, N: 1}) // braces: no visitors can be kept
 	return f
 }
 
@@ -73,13 +74,13 @@ func TestUniquesAPI(t *testing.T) {
 		{"hits", fmt.Sprintf("precision=60&from=%d&to=%d", minute-120, minute-60), minute - 120, []int64{10, 10}, 15, 0},
 		{"hits", fmt.Sprintf("precision=60&from=%d", minute-60), minute - 60, []int64{10, 3}, 13, 4},
 		{"hits", "precision=60&last=1", minute, []int64{3}, 3, 4},
-		{"hits", "precision=3600&last=2", series.BucketStart(fixtureNow.Unix(), 3600) - 3600, []int64{0, 0}, 0, 10},
-		{routeName, "precision=60&last=3", minute - 120, []int64{0, 0, 0}, 0, 0},
+		{"hits", "precision=3600&last=2", series.BucketStart(dashtest.Now.Unix(), 3600) - 3600, []int64{0, 0}, 0, 10},
+		{dashtest.RouteName, "precision=60&last=3", minute - 120, []int64{0, 0, 0}, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"?"+tt.query, func(t *testing.T) {
 			var got uniquesAnswer
-			getJSON(t, f.root+"api/uniques/"+seg(tt.name)+"?"+tt.query, &got)
+			getJSON(t, f.Root+"api/uniques/"+seg(tt.name)+"?"+tt.query, &got)
 			var counts []int64
 			for i, b := range got.Buckets {
 				counts = append(counts, b.Uniques)
@@ -90,7 +91,7 @@ func TestUniquesAPI(t *testing.T) {
 			if got.Name != tt.name || !slices.Equal(counts, tt.counts) || got.Window.Uniques != tt.window || got.Window.Hits != tt.hits {
 				t.Errorf("got %+v; want buckets %v, window %d visitors and %d hits", got, tt.counts, tt.window, tt.hits)
 			}
-			if got.Current != series.BucketStart(fixtureNow.Unix(), got.Precision) || got.From != tt.from {
+			if got.Current != series.BucketStart(dashtest.Now.Unix(), got.Precision) || got.From != tt.from {
 				t.Errorf("from %d current %d", got.From, got.Current)
 			}
 		})
@@ -101,7 +102,7 @@ func TestUniquesAPI(t *testing.T) {
 func TestUniquesShape(t *testing.T) {
 	f := uniquesFixture(t)
 	var raw map[string]json.RawMessage
-	getJSON(t, f.root+"api/uniques/hits?precision=60&last=2", &raw)
+	getJSON(t, f.Root+"api/uniques/hits?precision=60&last=2", &raw)
 	var keys []string
 	for k := range raw {
 		keys = append(keys, k)
@@ -120,7 +121,7 @@ func TestUniquesShape(t *testing.T) {
 
 func TestUniquesErrors(t *testing.T) {
 	f := uniquesFixture(t)
-	base := f.root + "api/uniques/hits"
+	base := f.Root + "api/uniques/hits"
 	for _, tc := range []struct {
 		url    string
 		status int
@@ -128,7 +129,7 @@ func TestUniquesErrors(t *testing.T) {
 	}{
 		{base, http.StatusBadRequest, "precision is required"},
 		{base + "?precision=5", http.StatusBadRequest, "no visitors are kept at precision 5"},
-		{f.root + "api/uniques/" + seg("GET /nothing") + "?precision=5", http.StatusBadRequest, "no visitors"},
+		{f.Root + "api/uniques/" + seg("GET /nothing") + "?precision=5", http.StatusBadRequest, "no visitors"},
 		{base + "?precision=7", http.StatusBadRequest, "not kept"},
 		{base + "?precision=minute", http.StatusBadRequest, "not a number"},
 		{base + "?precision=60&last=0", http.StatusBadRequest, "outside"},
@@ -136,16 +137,16 @@ func TestUniquesErrors(t *testing.T) {
 		{base + "?precision=60&from=20&to=10", http.StatusBadRequest, "after"},
 		{base + "?precision=60&from=1", http.StatusBadRequest, "of visitors may be read"},
 		{base + "?precision=60&last=3&from=1", http.StatusBadRequest, "either"},
-		{f.root + "api/uniques/" + seg("bad\x01name") + "?precision=60", http.StatusBadRequest, "invalid series name"},
-		{f.root + "api/uniques/" + seg("GET /nothing") + "?precision=60", http.StatusNotFound, "no such series"},
-		{f.root + "api/uniques/" + seg("a}b") + "?precision=60", http.StatusNotFound, "no such series"},
-		{f.root + "api/uniques/" + seg("x}y") + "?precision=60", http.StatusNotFound, "no visitors are kept for this series"},
+		{f.Root + "api/uniques/" + seg("bad\x01name") + "?precision=60", http.StatusBadRequest, "invalid series name"},
+		{f.Root + "api/uniques/" + seg("GET /nothing") + "?precision=60", http.StatusNotFound, "no such series"},
+		{f.Root + "api/uniques/" + seg("a}b") + "?precision=60", http.StatusNotFound, "no such series"},
+		{f.Root + "api/uniques/" + seg("x}y") + "?precision=60", http.StatusNotFound, "no visitors are kept for this series"},
 	} {
-		t.Run(strings.TrimPrefix(tc.url, f.root), func(t *testing.T) {
-			r := get(t, tc.url)
+		t.Run(strings.TrimPrefix(tc.url, f.Root), func(t *testing.T) {
+			r := dashtest.Get(t, tc.url)
 			checkError(t, r, tc.status)
-			if !strings.Contains(r.body, tc.says) {
-				t.Errorf("body %s does not say %q", r.body, tc.says)
+			if !strings.Contains(r.Body, tc.says) {
+				t.Errorf("body %s does not say %q", r.Body, tc.says)
 			}
 		})
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/pulse-dev/pulse/dashboard"
+	"github.com/pulse-dev/pulse/internal/dashtest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -282,7 +283,7 @@ func checkChartMatches(t *testing.T, c chartCard, samples []timeseries.Sample, f
 
 // richTraffic records 10 minutes of forum-like traffic as the Hits
 // middleware would (hits, route, status class), deterministic.
-func richTraffic(t *testing.T, f *fixture) {
+func richTraffic(t *testing.T, f *dashtest.Fixture) {
 	t.Helper()
 	routes := []struct {
 		name   string
@@ -292,7 +293,7 @@ func richTraffic(t *testing.T, f *fixture) {
 		{"GET /search", 2}, {"POST /posts", 1.2}, {"POST /login", 0.8}, {"DELETE /posts/:id", 0.5},
 	}
 	counter := func(name string) *timeseries.Counter {
-		c, err := f.rec.Counter(name)
+		c, err := f.Rec.Counter(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,10 +302,10 @@ func richTraffic(t *testing.T, f *fixture) {
 	hits := counter("hits")
 	status := map[int]*timeseries.Counter{2: counter("status:2xx"), 3: counter("status:3xx"), 4: counter("status:4xx"), 5: counter("status:5xx")}
 	rng := rand.New(rand.NewPCG(7, 11))
-	back := f.clock.Now()
+	back := f.Clock.Now()
 	for b := 0; b < 120; b++ {
-		at := fixtureNow.Add(-time.Duration(119-b) * 5 * time.Second)
-		f.clock.Advance(at.Sub(f.clock.Now()))
+		at := dashtest.Now.Add(-time.Duration(119-b) * 5 * time.Second)
+		f.Clock.Advance(at.Sub(f.Clock.Now()))
 		wave := 1 + 0.55*math.Sin(float64(b)/12) + 0.25*math.Sin(float64(b)/4)
 		if b > 80 && b < 86 {
 			wave *= 2.2 // a burst
@@ -325,12 +326,12 @@ func richTraffic(t *testing.T, f *fixture) {
 				case x < 0.12 && strings.HasPrefix(r.name, "POST"):
 					class = 3
 				}
-				f.rec.Record(hits, route, status[class])
+				f.Rec.Record(hits, route, status[class])
 			}
 		}
 	}
-	f.clock.Advance(back.Sub(f.clock.Now()))
-	f.flush(t)
+	f.Clock.Advance(back.Sub(f.Clock.Now()))
+	f.Flush(t)
 }
 
 // TestBrowser drives the page in headless Chromium against a real Redis.
@@ -349,18 +350,19 @@ func TestBrowser(t *testing.T) {
 		}
 		return out, nil
 	}
-	rich := newFixture(t, fixtureOptions{noTraffic: true, title: "Pulse forum", poll: 400 * time.Millisecond, labels: labels})
+	rich := dashtest.New(t, dashtest.Options{NoTraffic: true, Title: "Pulse forum", Poll: 400 * time.Millisecond, Labels: labels})
 	richTraffic(t, rich)
-	rich.record(t, hit{imgName, 10 * time.Minute, 2}, hit{scriptName, 9 * time.Minute, 3})
-	rich.ents.set("post", 12, map[string]int64{"views": 95, "likes": 14, "replies": 6})
-	rich.ents.set("post", 31, map[string]int64{"views": 61, "likes": 9})
-	rich.ents.set("post", 5, map[string]int64{"views": 22, "replies": 1})
+	rich.Record(t, dashtest.Hit{Name: dashtest.ImgName, At: 10 * time.Minute, N: 2},
+		dashtest.Hit{Name: dashtest.ScriptName, At: 9 * time.Minute, N: 3})
+	rich.Ents.Set("post", 12, map[string]int64{"views": 95, "likes": 14, "replies": 6})
+	rich.Ents.Set("post", 31, map[string]int64{"views": 61, "likes": 9})
+	rich.Ents.Set("post", 5, map[string]int64{"views": 22, "replies": 1})
 
 	t.Run("charts match the API", func(t *testing.T) {
 		tb := newTab(t, browser, 1400, 900)
-		tb.navigate(rich.root)
+		tb.navigate(rich.Root)
 		tb.waitFor("the busiest charts", `document.querySelectorAll('#chart-grid .card').length === 6 && document.getElementById('live').dataset.state === 'ok'`)
-		ov := getOverview(t, rich.root+"api/overview?precision=5")
+		ov := dashtest.GetOverview(t, rich.Root+"api/overview?precision=5")
 		charts := tb.charts()
 		if len(charts) != 6 {
 			t.Fatalf("%d charts, want the 6 busiest", len(charts))
@@ -385,7 +387,7 @@ func TestBrowser(t *testing.T) {
 			pending: document.getElementById('pending-hits').textContent,
 			dropped: document.getElementById('dropped-hits').textContent,
 			series: document.getElementById('series-count').textContent})`, &strip)
-		h := rich.rec.Health()
+		h := rich.Rec.Health()
 		// The page ages the flush by the server's clock at its last
 		// overview plus the real time since, so a loaded machine between
 		// the two reads shows a few seconds.
@@ -410,21 +412,21 @@ func TestBrowser(t *testing.T) {
 		}
 
 		writeScreenshot(t, tb)
-		tb.checkClean(rich.server.URL, false)
+		tb.checkClean(rich.Server.URL, false)
 	})
 
 	t.Run("hostile names stay text", func(t *testing.T) {
 		tb := newTab(t, browser, 1200, 900)
-		tb.navigate(rich.root)
+		tb.navigate(rich.Root)
 		tb.waitFor("the series list", `document.querySelectorAll('#series-list .series-item').length > 10`)
 		// Pin both through the finder, as a user would.
-		for _, name := range []string{imgName, scriptName} {
+		for _, name := range []string{dashtest.ImgName, dashtest.ScriptName} {
 			js, _ := json.Marshal(name)
 			tb.eval(`Array.from(document.querySelectorAll('#series-list .series-item')).find(b => b.dataset.series === `+string(js)+`).click(); true`, nil)
 		}
 		tb.waitFor("the pinned charts", `document.querySelectorAll('#chart-grid .card[data-pinned="true"]').length === 2`)
 		charts := tb.charts()
-		for _, name := range []string{imgName, scriptName} {
+		for _, name := range []string{dashtest.ImgName, dashtest.ScriptName} {
 			c, ok := charts[name]
 			if !ok || c.Title != name || !c.Pinned {
 				t.Errorf("pinned chart of %q: %+v", name, c)
@@ -445,25 +447,25 @@ func TestBrowser(t *testing.T) {
 		if inert.Imgs != 0 || inert.Scripts != 3 {
 			t.Errorf("the names became markup: %d img, %d script elements", inert.Imgs, inert.Scripts)
 		}
-		if !strings.Contains(strings.Join(inert.Listed, "\n"), imgName) || !strings.Contains(strings.Join(inert.Listed, "\n"), scriptName) {
+		if !strings.Contains(strings.Join(inert.Listed, "\n"), dashtest.ImgName) || !strings.Contains(strings.Join(inert.Listed, "\n"), dashtest.ScriptName) {
 			t.Errorf("names not listed as text: %q", inert.Listed)
 		}
 		// Hovering a chart draws its tooltip on the canvas, not as HTML.
 		tb.eval(`(() => { const c = echarts.getInstanceByDom(document.querySelector('#chart-grid .card .chart'));
 			c.dispatchAction({type: 'showTip', seriesIndex: 0, dataIndex: 5}); return true; })()`, nil)
 		// A card's star unpins its series, and the URL follows.
-		js, _ := json.Marshal(scriptName)
+		js, _ := json.Marshal(dashtest.ScriptName)
 		tb.eval(`document.querySelector('#chart-grid .card[data-series='+JSON.stringify(`+string(js)+`)+'] .pin').click(); true`, nil)
 		tb.waitFor("the unpinned chart", `document.querySelectorAll('#chart-grid .card[data-pinned="true"]').length === 1 &&
 			new URLSearchParams(location.search).getAll('series').length === 1`)
-		tb.checkClean(rich.server.URL, false)
+		tb.checkClean(rich.Server.URL, false)
 		// Pins persist for the next visit; unpin them for the other tabs.
 		tb.eval(`localStorage.clear(); true`, nil)
 	})
 
 	t.Run("precision switch", func(t *testing.T) {
 		tb := newTab(t, browser, 1200, 900)
-		tb.navigate(rich.root)
+		tb.navigate(rich.Root)
 		tb.waitFor("5 s charts", `document.querySelectorAll('#chart-grid .card').length === 6 && document.getElementById('live').dataset.state === 'ok'`)
 		before := tb.charts()["hits"]
 		if err := chromedp.Do(tb.ctx, chromedp.Click(chromedp.CSS(`button[data-precision="60"]`))); err != nil {
@@ -473,7 +475,7 @@ func TestBrowser(t *testing.T) {
 			const d = c && echarts.getInstanceByDom(c).getOption().series[0].data;
 			return d && d.length > 1 && d[1][0] - d[0][0] === 60000; })()`)
 		after := tb.charts()["hits"]
-		ov := getOverview(t, rich.root+"api/overview?precision=60")
+		ov := dashtest.GetOverview(t, rich.Root+"api/overview?precision=60")
 		checkChartMatches(t, after, ov.Top[0].Samples, ov.From, ov.To, ov.Current)
 		if after.XMin == before.XMin || fmt.Sprint(after.Complete) == fmt.Sprint(before.Complete) {
 			t.Error("switching precision did not change the data")
@@ -484,13 +486,13 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("pressed button %s, want 60", pressed)
 		}
 		tb.eval(`localStorage.clear(); true`, nil)
-		tb.checkClean(rich.server.URL, false)
+		tb.checkClean(rich.Server.URL, false)
 	})
 
 	t.Run("the URL holds the view", func(t *testing.T) {
 		tb := newTab(t, browser, 1200, 900)
-		pin, _ := json.Marshal(imgName)
-		tb.navigate(rich.root + "?precision=60&mode=rate&series=" + url.QueryEscape(imgName))
+		pin, _ := json.Marshal(dashtest.ImgName)
+		tb.navigate(rich.Root + "?precision=60&mode=rate&series=" + url.QueryEscape(dashtest.ImgName))
 		tb.waitFor("1 min charts", `(() => { const c = document.querySelector('#chart-grid .card[data-series="hits"] .chart');
 			const d = c && echarts.getInstanceByDom(c).getOption().series[0].data;
 			return d && d.length > 1 && d[1][0] - d[0][0] === 60000; })()`)
@@ -505,7 +507,7 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("view from the URL: %+v", view)
 		}
 		// Rate mode draws hits per second: a complete bucket's count over 60 s.
-		ov := getOverview(t, rich.root+"api/overview?precision=60")
+		ov := dashtest.GetOverview(t, rich.Root+"api/overview?precision=60")
 		c := tb.charts()["hits"]
 		for i, smp := range ov.Top[0].Samples[:len(c.Complete)] {
 			if want := float64(smp.Count) / 60; math.Abs(c.Complete[i][1]-want) > 1e-9 {
@@ -518,12 +520,12 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		tb.waitFor("the URL to follow", `new URLSearchParams(location.search).get('precision') === '300'`)
-		tb.checkClean(rich.server.URL, false)
+		tb.checkClean(rich.Server.URL, false)
 	})
 
 	t.Run("zoom", func(t *testing.T) {
 		tb := newTab(t, browser, 1200, 900)
-		tb.navigate(rich.root + "?precision=5")
+		tb.navigate(rich.Root + "?precision=5")
 		tb.waitFor("the charts", `document.querySelectorAll('#chart-grid .card').length === 6 && document.getElementById('live').dataset.state === 'ok'`)
 		const extents = `Array.from(document.querySelectorAll('#chart-grid .card .chart')).map((el) =>
 			echarts.getInstanceByDom(el).getModel().getComponent('xAxis', 0).axis.scale.getExtent())`
@@ -565,39 +567,39 @@ func TestBrowser(t *testing.T) {
 		if math.Abs(reopened[0][0]-after[0][0]) > 1000 || math.Abs(reopened[0][1]-after[0][1]) > 1000 {
 			t.Errorf("reopened link shows %v, the zoomed page %v", reopened[0], after[0])
 		}
-		tb.checkClean(rich.server.URL, false)
+		tb.checkClean(rich.Server.URL, false)
 	})
 
 	t.Run("live updates and outages", func(t *testing.T) {
-		f := newFixture(t, fixtureOptions{poll: 300 * time.Millisecond})
+		f := dashtest.New(t, dashtest.Options{Poll: 300 * time.Millisecond})
 		tb := newTab(t, browser, 1200, 900)
-		tb.navigate(f.root)
+		tb.navigate(f.Root)
 		tb.waitFor("the charts", `document.querySelector('#chart-grid .card[data-series="hits"]') && document.getElementById('live').dataset.state === 'ok'`)
 		tb.eval(`window.__sameDocument = true; true`, nil)
 		const lastPoint = `(() => { const d = echarts.getInstanceByDom(document.querySelector('#chart-grid .card[data-series="hits"] .chart')).getOption().series[1].data; return d.length ? d[d.length - 1] : null; })()`
 		var p [2]float64
 		tb.eval(lastPoint, &p)
 		if p != [2]float64{1700000600000, 4} {
-			t.Fatalf("open bucket %v, want 4 hits at t0+600", p)
+			t.Fatalf("open bucket %v, want 4 hits at T0+600", p)
 		}
 
 		// New hits in the open bucket show up without a reload.
-		f.record(t, hit{"hits", 10*time.Minute + 3*time.Second, 5})
+		f.Record(t, dashtest.Hit{Name: "hits", At: 10*time.Minute + 3*time.Second, N: 5})
 		tb.waitFor("the new hits", lastPoint+`[1] === 9`)
 		// The clock moves on: the bucket closes and a new one opens.
-		f.clock.Advance(5 * time.Second)
-		f.record(t, hit{"hits", 10*time.Minute + 7*time.Second, 2})
+		f.Clock.Advance(5 * time.Second)
+		f.Record(t, dashtest.Hit{Name: "hits", At: 10*time.Minute + 7*time.Second, N: 2})
 		tb.waitFor("the next bucket", lastPoint+`[0] === 1700000605000 && `+lastPoint+`[1] === 2`)
 		c := tb.charts()["hits"]
 		if last := c.Complete[len(c.Complete)-1]; last != [2]float64{1700000600000, 9} {
 			t.Errorf("the closed bucket %v, want 9 hits", last)
 		}
 		// A series that appears is charted too.
-		f.record(t, hit{"GET /new", 10*time.Minute + 6*time.Second, 50})
+		f.Record(t, dashtest.Hit{Name: "GET /new", At: 10*time.Minute + 6*time.Second, N: 50})
 		tb.waitFor("the new series", `document.querySelector('#chart-grid .card[data-series="GET /new"]')`)
 
 		// Redis down: the API answers 503, the page says so and keeps its charts.
-		f.srv.Stop()
+		f.Srv.Stop()
 		tb.waitFor("the error notice", `!document.getElementById('notice').hidden && document.getElementById('notice').textContent.includes('HTTP 503')`)
 		var state struct {
 			Live  string
@@ -607,13 +609,13 @@ func TestBrowser(t *testing.T) {
 		if state.Live != "error" || state.Cards < 3 {
 			t.Errorf("during the outage: %+v", state)
 		}
-		f.srv.Restart()
+		f.Srv.Restart()
 		tb.waitFor("the notice to clear", `document.getElementById('notice').hidden && document.getElementById('live').dataset.state === 'ok'`)
 
 		// The server itself unreachable (restarting, say).
-		f.down.Store(true)
+		f.Down.Store(true)
 		tb.waitFor("the unreachable notice", `!document.getElementById('notice').hidden && document.getElementById('notice').textContent.includes('cannot be reached')`)
-		f.down.Store(false)
+		f.Down.Store(false)
 		tb.waitFor("the notice to clear again", `document.getElementById('notice').hidden`)
 
 		var same bool
@@ -621,13 +623,13 @@ func TestBrowser(t *testing.T) {
 		if !same {
 			t.Error("the page reloaded")
 		}
-		tb.checkClean(f.server.URL, true)
+		tb.checkClean(f.Server.URL, true)
 	})
 
 	t.Run("no entities, no health", func(t *testing.T) {
-		f := newFixture(t, fixtureOptions{noEntities: true, noHealth: true})
+		f := dashtest.New(t, dashtest.Options{NoEntities: true, NoHealth: true})
 		tb := newTab(t, browser, 900, 800)
-		tb.navigate(f.root)
+		tb.navigate(f.Root)
 		tb.waitFor("the charts", `document.querySelector('#chart-grid .card') && document.getElementById('live').dataset.state === 'ok'`)
 		var text struct {
 			Panel  bool
@@ -637,7 +639,7 @@ func TestBrowser(t *testing.T) {
 		if text.Panel || !strings.Contains(text.Health, "No recorder health") {
 			t.Errorf("an entity panel with no entities, or no health note: %+v", text)
 		}
-		tb.checkClean(f.server.URL, false)
+		tb.checkClean(f.Server.URL, false)
 		for _, u := range tb.requests {
 			if strings.Contains(u, "/api/entities") || strings.Contains(u, "/api/health") {
 				t.Errorf("the page asked for what is not configured: %s", u)

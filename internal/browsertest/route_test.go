@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulse-dev/pulse/internal/dashtest"
 	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/track"
 )
 
-// timed is one request of routeName the route fixture records: its
+// timed is one request of dashtest.RouteName the route fixture records: its
 // duration, status and time after the fixture's start.
 type timed struct {
 	ms     int
@@ -45,21 +46,21 @@ func routeTraffic() []timed {
 
 // routeFixture records routeTraffic through track, as the middlewares
 // do, and leaves the clock at start+32s.
-func routeFixture(t *testing.T) *fixture {
+func routeFixture(t *testing.T) *dashtest.Fixture {
 	t.Helper()
 	start := time.Unix(time.Now().Unix()/60*60, 0)
-	f := newFixture(t, fixtureOptions{noTraffic: true, noEntities: true, start: start})
-	tr, err := track.New(track.Config{Recorder: f.rec, Routes: true, StatusClasses: true})
+	f := dashtest.New(t, dashtest.Options{NoTraffic: true, NoEntities: true, Start: start})
+	tr, err := track.New(track.Config{Recorder: f.Rec, Routes: true, StatusClasses: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	method, route, _ := strings.Cut(routeName, " ")
+	method, route, _ := strings.Cut(dashtest.RouteName, " ")
 	for _, r := range routeTraffic() {
-		f.clock.Advance(start.Add(r.at).Sub(f.clock.Now()))
+		f.Clock.Advance(start.Add(r.at).Sub(f.Clock.Now()))
 		tr.Record(track.Request{Method: method, Route: route, Status: r.status, Duration: time.Duration(r.ms) * time.Millisecond})
 	}
-	f.clock.Advance(start.Add(32 * time.Second).Sub(f.clock.Now()))
-	f.flush(t)
+	f.Clock.Advance(start.Add(32 * time.Second).Sub(f.Clock.Now()))
+	f.Flush(t)
 	return f
 }
 
@@ -98,8 +99,8 @@ func TestRouteCharts(t *testing.T) {
 	median := float64(all[latency.Rank(0.5, uint64(len(all)))-1])
 
 	tb := newTab(t, browser, 1400, 1500)
-	tb.navigate(f.root)
-	sel := `document.querySelector('.red-row[data-route="` + routeName + `"]')`
+	tb.navigate(f.Root)
+	sel := `document.querySelector('.red-row[data-route="` + dashtest.RouteName + `"]')`
 	tb.waitFor("the route's row", sel+` && !`+sel+`.children[3].textContent.startsWith('–')`)
 	tb.eval(sel+`.click(); true`, nil)
 	tb.waitFor("the route's charts", `!document.getElementById('latency').hidden &&
@@ -136,5 +137,5 @@ func TestRouteCharts(t *testing.T) {
 		t.Errorf("error-rate chart: %d lines, want 2 of %d points", len(got.Errors), buckets)
 	}
 	writeScreenshotAs(t, tb, "dashboard-route.png")
-	tb.checkClean(f.server.URL, false)
+	tb.checkClean(f.Server.URL, false)
 }

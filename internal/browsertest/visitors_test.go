@@ -9,6 +9,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/pulse-dev/pulse/internal/dashtest"
 	"github.com/pulse-dev/pulse/internal/series"
 )
 
@@ -16,21 +17,21 @@ import (
 // minute bucket, and seeds each bucket's visitors as the write path
 // PFADDs them: bucket b holds visitors 3b..3b+v-1, so neighbours share
 // some. It returns the window's keys, oldest first.
-func visitorsFixture(t *testing.T) (*fixture, []any) {
+func visitorsFixture(t *testing.T) (*dashtest.Fixture, []any) {
 	t.Helper()
-	f := newFixture(t, fixtureOptions{noTraffic: true, noEntities: true, poll: 400 * time.Millisecond})
-	hits, err := f.rec.Counter("hits")
+	f := dashtest.New(t, dashtest.Options{NoTraffic: true, NoEntities: true, Poll: 400 * time.Millisecond})
+	hits, err := f.Rec.Counter("hits")
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := series.HandleOf(f.store).Schema
-	current := series.BucketStart(fixtureNow.Unix(), 60)
-	back := f.clock.Now()
+	schema := series.HandleOf(f.Store).Schema
+	current := series.BucketStart(dashtest.Now.Unix(), 60)
+	back := f.Clock.Now()
 	var keys []any
 	for b := range 120 {
 		start := current - int64(119-b)*60
 		wave := 1 + 0.5*math.Sin(float64(b)/10) + 0.2*math.Sin(float64(b)/3)
-		f.clock.Advance(time.Unix(start+1, 0).Sub(f.clock.Now()))
+		f.Clock.Advance(time.Unix(start+1, 0).Sub(f.Clock.Now()))
 		for range int(40 * wave) {
 			hits.Inc()
 		}
@@ -39,11 +40,11 @@ func visitorsFixture(t *testing.T) (*fixture, []any) {
 		for i := range int(12 * wave) {
 			args = append(args, fmt.Sprint("visitor-", 3*b+i))
 		}
-		f.srv.Do("PFADD", args...)
+		f.Srv.Do("PFADD", args...)
 		keys = append(keys, key)
 	}
-	f.clock.Advance(back.Sub(f.clock.Now()))
-	f.flush(t)
+	f.Clock.Advance(back.Sub(f.Clock.Now()))
+	f.Flush(t)
 	return f, keys
 }
 
@@ -75,12 +76,12 @@ const readVisitors = `(() => {
 func TestVisitors(t *testing.T) {
 	browser := newBrowser(t)
 	f, keys := visitorsFixture(t)
-	union, err := redis.Int64(f.srv.Do("PFCOUNT", keys...), nil)
+	union, err := redis.Int64(f.Srv.Do("PFCOUNT", keys...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tb := newTab(t, browser, 1400, 900)
-	tb.navigate(f.root + "?precision=60")
+	tb.navigate(f.Root + "?precision=60")
 	tb.waitFor("the visitors", `document.getElementById('visitors').textContent.includes('per visitor') &&
 		document.querySelector('#chart-grid .card[data-series="hits"]')`)
 	var got visitorsView
@@ -93,7 +94,7 @@ func TestVisitors(t *testing.T) {
 			len(got.Line), got.OnAxis, got.Axis, got.Hits)
 	}
 	for i, p := range got.Line {
-		n, err := redis.Int64(f.srv.Do("PFCOUNT", keys[i]), nil)
+		n, err := redis.Int64(f.Srv.Do("PFCOUNT", keys[i]), nil)
 		if err != nil || p[1] != float64(n) {
 			t.Errorf("bucket %d: the line shows %v visitors, Redis counts %d", i, p[1], n)
 		}
@@ -129,7 +130,7 @@ func TestVisitors(t *testing.T) {
 			t.Errorf("the page asked for visitors where none are kept: %s", u)
 		}
 	}
-	tb.checkClean(f.server.URL, false)
+	tb.checkClean(f.Server.URL, false)
 }
 
 // grouped writes n as the page's en-US number format does: 12,345.

@@ -51,9 +51,10 @@ func timedRecorder(t *testing.T, n int) (*timeseries.Recorder, *latency.Mapping)
 		_ = rec.Close(ctx)
 	})
 	api, _ := rec.Counter("api")
+	record := series.FinishedHook[*timeseries.Recorder, *timeseries.Counter]()
 	for range n {
 		for _, d := range known {
-			series.RecordFinished(rec, series.Finished{Duration: d, Timed: [series.MaxTimed]any{api}})
+			record(rec, series.Finished[*timeseries.Counter]{Duration: d, Timed: [series.MaxTimed]*timeseries.Counter{api}})
 		}
 		clock.Advance(time.Second)
 	}

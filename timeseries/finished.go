@@ -7,36 +7,38 @@ import "github.com/pulse-dev/pulse/internal/series"
 // The clock second and the recording stripe are taken once for all of
 // them: a request pays Pulse about 200 ns, and each stripe taken and
 // given back costs 10.
-func (r *Recorder) recordFinished(f *series.Finished) {
+func (r *Recorder) recordFinished(f *series.Finished[*Counter]) {
 	var tb [series.MaxTimed]*Counter
-	var cb [series.MaxCounted]*Counter
-	timed, counted := countersIn(f.Timed[:], tb[:0]), countersIn(f.Counted[:], cb[:0])
+	timed := present(f.Timed[:], tb[:0])
 	sec := r.now()
 	st := stripes.Get().(*stripe)
 	if r.writeThrough {
-		r.writeNow(sec, timed, f.Duration, counted)
+		var cb [series.MaxCounted]*Counter
+		r.writeNow(sec, timed, f.Duration, present(f.Counted[:], cb[:0]))
 	} else {
 		for _, c := range timed {
 			c.add(st.index, sec, 1)
 		}
-		for _, c := range counted {
-			c.add(st.index, sec, 1)
+		for _, c := range f.Counted {
+			if c != nil {
+				c.add(st.index, sec, 1)
+			}
 		}
 		if r.lat != nil && len(timed) > 0 {
 			r.lat.record(st.index, sec, f.Duration, timed)
 		}
 	}
 	if f.Visited != 0 && !f.Visitor.Empty() {
-		r.recordVisitor(st, sec, f.Visitor, f.Timed, f.Visited)
+		r.recordVisitor(st, sec, f.Visitor, &f.Timed, f.Visited)
 	}
 	stripes.Put(st)
 }
 
-// countersIn appends the Counters among cs to out.
-func countersIn(cs []any, out []*Counter) []*Counter {
+// present appends the non-nil Counters of cs to out.
+func present(cs []*Counter, out []*Counter) []*Counter {
 	for _, c := range cs {
-		if p, _ := c.(*Counter); p != nil {
-			out = append(out, p)
+		if c != nil {
+			out = append(out, c)
 		}
 	}
 	return out
@@ -45,7 +47,5 @@ func countersIn(cs []any, out []*Counter) []*Counter {
 // The middleware core records requests through this hook, so the package
 // exports no method for it (see series.RecordFinished).
 func init() {
-	series.RecordFinished = func(rec any, f series.Finished) {
-		rec.(*Recorder).recordFinished(&f)
-	}
+	series.RecordFinished = func(r *Recorder, f series.Finished[*Counter]) { r.recordFinished(&f) }
 }

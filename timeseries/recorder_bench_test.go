@@ -83,18 +83,18 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	}
 	ds := drawn(1<<12, 1)
-	finished := func(s trio, d time.Duration) series.Finished {
-		return series.Finished{Duration: d, Timed: [series.MaxTimed]any{s.hits, s.route}, Counted: [series.MaxCounted]any{s.status}}
+	request := func(s trio, d time.Duration) finished {
+		return finished{Duration: d, Timed: [series.MaxTimed]*timeseries.Counter{s.hits, s.route}, Counted: [series.MaxCounted]*timeseries.Counter{s.status}}
 	}
 	timedSerial := func(b *testing.B, r *timeseries.Recorder, s trio) {
 		for i := range b.N {
-			series.RecordFinished(r, finished(s, ds[i&(1<<12-1)]))
+			recordFinished(r, request(s, ds[i&(1<<12-1)]))
 		}
 	}
 	timedParallel := func(b *testing.B, r *timeseries.Recorder, s trio) {
 		b.RunParallel(func(pb *testing.PB) {
 			for i := 0; pb.Next(); i++ {
-				series.RecordFinished(r, finished(s, ds[i&(1<<12-1)]))
+				recordFinished(r, request(s, ds[i&(1<<12-1)]))
 			}
 		})
 	}

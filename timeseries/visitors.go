@@ -72,7 +72,7 @@ func newVisitorState(schema series.Schema) *visitorState {
 
 // recordVisitor counts visitor v at second sec in the series cs[i] whose
 // bit i is set in which, in the visitors' stripe of st.
-func (r *Recorder) recordVisitor(st *stripe, sec int64, v series.Visitor, cs [series.MaxTimed]any, which uint8) {
+func (r *Recorder) recordVisitor(st *stripe, sec int64, v series.Visitor, cs *[series.MaxTimed]*Counter, which uint8) {
 	u := r.uv
 	if u == nil {
 		return
@@ -92,8 +92,8 @@ func (r *Recorder) recordVisitor(st *stripe, sec int64, v series.Visitor, cs [se
 		id = s.memo.ClientID(salt, v.Addr, v.UserAgent)
 	}
 	for i, c := range cs {
-		if p, _ := c.(*Counter); p != nil && which&(1<<i) != 0 {
-			s.add(p, step, sec, id)
+		if c != nil && which&(1<<i) != 0 {
+			s.add(c, step, sec, id)
 		}
 	}
 	s.mu.Unlock()

@@ -46,9 +46,9 @@ func BenchmarkRecordVisitor(b *testing.B) {
 		name     string
 		distinct int
 	}{{"none", 0}, {"new", 1000}, {"repeat", 1}} {
-		fs := make([]series.Finished, max(v.distinct, 1))
+		fs := make([]finished, max(v.distinct, 1))
 		for i := range fs {
-			fs[i] = series.Finished{Duration: 20 * time.Millisecond, Timed: [series.MaxTimed]any{hits}}
+			fs[i] = finished{Duration: 20 * time.Millisecond, Timed: [series.MaxTimed]*timeseries.Counter{hits}}
 			if v.distinct > 0 {
 				addr := "198.51.100." + strconv.Itoa(i%250) + ":" + strconv.Itoa(i)
 				fs[i].Visitor, fs[i].Visited = series.Visitor{Addr: addr, UserAgent: ua}, 1
@@ -58,7 +58,7 @@ func BenchmarkRecordVisitor(b *testing.B) {
 			b.ReportAllocs()
 			start := time.Now()
 			for i := 0; b.Loop(); i++ {
-				series.RecordFinished(r, fs[i%len(fs)])
+				recordFinished(r, fs[i%len(fs)])
 			}
 			reportVisits(b, r, start)
 		})
@@ -67,7 +67,7 @@ func BenchmarkRecordVisitor(b *testing.B) {
 			start := time.Now()
 			b.RunParallel(func(pb *testing.PB) {
 				for i := 0; pb.Next(); i++ {
-					series.RecordFinished(r, fs[i%len(fs)])
+					recordFinished(r, fs[i%len(fs)])
 				}
 			})
 			reportVisits(b, r, start)
@@ -88,11 +88,10 @@ func TestRecordVisitorAllocs(t *testing.T) {
 	srv := redistest.Start(t)
 	r := readyRecorder(t, srv, timeseries.Config{})
 	hits := mustCounter(t, r, "hits")
-	cs := [series.MaxTimed]any{hits}
 	v := series.Visitor{Addr: "192.0.2.1", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/128.0"}
-	f := series.Finished{Visitor: v, Timed: cs, Visited: 1}
-	series.RecordFinished(r, f) // the stripe's first table
-	if n := testing.AllocsPerRun(1000, func() { series.RecordFinished(r, f) }); n != 0 {
+	f := finished{Visitor: v, Timed: [series.MaxTimed]*timeseries.Counter{hits}, Visited: 1}
+	recordFinished(r, f) // the stripe's first table
+	if n := testing.AllocsPerRun(1000, func() { recordFinished(r, f) }); n != 0 {
 		t.Errorf("%v allocations per visitor, want 0", n)
 	}
 }

@@ -18,15 +18,21 @@ import (
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
+// finished is a request as the middlewares record it, and recordFinished
+// records it as they do.
+type finished = series.Finished[*timeseries.Counter]
+
+var recordFinished = series.FinishedHook[*timeseries.Recorder, *timeseries.Counter]()
+
 // visit records one request of the visitor at addr (a fixed User-Agent)
 // in cs, as the middlewares do: a hit and the visitor in each.
 func visit(r *timeseries.Recorder, addr string, cs ...*timeseries.Counter) {
-	f := series.Finished{Visitor: series.Visitor{Addr: addr, UserAgent: "test-agent/1.0"}}
+	f := finished{Visitor: series.Visitor{Addr: addr, UserAgent: "test-agent/1.0"}}
 	for i, c := range cs {
 		f.Timed[i] = c
 		f.Visited |= 1 << i
 	}
-	series.RecordFinished(r, f)
+	recordFinished(r, f)
 }
 
 func addrOf(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255) }
@@ -323,8 +329,8 @@ func TestCloseReportsLostVisitors(t *testing.T) {
 	srv := redistest.Start(t)
 	r := readyRecorder(t, srv, timeseries.Config{FlushTimeout: 100 * time.Millisecond})
 	hits := mustCounter(t, r, "hits")
-	series.RecordFinished(r, series.Finished{
-		Timed:   [series.MaxTimed]any{hits},
+	recordFinished(r, finished{
+		Timed:   [series.MaxTimed]*timeseries.Counter{hits},
 		Visitor: series.Visitor{Addr: "192.0.2.7", UserAgent: "test-agent/1.0"},
 		Visited: 1,
 	})

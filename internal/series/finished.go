@@ -1,6 +1,9 @@
 package series
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // MaxTimed bounds the series a Finished request is timed in, and counts a
 // visitor in.
@@ -10,24 +13,38 @@ const MaxTimed = 4
 // status class and its route's).
 const MaxCounted = 2
 
-// Finished is what one finished request adds to a Recorder. Each series
-// is a *timeseries.Counter of that Recorder, nil for none.
-type Finished struct {
+// Finished is what one finished request adds to a Recorder. C is
+// *timeseries.Counter, which this package cannot name; nil entries are
+// no series.
+type Finished[C comparable] struct {
 	// Duration is counted in the durations of the Timed series, which
 	// each count a hit too.
 	Duration time.Duration
-	Timed    [MaxTimed]any
+	Timed    [MaxTimed]C
 	// Counted series count a hit only.
-	Counted [MaxCounted]any
+	Counted [MaxCounted]C
 	// Visitor, unless Empty, is counted in the Timed series whose bits
 	// are set in Visited (bit i for Timed[i]).
 	Visitor Visitor
 	Visited uint8
 }
 
-// RecordFinished is how internal/track records a finished request:
-// package timeseries sets it at init. It is a hook rather than a method
-// so that timeseries exports nothing for it, and one call, so that a
-// request takes the clock second and a recording stripe once for all its
-// series; f travels by value, so the call allocates nothing.
-var RecordFinished func(rec any, f Finished)
+// RecordFinished is how internal/track records a finished request. Package
+// timeseries sets it at init to a
+// func(*timeseries.Recorder, Finished[*timeseries.Counter]), and track
+// takes it typed, once, through FinishedHook. It is a hook rather than a
+// method so that timeseries exports nothing for it, and one call, so that
+// a request takes the clock second and a recording stripe once for all
+// its series; the Finished travels by value, so the call allocates
+// nothing, and typed, so no series is an interface to unwrap.
+var RecordFinished any
+
+// FinishedHook returns RecordFinished as the func it is; it panics if
+// package timeseries did not set it, or set another type.
+func FinishedHook[R any, C comparable]() func(R, Finished[C]) {
+	f, ok := RecordFinished.(func(R, Finished[C]))
+	if !ok {
+		panic(fmt.Sprintf("series: RecordFinished is %T", RecordFinished))
+	}
+	return f
+}

@@ -91,6 +91,7 @@ type Tracker struct {
 	hits      *timeseries.Counter
 	unmatched *routeSeries
 	status    [6]*timeseries.Counter // index: status/100, 0 for other
+	record    func(*timeseries.Recorder, series.Finished[*timeseries.Counter])
 
 	// Read without locks on every request; replaced whole, under mu, when
 	// a name is first seen. Route templates are few, so copies are rare.
@@ -110,7 +111,8 @@ func New(cfg Config) (*Tracker, error) {
 	if cfg.UnmatchedName == "" {
 		cfg.UnmatchedName = DefaultUnmatchedName
 	}
-	t := &Tracker{cfg: cfg, rec: cfg.Recorder}
+	t := &Tracker{cfg: cfg, rec: cfg.Recorder,
+		record: series.FinishedHook[*timeseries.Recorder, *timeseries.Counter]()}
 	var err error
 	if t.hits, err = t.rec.Counter(cfg.HitsName); err != nil {
 		return nil, fmt.Errorf("HitsName: %w", err)
@@ -148,7 +150,7 @@ func StatusClassName(status int) string {
 // lock each for the durations and the visitor, no allocation once its
 // names have been seen.
 func (t *Tracker) Record(r Request) {
-	f := series.Finished{Duration: r.Duration, Visitor: r.Visitor}
+	f := series.Finished[*timeseries.Counter]{Duration: r.Duration, Visitor: r.Visitor}
 	f.Timed[0] = t.hits
 	f.Visited = 1 << 0
 	class := r.Status / 100
@@ -180,7 +182,7 @@ func (t *Tracker) Record(r Request) {
 			}
 		}
 	}
-	series.RecordFinished(t.rec, f)
+	t.record(t.rec, f)
 }
 
 // route returns the series of the request's route.

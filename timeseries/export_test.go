@@ -40,7 +40,7 @@ func (r *Recorder) AddVisitors(c *Counter, ids []uint64) {
 	s := &r.uv.stripes[0]
 	s.mu.Lock()
 	for _, id := range ids {
-		s.add(c, step, sec, id)
+		s.add(c.id, step, sec, id)
 	}
 	s.mu.Unlock()
 }

@@ -93,7 +93,7 @@ func (r *Recorder) recordVisitor(st *stripe, sec int64, v series.Visitor, cs *[s
 	}
 	for i, c := range cs {
 		if c != nil && which&(1<<i) != 0 {
-			s.add(c, step, sec, id)
+			s.add(c.id, step, sec, id)
 		}
 	}
 	s.mu.Unlock()
@@ -105,9 +105,20 @@ type uvSrc struct {
 	step int64
 }
 
+// drainUV drains the visitors' stripes, naming their series from a copy
+// of the Recorder's counters (a Counter's id is its index there). The
+// caller holds flushMu, not mu.
+func (r *Recorder) drainUV(cutoff int64) {
+	r.mu.Lock()
+	counters := slices.Clone(r.counters)
+	r.mu.Unlock()
+	r.uv.drain(r.schema, cutoff, counters)
+}
+
 // drain moves the stripes' ids into pending and drops pending keys older
-// than cutoff (unix seconds). The caller holds flushMu.
-func (u *visitorState) drain(schema series.Schema, cutoff int64) {
+// than cutoff (unix seconds); counters are the Recorder's, by id. The
+// caller holds flushMu.
+func (u *visitorState) drain(schema series.Schema, cutoff int64, counters []*Counter) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	keys := map[uvSrc][]*uvKey{}
@@ -119,7 +130,7 @@ func (u *visitorState) drain(schema series.Schema, cutoff int64) {
 		s.full = 0
 		s.mu.Unlock()
 		for _, e := range u.drained {
-			u.add(schema, keys, e, cutoff)
+			u.add(schema, keys, counters[e.counter], e, cutoff)
 		}
 	}
 	clear(u.drained)
@@ -127,12 +138,12 @@ func (u *visitorState) drain(schema series.Schema, cutoff int64) {
 }
 
 // add puts one id in the pending key of each precision.
-func (u *visitorState) add(schema series.Schema, keys map[uvSrc][]*uvKey, e uvSlot, cutoff int64) {
+func (u *visitorState) add(schema series.Schema, keys map[uvSrc][]*uvKey, c *Counter, e uvSlot, cutoff int64) {
 	if e.sec < cutoff {
 		u.dropped++
 		return
 	}
-	src := uvSrc{e.c, e.step}
+	src := uvSrc{c, e.step}
 	ks, ok := keys[src]
 	if !ok {
 		ks = u.keysOf(schema, src)

@@ -26,7 +26,7 @@ func (r *Recorder) flushVisitors(ctx context.Context) error {
 		return nil
 	}
 	now := r.clock.Now().Unix()
-	u.drain(r.schema, now-r.maxPendingAge)
+	r.drainUV(now - r.maxPendingAge)
 	timeout, err := redisconn.Timeout(ctx, r.timeout)
 	if err != nil {
 		return fmt.Errorf("timeseries: visitors: %w", err)
@@ -46,7 +46,7 @@ func (r *Recorder) flushVisitors(ctx context.Context) error {
 // the stripes' buffers stay small and old ids age out.
 func (r *Recorder) drainVisitors() {
 	if r.uv != nil {
-		r.uv.drain(r.schema, r.clock.Now().Unix()-r.maxPendingAge)
+		r.drainUV(r.clock.Now().Unix() - r.maxPendingAge)
 	}
 }
 

@@ -14,6 +14,7 @@ func TestVisitorPendingBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Counter{id: 1, name: "hits"}
+	counters := []*Counter{{id: 0, name: "other"}, c}
 	const now = 1800000000
 	tests := []struct {
 		name        string
@@ -31,8 +32,8 @@ func TestVisitorPendingBounds(t *testing.T) {
 			u := newVisitorState(schema)
 			u.npending = tt.npending
 			s := &u.stripes[0]
-			s.add(c, series.BucketStart(tt.sec, int(u.step)), tt.sec, 42)
-			u.drain(schema, tt.cutoff)
+			s.add(c.id, series.BucketStart(tt.sec, int(u.step)), tt.sec, 42)
+			u.drain(schema, tt.cutoff, counters)
 			if u.dropped != tt.wantDropped || u.npending-tt.npending != tt.wantPending {
 				t.Errorf("dropped %d, pending +%d; want %d, +%d", u.dropped, u.npending-tt.npending, tt.wantDropped, tt.wantPending)
 			}
@@ -40,9 +41,9 @@ func TestVisitorPendingBounds(t *testing.T) {
 	}
 	// A key left pending ages out once its newest id passes the cutoff.
 	u := newVisitorState(schema)
-	u.stripes[0].add(c, series.BucketStart(now, int(u.step)), now, 42)
-	u.drain(schema, now-900)
-	u.drain(schema, now+1)
+	u.stripes[0].add(c.id, series.BucketStart(now, int(u.step)), now, 42)
+	u.drain(schema, now-900, counters)
+	u.drain(schema, now+1, counters)
 	if len(u.pending) != 0 || u.npending != 0 || u.dropped != 4 {
 		t.Errorf("after aging: %d keys, %d pending, %d dropped; want 0, 0, 4", len(u.pending), u.npending, u.dropped)
 	}

@@ -62,7 +62,7 @@ func (r *Recorder) spillVisitors() error {
 	}
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
-	u.drain(r.schema, r.clock.Now().Unix()-r.maxPendingAge)
+	r.drainUV(r.clock.Now().Unix() - r.maxPendingAge)
 	u.mu.Lock()
 	keys := make([]uvSpillKey, 0, len(u.pending))
 	var n int64

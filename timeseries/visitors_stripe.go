@@ -26,17 +26,20 @@ type uvStripe struct {
 	_     [64]byte
 }
 
+// uvSlot holds no pointer (the series is its Counter's id), so the
+// garbage collector, which runs often in a busy server with a small heap,
+// skips the tables instead of scanning every slot at every cycle.
 type uvSlot struct {
-	c    *Counter
-	step int64
-	id   uint64
-	sec  int64 // the newest second it was seen in
-	gen  uint32
+	step    int64
+	id      uint64
+	sec     int64 // the newest second it was seen in
+	counter int32 // the Counter's id
+	gen     uint32
 }
 
 // add records id of c at second sec (its step is sec's step). The
 // stripe's lock is held.
-func (s *uvStripe) add(c *Counter, step, sec int64, id uint64) {
+func (s *uvStripe) add(c int32, step, sec int64, id uint64) {
 	if 2*(len(s.used)+1) > len(s.slots) {
 		if len(s.slots) >= uvStripeMax {
 			if i, ok := s.find(c, step, id); ok {
@@ -53,21 +56,21 @@ func (s *uvStripe) add(c *Counter, step, sec int64, id uint64) {
 		s.slots[i].sec = max(s.slots[i].sec, sec)
 		return
 	}
-	s.slots[i] = uvSlot{c: c, step: step, id: id, sec: sec, gen: s.gen}
+	s.slots[i] = uvSlot{counter: c, step: step, id: id, sec: sec, gen: s.gen}
 	s.used = append(s.used, int32(i))
 }
 
 // find returns the slot of (c, step, id), or the free slot it would take.
 // The ids are hash outputs already, so their low bits spread well.
-func (s *uvStripe) find(c *Counter, step int64, id uint64) (int, bool) {
+func (s *uvStripe) find(c int32, step int64, id uint64) (int, bool) {
 	mask := len(s.slots) - 1
-	i := int((id ^ uint64(step)*0x9e3779b97f4a7c15 ^ uint64(c.id)*0xbf58476d1ce4e5b9) & uint64(mask))
+	i := int((id ^ uint64(step)*0x9e3779b97f4a7c15 ^ uint64(c)*0xbf58476d1ce4e5b9) & uint64(mask))
 	for {
 		sl := &s.slots[i]
 		if sl.gen != s.gen {
 			return i, false
 		}
-		if sl.id == id && sl.c == c && sl.step == step {
+		if sl.id == id && sl.counter == c && sl.step == step {
 			return i, true
 		}
 		i = (i + 1) & mask
@@ -84,7 +87,7 @@ func (s *uvStripe) grow() {
 	s.gen = 1
 	for _, j := range oldUsed {
 		e := old[j]
-		i, _ := s.find(e.c, e.step, e.id)
+		i, _ := s.find(e.counter, e.step, e.id)
 		e.gen = s.gen
 		s.slots[i] = e
 		s.used = append(s.used, int32(i))

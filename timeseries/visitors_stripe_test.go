@@ -5,7 +5,7 @@ import "testing"
 // The stripe's set keeps one slot per (series, step, id), the newest
 // second of each, survives growth, and counts what it cannot hold.
 func TestVisitorStripe(t *testing.T) {
-	a, b := &Counter{id: 1}, &Counter{id: 2}
+	const a, b int32 = 1, 2 // Counter ids
 	tests := []struct {
 		name      string
 		adds      func(s *uvStripe)

@@ -45,8 +45,17 @@ func (r *Recorder) startVisitors() {
 		r.loadVisitorSpills()
 	}
 	go func() {
+		// Under flushMu, so a Close that began first has flushed and
+		// returned (its pool may be closed by now) and one that begins
+		// now waits for this fetch; closed says which.
 		r.flushMu.Lock()
 		defer r.flushMu.Unlock()
+		r.mu.Lock()
+		closed := r.closed
+		r.mu.Unlock()
+		if closed {
+			return // a closing Recorder needs no salt
+		}
 		if err := r.keepSalts(r.clock.Now().Unix(), r.timeout); err != nil {
 			r.onError(fmt.Errorf("timeseries: visitors: %w", err))
 		}

@@ -49,45 +49,8 @@ import "github.com/pulse-dev/pulse/internal/redisconn"
 // triples, m lat blocks (key, expireat, sum, min, max, k, k field/count
 // pairs). Returns flushScript's reply, {status, refused indexes...,
 // -created indexes...}, or {2[, index of the key not on the node]}.
-var nodeScript = redisconn.NewScript(`#!lua flags=allow-cross-slot-keys
+var nodeScript = redisconn.NewScript("#!lua flags=allow-cross-slot-keys\n" + latLua + `
 local marker, seq, ttl = KEYS[1], tonumber(ARGV[1]), ARGV[2]
-local function failed(r) return type(r) == 'table' and r.err end
-local function refused(e)
-  return string.find(e, 'WRONGTYPE', 1, true) or string.find(e, 'not an integer', 1, true)
-    or string.find(e, 'overflow', 1, true)
-end
--- lat adds one lat block at a; it returns an error, or what undoes it.
-local function lat(a)
-  local key, k = ARGV[a], tonumber(ARGV[a + 5])
-  local names = {}
-  for i = 1, k do names[i] = ARGV[a + 4 + 2 * i] end
-  names[k + 1], names[k + 2], names[k + 3] = 's', 'min', 'max'
-  local cur = redis.pcall('HMGET', key, unpack(names))
-  if failed(cur) then return cur.err end
-  for i = 1, k + 3 do
-    if cur[i] and not string.match(cur[i], '^%d+$') then return 'not an integer: ' .. names[i] end
-  end
-  local set = {}
-  for i = 1, k do
-    set[#set + 1] = names[i]
-    set[#set + 1] = string.format('%d', (tonumber(cur[i]) or 0) + tonumber(ARGV[a + 5 + 2 * i]))
-  end
-  if not cur[k + 2] or tonumber(cur[k + 2]) > tonumber(ARGV[a + 3]) then
-    set[#set + 1] = 'min'
-    set[#set + 1] = ARGV[a + 3]
-  end
-  if not cur[k + 3] or tonumber(cur[k + 3]) < tonumber(ARGV[a + 4]) then
-    set[#set + 1] = 'max'
-    set[#set + 1] = ARGV[a + 4]
-  end
-  local undo = {key = key, names = names, cur = cur}
-  local r = redis.pcall('HSET', key, unpack(set))
-  if failed(r) then return r.err, undo end
-  r = redis.pcall('HINCRBY', key, 's', ARGV[a + 2])
-  if failed(r) then return r.err, undo end
-  redis.pcall('EXPIREAT', key, ARGV[a + 1])
-  return nil, undo
-end
 local old
 if ARGV[3] == '0' then
   old = redis.call('SET', marker, ARGV[1], 'KEEPTTL', 'GET')
@@ -144,7 +107,7 @@ for i = 1, n do
   a = a + 3
 end
 for j = 1, m do
-  local e, u = lat(a)
+  local e, u = latAdd(ARGV[a], a + 1)
   if u then lats[#lats + 1] = u end
   if e then
     if u or not refused(e) then return fence(keys, n, n + 1 + j) end

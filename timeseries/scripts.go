@@ -9,6 +9,53 @@ import (
 	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
+// latLua is the Lua both flush scripts share. latAdd adds to a lat key
+// the block of ARGV whose first field (the key's EXPIREAT) is at e:
+// expireat, sum, min, max, k, then k bin field/count pairs. The bins and
+// count are read (HMGET) and written back added (HSET), the sum added by
+// HINCRBY, min and max kept if smaller or larger. It returns an error,
+// and, once it has written, what undoes the write ({key, names, cur}:
+// the fields and their values before); nil and that on success. refused
+// tells an error that concerns the key alone (skipped and reported) from
+// one that concerns the call.
+const latLua = `local function failed(r) return type(r) == 'table' and r.err end
+local function refused(e)
+  return string.find(e, 'WRONGTYPE', 1, true) or string.find(e, 'not an integer', 1, true)
+    or string.find(e, 'overflow', 1, true)
+end
+local function latAdd(key, e)
+  local k = tonumber(ARGV[e + 4])
+  local names = {}
+  for i = 1, k do names[i] = ARGV[e + 3 + 2 * i] end
+  names[k + 1], names[k + 2], names[k + 3] = 's', 'min', 'max'
+  local cur = redis.pcall('HMGET', key, unpack(names))
+  if failed(cur) then return cur.err end
+  for i = 1, k + 3 do
+    if cur[i] and not string.match(cur[i], '^%d+$') then return 'not an integer: ' .. names[i] end
+  end
+  local set = {}
+  for i = 1, k do
+    set[#set + 1] = names[i]
+    set[#set + 1] = string.format('%d', (tonumber(cur[i]) or 0) + tonumber(ARGV[e + 4 + 2 * i]))
+  end
+  if not cur[k + 2] or tonumber(cur[k + 2]) > tonumber(ARGV[e + 2]) then
+    set[#set + 1] = 'min'
+    set[#set + 1] = ARGV[e + 2]
+  end
+  if not cur[k + 3] or tonumber(cur[k + 3]) < tonumber(ARGV[e + 3]) then
+    set[#set + 1] = 'max'
+    set[#set + 1] = ARGV[e + 3]
+  end
+  local undo = {key = key, names = names, cur = cur}
+  local r = redis.pcall('HSET', key, unpack(set))
+  if failed(r) then return r.err, undo end
+  r = redis.pcall('HINCRBY', key, 's', ARGV[e + 1])
+  if failed(r) then return r.err, undo end
+  redis.pcall('EXPIREAT', key, ARGV[e])
+  return nil, undo
+end
+`
+
 // flushScript applies one batch unless a batch of the same marker with the
 // same or a later seq was applied already. Increments that Redis refuses
 // for one key (a value of another type, a field that is not an integer)
@@ -43,41 +90,11 @@ import (
 // {1, refused key indexes..., -created key indexes...}, or {0} for a
 // batch applied before; index n+1 means the known set refused, n+1+j lat
 // key j. Created keys are reported only without a known key.
-var flushScript = redisconn.NewScript(`
+var flushScript = redisconn.NewScript("\n" + latLua + `
 local seq = tonumber(ARGV[1])
 local done = tonumber(redis.call('GET', KEYS[1]) or '0')
 if seq <= done then return {0} end
 local n, m = tonumber(ARGV[3]), tonumber(ARGV[4])
-local function refused(e)
-  return string.find(e, 'WRONGTYPE', 1, true) or string.find(e, 'not an integer', 1, true)
-    or string.find(e, 'overflow', 1, true)
-end
-local function durations(key, a, k)
-  local names = {}
-  for i = 1, k do names[i] = ARGV[a + 3 + 2 * i] end
-  names[k + 1], names[k + 2], names[k + 3] = 's', 'min', 'max'
-  local cur = redis.pcall('HMGET', key, unpack(names))
-  if cur.err then return cur.err end
-  for i = 1, k + 3 do
-    if cur[i] and not string.match(cur[i], '^%d+$') then return 'not an integer: ' .. names[i] end
-  end
-  local set = {}
-  for i = 1, k do
-    set[#set + 1] = names[i]
-    set[#set + 1] = string.format('%d', (tonumber(cur[i]) or 0) + tonumber(ARGV[a + 4 + 2 * i]))
-  end
-  if not cur[k + 2] or tonumber(cur[k + 2]) > tonumber(ARGV[a + 2]) then
-    set[#set + 1] = 'min'
-    set[#set + 1] = ARGV[a + 2]
-  end
-  if not cur[k + 3] or tonumber(cur[k + 3]) < tonumber(ARGV[a + 3]) then
-    set[#set + 1] = 'max'
-    set[#set + 1] = ARGV[a + 3]
-  end
-  redis.call('HSET', key, unpack(set))
-  redis.call('HINCRBY', key, 's', ARGV[a + 1])
-  redis.call('EXPIREAT', key, ARGV[a])
-end
 local out = {1}
 -- Keys whose member is listed anyway need no look at whether the write
 -- created their hash.
@@ -100,13 +117,14 @@ for i = 1, n do
 end
 local a = 5 + 2 * n
 for j = 1, m do
-  local k = tonumber(ARGV[a + 4])
-  local e = durations(KEYS[n + 1 + j], a, k)
+  local e, written = latAdd(KEYS[n + 1 + j], a)
   if e then
-    if not refused(e) then return redis.error_reply(e) end
+    -- Refused before any write: skipped and reported; any other error,
+    -- or one after a write, fails the call.
+    if written or not refused(e) then return redis.error_reply(e) end
     out[#out + 1] = n + 1 + j
   end
-  a = a + 5 + 2 * k
+  a = a + 5 + 2 * tonumber(ARGV[a + 4])
 end
 if #KEYS > n + m + 1 then
   -- Members to list: those ARGV names (never listed by this recorder)

@@ -76,3 +76,7 @@ func (r *Recorder) FlushRound(ctx context.Context) error {
 	_, _, err := r.round(ctx)
 	return err
 }
+
+// OneNodeAtATime makes r send its nodes' calls one after the other: see
+// redisconn.Router.OneNodeAtATime.
+func (r *Recorder) OneNodeAtATime() { r.router.OneNodeAtATime() }

@@ -22,8 +22,14 @@ import (
 //     second): cmds/series-flush, inner script commands included, and
 //     redis-us/series-flush, the Redis CPU time (commandstats usec: what
 //     bounds a node), both summed over every node; on the cluster also the
-//     busiest node's share. hits is Counter.Inc; timed is what the
-//     middleware records, a hit and its duration. See flushcost_bench_test.go.
+//     busiest node's share, the recorder sending to one node at a time
+//     (see Router.OneNodeAtATime). hits is Counter.Inc; timed is what the
+//     middleware records, a hit and its duration. cpu-us/series-flush is
+//     the nodes' whole CPU time; work-cpu-us/series-flush leaves out the
+//     price of each node call whatever it carries (call-cpu-us/node), so
+//     that three sizes of flush, 200, 1,000 and 5,000 series, tell what
+//     grows with the series from what grows with the nodes called. See
+//     flushcost_bench_test.go.
 func BenchmarkScale(b *testing.B) {
 	if !redistest.Installed() {
 		b.Skip("redis-server not installed")
@@ -61,7 +67,7 @@ func BenchmarkScale(b *testing.B) {
 		b.ReportMetric(float64(hashes)/numSeries/6, "B/hash")
 		b.Logf("hash encoding %s; known: %d B for %d members", enc, known, numSeries*6)
 	})
-	for _, n := range []int{200, 5000} {
+	for _, n := range []int{200, 1000, 5000} {
 		for _, timed := range []bool{false, true} {
 			kind := "hits"
 			if timed {
@@ -69,12 +75,26 @@ func BenchmarkScale(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("flush/server/%s/%d", kind, n), func(b *testing.B) {
 				srv := redistest.Start(b)
-				flushCost(b, flushSetup{pool: srv.Pool(), nodes: []*redistest.Server{srv}, series: n, timed: timed})
+				flushCost(b, flushSetup{pool: srv.Pool(), nodes: []*redistest.Server{srv}, keys: []string{"pulse:bench:call"}, series: n, timed: timed})
 			})
 			b.Run(fmt.Sprintf("flush/cluster/%s/%d", kind, n), func(b *testing.B) {
 				cl := redistest.StartCluster(b, redistest.ClusterOptions{Masters: 3})
-				flushCost(b, flushSetup{pool: cl.Client(b), nodes: cl.Masters(), series: n, timed: timed, cluster: true})
+				nodes := cl.Masters()
+				flushCost(b, flushSetup{pool: cl.Client(b), nodes: nodes, keys: keysOn(cl, nodes), series: n, timed: timed, cluster: true})
 			})
 		}
 	}
+}
+
+// keysOn returns a key each of nodes serves.
+func keysOn(cl *redistest.Cluster, nodes []*redistest.Server) []string {
+	keys := make([]string, len(nodes))
+	for i, n := range nodes {
+		for j := 0; keys[i] == ""; j++ {
+			if k := fmt.Sprintf("pulse:bench:call:%d", j); cl.MasterOf(k) == n {
+				keys[i] = k
+			}
+		}
+	}
+	return keys
 }

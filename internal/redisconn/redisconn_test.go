@@ -1,9 +1,11 @@
 package redisconn_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -158,5 +160,47 @@ func TestRouterRereadsSlotMap(t *testing.T) {
 	}
 	if rep := r.Do(cmds, redisconn.Options{})[1]; rep.Err != nil {
 		t.Errorf("once MOVED was seen: %v", rep.Err)
+	}
+}
+
+// spinScript keeps its node busy for ARGV[1] µs and returns when it
+// started and ended, in µs of the node's clock (one machine's, shared by
+// every node of the test cluster).
+var spinScript = redisconn.NewScript(`
+local function now() local t = redis.call('TIME') return t[1] * 1000000 + t[2] end
+local from = now()
+local to = from
+while to - from < tonumber(ARGV[1]) do to = now() end
+return {from, to}`)
+
+// OneNodeAtATime runs the nodes' pipelines one after the other: no two
+// nodes' spins overlap.
+func TestRouterOneNodeAtATime(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	r := redisconn.NewRouter(cl.Client(t))
+	r.OneNodeAtATime()
+	var cmds []redisconn.Cmd
+	nodes := map[*redistest.Server]bool{}
+	for i := 0; len(nodes) < 3; i++ {
+		key := fmt.Sprintf("spin%d", i)
+		if n := cl.MasterOf(key); !nodes[n] {
+			nodes[n] = true
+			cmds = append(cmds, spinScript.Cmd([]string{key}, 20_000))
+		}
+	}
+	type span struct{ from, to int64 }
+	var spans []span
+	for i, rep := range r.Do(cmds, redisconn.Options{}) {
+		v, err := redis.Int64s(rep.Value, rep.Err)
+		if err != nil || len(v) != 2 {
+			t.Fatalf("node %d: %v, %v", i, v, err)
+		}
+		spans = append(spans, span{v[0], v[1]})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+	for i := 1; i < len(spans); i++ {
+		if spans[i].from < spans[i-1].to {
+			t.Errorf("nodes ran at once: %v and %v", spans[i-1], spans[i])
+		}
 	}
 }

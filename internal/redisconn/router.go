@@ -91,7 +91,15 @@ type Router struct {
 	mu    sync.Mutex
 	slots []string // master address per slot; nil until read
 	stale bool
+
+	oneNodeAtATime bool // see OneNodeAtATime
 }
+
+// OneNodeAtATime makes r run the nodes' pipelines one after the other.
+// Benchmarks measure a cluster's CPU per node so: nodes that share a
+// machine's cores slow each other down while they run at once, which
+// nodes on machines of their own do not. Call it before r is used.
+func (r *Router) OneNodeAtATime() { r.oneNodeAtATime = true }
 
 // NewRouter returns a Router over p.
 func NewRouter(p Pool) *Router {
@@ -204,8 +212,10 @@ func (r *Router) run(cmds []Cmd, replies []Reply, deadline time.Time, waitReplic
 		}
 		return
 	}
-	if len(groups) == 1 {
-		r.runNode(cmds, groups[0], replies, deadline, waitReplicas)
+	if len(groups) == 1 || r.oneNodeAtATime {
+		for _, g := range groups {
+			r.runNode(cmds, g, replies, deadline, waitReplicas)
+		}
 	} else {
 		var wg sync.WaitGroup
 		for _, g := range groups {

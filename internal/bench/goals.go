@@ -49,7 +49,7 @@ func (r *Report) goals() []string {
 	pulse := r.PulseRatio()
 	if pulse > 0 {
 		cpu := medianOf(r.roundRuns(Pulse), func(x RunResult) float64 { return x.CPURatioToBare })
-		out = append(out, fmt.Sprintf("pulse >= 0.97 × bare: %s (median %.2f)", verdict(pulse >= 0.97), pulse),
+		out = append(out, fmt.Sprintf("pulse >= 0.97 × bare: %s (%s)", verdict(pulse >= 0.97), ratioSummary(r.roundRuns(Pulse))),
 			fmt.Sprintf("pulse CPU per request <= 1.05 × bare: %s (median %.2f)", verdict(cpu <= 1.05), cpu))
 	}
 	out = append(out, r.frameworkGoals(verdict)...)
@@ -79,8 +79,8 @@ func (r *Report) goals() []string {
 	out = append(out, r.flushBudgets(verdict)...)
 	if cl := r.ClusterRatio(); cl > 0 {
 		runs := r.roundRuns(PulseCluster)
-		out = append(out, fmt.Sprintf("pulse-cluster (3 masters) costs: %.2f × bare throughput (pulse on one server: %.2f), %.1f Redis cmds/s over all nodes",
-			cl, pulse, medianOf(runs, RunResult.CommandsPerSecond)))
+		out = append(out, fmt.Sprintf("pulse-cluster (3 masters) costs: %.2f × bare throughput (%s; pulse on one server: %.2f), %.1f Redis cmds/s over all nodes",
+			cl, ratioSummary(runs), pulse, medianOf(runs, RunResult.CommandsPerSecond)))
 	}
 	if extra := r.extraRuns(PulseCluster); len(extra) > 1 {
 		first, last := extra[0], extra[len(extra)-1]
@@ -110,7 +110,7 @@ func (r *Report) frameworkGoals(verdict func(bool) string) []string {
 	var out []string
 	for _, v := range []Variant{PulseV5, PulseHTTP} {
 		if x := medianOf(r.roundRuns(v), func(x RunResult) float64 { return x.RatioToBare }); x > 0 {
-			out = append(out, fmt.Sprintf("%s >= 0.97 × %s: %s (median %.2f)", v, v.bare(), verdict(x >= 0.97), x))
+			out = append(out, fmt.Sprintf("%s >= 0.97 × %s: %s (%s)", v, v.bare(), verdict(x >= 0.97), ratioSummary(r.roundRuns(v))))
 		}
 	}
 	return out

@@ -9,27 +9,27 @@ import (
 // nodePlan is how a cluster round groups writes while a slot map holds:
 // by slot, the marker of the node serving it. A node's marker is named
 // with a hash tag of the lowest slot the node serves, so it stays the
-// same while the map does, and lives on that node.
+// same while the map does, and lives on that node. It keeps a marker per
+// node, not per slot, so the collector has no 16,384 pointers to follow.
 type nodePlan struct {
-	from    []string // the slot map it was made from
-	markers []string // by slot
+	from    *redisconn.Slots // the slot map it was made from
+	markers []string         // by node number of from
 }
 
 // newNodePlan makes the plan of slot map slots; base is the recorder's
 // marker name before its tag.
-func newNodePlan(slots []string, base string) *nodePlan {
-	p := &nodePlan{from: slots, markers: make([]string, len(slots))}
-	byNode := map[string]string{}
-	for s, addr := range slots {
-		m, ok := byNode[addr]
-		if !ok {
-			m = nodeMarker(base, s)
-			byNode[addr] = m
+func newNodePlan(slots *redisconn.Slots, base string) *nodePlan {
+	p := &nodePlan{from: slots, markers: make([]string, slots.Nodes())}
+	for s := range redisc.HashSlots {
+		if n := slots.Node(s); p.markers[n] == "" {
+			p.markers[n] = nodeMarker(base, s)
 		}
-		p.markers[s] = m
 	}
 	return p
 }
+
+// marker is the marker of the node serving slot.
+func (p *nodePlan) marker(slot int) string { return p.markers[p.from.Node(slot)] }
 
 // nodeMarker is the node marker tagged to land in slot. A prefix with a
 // hash tag of its own puts every key of the schema in one slot, the
@@ -58,10 +58,10 @@ func (r *Recorder) refreshPlan() {
 		return
 	}
 	slots, err := r.router.SlotMap()
-	if err != nil || len(slots) == 0 {
+	if err != nil || slots == nil {
 		return
 	}
-	if p := r.plan; p != nil && &p.from[0] == &slots[0] {
+	if p := r.plan; p != nil && p.from == slots {
 		return // plan is written under flushMu only, which we hold
 	}
 	p := newNodePlan(slots, r.markerBase)
@@ -81,7 +81,7 @@ func (r *Recorder) markerFor(group int) (string, bool) {
 	}
 	if p := r.plan; p != nil {
 		if _, moving := r.moving[group]; !moving {
-			return p.markers[group], true
+			return p.marker(group), true
 		}
 	}
 	return r.slotMarker(group), false

@@ -25,7 +25,7 @@ func (r *Router) GroupByNode(keys []string) (addrs []string, groups [][]int, err
 	}
 	byAddr := map[string]int{}
 	for i, k := range keys {
-		addr := slots[redisc.Slot(k)]
+		addr := slots.Addr(redisc.Slot(k))
 		g, ok := byAddr[addr]
 		if !ok {
 			g = len(groups)
@@ -52,12 +52,11 @@ func (s *Script) NodeCmd(route string, args ...any) Cmd {
 	return Cmd{Key: route, Name: "EVALSHA", Args: a, script: s}
 }
 
-// SlotMap returns the master address of every slot ("" for a slot no
-// master serves), by the map Do routes by: the same slice until the map
-// is read again, so a caller may keep what it derived from it while the
-// slice is the same. The caller must not change it. On one server it
-// returns nil.
-func (r *Router) SlotMap() ([]string, error) {
+// SlotMap returns the master of every slot, by the map Do routes by: the
+// same *Slots until the map is read again, so a caller may keep what it
+// derived from it while the pointer is the same. On one server it returns
+// nil.
+func (r *Router) SlotMap() (*Slots, error) {
 	if r.cluster == nil {
 		return nil, nil
 	}

@@ -204,3 +204,35 @@ func TestRouterOneNodeAtATime(t *testing.T) {
 		}
 	}
 }
+
+// The slot map names, for every slot, the master that serves it, with one
+// number per master.
+func TestRouterSlotMap(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	r := redisconn.NewRouter(cl.Client(t))
+	slots, err := r.SlotMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slots.Nodes() != 4 {
+		t.Errorf("%d node numbers for 3 masters, want 4 (0: none)", slots.Nodes())
+	}
+	numbers := map[string]int{}
+	for i := range 200 {
+		key := fmt.Sprintf("slotmap%d", i)
+		slot, want := redisc.Slot(key), cl.MasterOf(key).Addr
+		if got := slots.Addr(slot); got != want {
+			t.Fatalf("slot %d: %q, want %q", slot, got, want)
+		}
+		if n, ok := numbers[want]; ok && n != slots.Node(slot) {
+			t.Errorf("master %s has numbers %d and %d", want, n, slots.Node(slot))
+		}
+		numbers[want] = slots.Node(slot)
+	}
+	if again, _ := r.SlotMap(); again != slots {
+		t.Error("the map changed with the cluster unchanged")
+	}
+	if plain, err := redisconn.NewRouter(&redis.Pool{}).SlotMap(); plain != nil || err != nil {
+		t.Errorf("one server: %v, %v; want no map", plain, err)
+	}
+}

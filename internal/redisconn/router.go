@@ -89,7 +89,7 @@ type Router struct {
 	cluster *redisc.Cluster
 
 	mu    sync.Mutex
-	slots []string // master address per slot; nil until read
+	slots *Slots // nil until read
 	stale bool
 
 	oneNodeAtATime bool // see OneNodeAtATime
@@ -244,7 +244,7 @@ func (r *Router) group(cmds []Cmd) ([][]int, error) {
 	byAddr := map[string]int{}
 	var groups [][]int
 	for i, c := range cmds {
-		addr := slots[redisc.Slot(c.Key)]
+		addr := slots.Addr(redisc.Slot(c.Key))
 		g, ok := byAddr[addr]
 		if !ok {
 			g = len(groups)

@@ -20,8 +20,9 @@ import (
 // sees every request the monitoring sees, in every variant alike. rec is
 // nil for a variant that records nothing.
 
-// echoV4App is the Echo v4 server of the variants bare, pulse,
-// pulse-write-through, pulse-cluster and echoprometheus.
+// echoV4App is the Echo v4 server of the variants bare, bare-middleware,
+// pulse, pulse-counts, pulse-no-visitors, pulse-write-through,
+// pulse-cluster and echoprometheus.
 func echoV4App(v Variant, rec *timeseries.Recorder, served *atomic.Int64) (http.Handler, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -39,6 +40,10 @@ func echoV4App(v Variant, rec *timeseries.Recorder, served *atomic.Int64) (http.
 			return nil, fmt.Errorf("bench: %w", err)
 		}
 		e.Use(mw)
+	case v == BareMiddleware:
+		e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+			return func(c echo.Context) error { return next(c) }
+		})
 	case v == EchoPrometheus:
 		mw, err := echoprometheus.MiddlewareConfig{Registerer: prometheus.NewRegistry()}.ToMiddleware()
 		if err != nil {

@@ -52,6 +52,10 @@ func (r *Report) goals() []string {
 		out = append(out, fmt.Sprintf("pulse >= 0.97 × bare: %s (%s)", verdict(pulse >= 0.97), ratioSummary(r.roundRuns(Pulse))),
 			fmt.Sprintf("pulse CPU per request <= 1.05 × bare: %s (median %.2f)", verdict(cpu <= 1.05), cpu))
 	}
+	if runs := r.roundRuns(BareMiddleware); len(runs) > 0 {
+		out = append(out, fmt.Sprintf("control: bare with a middleware that does nothing: throughput %s; CPU per request %.2f × bare",
+			ratioSummary(runs), medianOf(runs, func(x RunResult) float64 { return x.CPURatioToBare })))
+	}
 	out = append(out, r.frameworkGoals(verdict)...)
 	if prom := medianOf(r.roundRuns(EchoPrometheus), func(x RunResult) float64 { return x.RatioToBare }); pulse > 0 && prom > 0 {
 		ahead := 0

@@ -65,3 +65,15 @@ func TestGoalLinesGiveTheInterval(t *testing.T) {
 		t.Errorf("goal line\n got %s\nwant %s", got, want)
 	}
 }
+
+// The control's line says what a middleware that does nothing reads.
+func TestGoalLinesGiveTheControl(t *testing.T) {
+	r := &Report{}
+	for round, ratio := range []float64{0.97, 0.98, 0.99} {
+		r.Runs = append(r.Runs, RunResult{Variant: BareMiddleware, Round: round + 1, RatioToBare: ratio, CPURatioToBare: 1.01})
+	}
+	want := "control: bare with a middleware that does nothing: throughput median 0.98, 90 % interval 0.97–0.99 over 3 rounds; CPU per request 1.01 × bare"
+	if got := r.goals(); len(got) == 0 || got[0] != want {
+		t.Errorf("goal lines %q, want first %q", got, want)
+	}
+}

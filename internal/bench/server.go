@@ -45,10 +45,15 @@ const (
 	// status classes and durations, so the visitors' cost reads as the
 	// gap between it and pulse.
 	PulseNoVisitors Variant = "pulse-no-visitors"
+	// BareMiddleware is bare with one Echo middleware that does nothing
+	// but call the handler: the control. What it reads against bare is
+	// what mounting any middleware costs here, and how far one run's
+	// ratios stray from the truth.
+	BareMiddleware Variant = "bare-middleware"
 )
 
 // Variants lists every variant.
-var Variants = []Variant{Bare, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, EchoPrometheus, PulseCluster, BareV5, PulseV5, BareHTTP, PulseHTTP}
+var Variants = []Variant{Bare, BareMiddleware, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, EchoPrometheus, PulseCluster, BareV5, PulseV5, BareHTTP, PulseHTTP}
 
 // records reports whether the variant writes hits to Redis.
 func (v Variant) records() bool {
@@ -119,7 +124,7 @@ func newApp(v Variant, pool timeseries.Pool, flushInterval time.Duration) (*app,
 	}
 	var err error
 	switch v {
-	case Bare, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, PulseCluster, EchoPrometheus:
+	case Bare, BareMiddleware, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, PulseCluster, EchoPrometheus:
 		a.handler, err = echoV4App(v, rec, a.served)
 	case BareV5, PulseV5:
 		a.handler, err = echoV5App(rec, a.served)

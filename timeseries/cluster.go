@@ -31,13 +31,17 @@ func newNodePlan(slots *redisconn.Slots, base string) *nodePlan {
 // marker is the marker of the node serving slot.
 func (p *nodePlan) marker(slot int) string { return p.markers[p.from.Node(slot)] }
 
-// nodeMarker is the node marker tagged to land in slot. A prefix with a
-// hash tag of its own puts every key of the schema in one slot, the
-// marker's too; then one node holds them all and the tag is left out.
-func nodeMarker(base string, slot int) string {
-	m := base + ":n{" + redisconn.SlotTag(slot) + "}"
+// nodeMarker is the node marker tagged to land in slot.
+func nodeMarker(base string, slot int) string { return tagged(base+":n", base+":n", slot) }
+
+// tagged is name followed by a hash tag that lands it in slot. A prefix
+// with a hash tag of its own puts every key of the schema in one slot, the
+// marker's too; then one node holds them all, the tag would not land, and
+// untagged is the name.
+func tagged(name, untagged string, slot int) string {
+	m := name + "{" + redisconn.SlotTag(slot) + "}"
 	if redisc.Slot(m) != slot {
-		return base + ":n"
+		return untagged
 	}
 	return m
 }
@@ -90,13 +94,7 @@ func (r *Recorder) markerFor(group int) (string, bool) {
 // slotMarker is the marker of one slot's batches, named with a hash tag
 // that lands it in that slot, so it moves with the slot.
 func (r *Recorder) slotMarker(slot int) string {
-	m := r.markerBase + ":{" + redisconn.SlotTag(slot) + "}"
-	if redisc.Slot(m) != slot {
-		// The prefix carries a hash tag of its own, so every key of the
-		// schema, this one too, is in the prefix's slot.
-		return r.markerBase
-	}
-	return m
+	return tagged(r.markerBase+":", r.markerBase, slot)
 }
 
 // groupOf is the flush group of a count key: its slot on a cluster, 0 on

@@ -59,11 +59,7 @@ func (r *Recorder) SendLost() (deliver func()) {
 	batches, _, _ := r.ledger.takeRound()
 	cmds := make([]redisconn.Cmd, len(batches))
 	for i, b := range batches {
-		if b.Node {
-			cmds[i] = r.nodeCmd(b, r.isListed)
-		} else {
-			cmds[i] = r.cmd(b, r.isListed)
-		}
+		cmds[i] = r.call(b)
 		r.ledger.fail(b, true)
 	}
 	return func() { r.router.Do(cmds, redisconn.Options{Timeout: 5 * time.Second}) }

@@ -26,11 +26,7 @@ func (r *Recorder) send(batches []*batch, timeout time.Duration) (wrote, again b
 	cmds := make([]redisconn.Cmd, len(batches))
 	r.mu.Lock()
 	for i, b := range batches {
-		if b.Node {
-			cmds[i] = r.nodeCmd(b, r.isListed)
-		} else {
-			cmds[i] = r.cmd(b, r.isListed)
-		}
+		cmds[i] = r.call(b)
 	}
 	r.mu.Unlock()
 	replies := r.router.Do(cmds, redisconn.Options{Timeout: timeout, WaitReplicas: r.waitReplicas})
@@ -45,6 +41,15 @@ func (r *Recorder) send(batches []*batch, timeout time.Duration) (wrote, again b
 		r.router.MarkStale()
 	}
 	return wrote, again, firstErr
+}
+
+// call is b's script call: the node script's for a node batch, the flush
+// script's for any other. Called under r.mu.
+func (r *Recorder) call(b *batch) redisconn.Cmd {
+	if b.Node {
+		return r.nodeCmd(b, r.isListed)
+	}
+	return r.cmd(b, r.isListed)
 }
 
 // settleReply settles one batch by the reply to its script call: applied

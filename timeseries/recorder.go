@@ -163,6 +163,7 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 	if _, err := crand.Read(id); err != nil {
 		return nil, fmt.Errorf("timeseries: instance id: %w", err)
 	}
+	name := hex.EncodeToString(id)
 	r := &Recorder{
 		router:        redisconn.NewRouter(cfg.Pool),
 		schema:        schema,
@@ -175,8 +176,8 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 		maxNames:      cfg.MaxNames,
 		maxPendingAge: int64(cfg.MaxPendingAge / time.Second),
 		onError:       cfg.OnError,
-		id:            hex.EncodeToString(id),
-		markerBase:    schema.Prefix + "pulse:flushed:" + hex.EncodeToString(id),
+		id:            name,
+		markerBase:    schema.Prefix + "pulse:flushed:" + name,
 		names:         map[string]*Counter{},
 		unlisted:      map[string]struct{}{},
 		listed:        map[string]struct{}{},
@@ -323,8 +324,8 @@ func (r *Recorder) Flush(ctx context.Context) error { return r.flush(ctx, true) 
 // Close stops the flusher and writes everything pending, retrying until
 // it succeeds or ctx ends. Then, with Config.SpillDir set, what is left is
 // written to a spill file there and Close returns nil; otherwise the error
-// says how many hits and visitor ids were not written. Hits recorded after Close are not
-// written.
+// says how many hits and visitor ids were not written. Hits recorded after
+// Close are not written.
 func (r *Recorder) Close(ctx context.Context) error {
 	r.closeOnce.Do(func() {
 		r.mu.Lock()

@@ -9,7 +9,10 @@ import (
 // Skip marks the request so the Hits middleware does not count it. The
 // dashboard calls it for its own routes, so watching the dashboard does
 // not show up as traffic.
-func Skip(c echo.Context) { c.Set(track.SkipKey, true) }
+func Skip(c echo.Context) {
+	track.NoteSkip()
+	c.Set(track.SkipKey, true)
+}
 
 // Skipped reports whether Skip was called for the request.
 func Skipped(c echo.Context) bool {

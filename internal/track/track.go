@@ -39,6 +39,18 @@ const (
 // the request out of the counts.
 const SkipKey = "pulse.skip"
 
+// skipping is set by the first Skip of any adapter. Until then no request
+// can carry SkipKey, so an adapter need not look for it: an Echo
+// context's Get takes a lock, a tenth of what Pulse costs a request.
+var skipping atomic.Bool
+
+// NoteSkip is called by an adapter's Skip before it marks a request.
+func NoteSkip() { skipping.Store(true) }
+
+// MaySkip reports whether any request may carry SkipKey. A Skip made in a
+// handler is seen by the middleware around it, on the same goroutine.
+func MaySkip() bool { return skipping.Load() }
+
 // MaxCachedNames bounds each cache of series (the routes of one method,
 // the app-named series); names past it are still counted, through the
 // Recorder's own lookup.

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"maps"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -87,6 +88,8 @@ func TestRunCountsEveryHit(t *testing.T) {
 	// precisions.
 	const seriesPrecisions = 4 * 6
 	for _, run := range rep.Runs {
+		// The server ran the warm-up, then the measured load.
+		runTime := run.Load.Duration + rep.Config.Warmup
 		t.Logf("%s c=%d: %d served, %d hits, calls %v, server stderr %q", run.Variant, run.Connections, run.Server.Served, run.HitsInRedis, run.Calls, run.ServerLog)
 		if run.Load.Requests == 0 || run.Server.Served < run.Load.Requests {
 			t.Errorf("%s: client got %d responses, server served %d", run.Variant, run.Load.Requests, run.Server.Served)
@@ -109,6 +112,11 @@ func TestRunCountsEveryHit(t *testing.T) {
 			if run.HitsInRedis != 0 || run.CallsTotal != 0 || run.Processed != 0 {
 				t.Errorf("%s wrote to Redis: %d hits, calls %v, %d processed", run.Variant, run.HitsInRedis, run.Calls, run.Processed)
 			}
+		case BareCluster:
+			// Its cluster client reads the slot map, and nothing more.
+			if run.HitsInRedis != 0 || run.Calls["cluster|slots"] == 0 || run.CallsTotal != run.Calls["cluster|slots"] {
+				t.Errorf("bare-cluster: %d hits, calls %v: want the slot map read only", run.HitsInRedis, run.Calls)
+			}
 		case PulseV5, PulseHTTP:
 			if run.HitsInRedis != run.Server.Served {
 				t.Errorf("%s: %d hits in Redis, %d served", run.Variant, run.HitsInRedis, run.Server.Served)
@@ -121,7 +129,7 @@ func TestRunCountsEveryHit(t *testing.T) {
 			// each is one script whatever the request count (EVALSHA, and
 			// EVAL once to load it).
 			flushes := run.Calls["eval"] + run.Calls["evalsha"]
-			if flushes < 2 || flushes > 12 {
+			if flushes < 2 || flushes > maxFlushes(runTime)+1 {
 				t.Errorf("pulse: %d flush scripts in %s", flushes, run.Load.Duration)
 			}
 			// Per flush, one HINCRBY per series and precision (two where
@@ -183,7 +191,7 @@ func TestRunCountsEveryHit(t *testing.T) {
 			// most a call per node per flush (and the EVAL that loads the
 			// script on each), whatever the request count.
 			flushes := run.Calls["eval"] + run.Calls["evalsha"]
-			if flushes < 1 || flushes > 3*(maxFlushes(run.Load.Duration)+1) {
+			if flushes < 1 || flushes > 3*(maxFlushes(runTime)+1) {
 				t.Errorf("pulse-cluster: %d flush scripts over 3 nodes in %s", flushes, run.Load.Duration)
 			}
 			if n := run.Calls["hincrby"]; n < seriesPrecisions || n > 2*seriesPrecisions*flushes {
@@ -199,7 +207,7 @@ func TestRunCountsEveryHit(t *testing.T) {
 			// and per script one HINCRBY per series and precision (two
 			// across a bucket boundary).
 			flushes := run.Calls["eval"] + run.Calls["evalsha"]
-			if flushes < 1 || flushes > run.Server.Served+maxFlushes(run.Load.Duration) {
+			if flushes < 1 || flushes > run.Server.Served+maxFlushes(runTime) {
 				t.Errorf("write-through: %d flush scripts for %d requests", flushes, run.Server.Served)
 			}
 			if n := run.Calls["hincrby"]; n < seriesPrecisions || n > 2*seriesPrecisions*flushes {
@@ -416,43 +424,46 @@ func TestCommandStatsDelta(t *testing.T) {
 }
 
 func TestAddNode(t *testing.T) {
-	snap := func(processed int64, calls map[string]int64) CommandStats {
-		return CommandStats{Processed: processed, Calls: calls}
+	snap := func(processed int64, cpu time.Duration, calls map[string]int64) CommandStats {
+		return CommandStats{Processed: processed, CPU: cpu, Calls: calls}
 	}
-	before := snap(100, map[string]int64{"info": 5, "flushall": 1})
-	mid := snap(140, map[string]int64{"info": 6, "flushall": 1, "eval": 1, "hincrby": 18, "zadd": 18, "get": 1, "set": 1})
-	after := snap(180, map[string]int64{"info": 7, "flushall": 1, "eval": 2, "hincrby": 36, "zadd": 36, "get": 2, "set": 2})
+	// The server starts (its script loaded and a first flush in the
+	// warm-up), the measured load sees two flushes, Close one more.
+	before := snap(100, 0, map[string]int64{"info": 5, "flushall": 1})
+	start := snap(108, 5*time.Millisecond, map[string]int64{"info": 6, "flushall": 1, "eval": 1, "hincrby": 4, "get": 1, "set": 1})
+	end := snap(151, 12*time.Millisecond, map[string]int64{"info": 7, "flushall": 1, "eval": 1, "evalsha": 2, "hincrby": 40, "get": 3, "set": 3})
+	after := snap(173, 20*time.Millisecond, map[string]int64{"info": 8, "flushall": 1, "eval": 1, "evalsha": 3, "hincrby": 58, "get": 4, "set": 4})
 	var r RunResult
-	r.addNode("a", before, mid, after)
-	want := map[string]int64{"eval": 2, "hincrby": 36, "zadd": 36, "get": 2, "set": 2}
-	if len(r.Calls) != len(want) {
+	r.addNode("a", before, start, end, after)
+	want := map[string]int64{"eval": 1, "evalsha": 3, "hincrby": 58, "get": 4, "set": 4}
+	if !maps.Equal(r.Calls, want) {
 		t.Errorf("calls = %v, want %v", r.Calls, want)
 	}
-	for name, n := range want {
-		if r.Calls[name] != n {
-			t.Errorf("calls = %v, want %v", r.Calls, want)
-		}
+	// Each window holds the INFO that opened it, and nothing else of ours;
+	// the load's commands and CPU are the measured window's only.
+	if r.Processed != 70 || r.CallsTotal != 70 || r.LoadCalls != 42 {
+		t.Errorf("processed %d, calls %d, under load %d; want 70, 70, 42", r.Processed, r.CallsTotal, r.LoadCalls)
 	}
-	// Each window holds the INFO that opened it, and nothing else of ours.
-	if r.Processed != 78 || r.CallsTotal != 78 || r.LoadCalls != 39 {
-		t.Errorf("processed %d, calls %d, under load %d; want 78, 78, 39", r.Processed, r.CallsTotal, r.LoadCalls)
+	if r.RedisCPU != 7*time.Millisecond {
+		t.Errorf("Redis CPU %v, want the measured window's 7ms", r.RedisCPU)
 	}
-	if mid.Calls["eval"] != 1 {
-		t.Errorf("addNode changed its input: %v", mid.Calls)
+	if end.Calls["evalsha"] != 2 {
+		t.Errorf("addNode changed its input: %v", end.Calls)
 	}
 	// A second node adds to the run's sums and keeps its own figures.
-	r.addNode("b", snap(0, map[string]int64{"info": 1}), snap(5, map[string]int64{"info": 2, "evalsha": 1, "hincrby": 3}),
-		snap(6, map[string]int64{"info": 3, "evalsha": 1, "hincrby": 3}))
-	if r.Calls["hincrby"] != 39 || r.CallsTotal != 82 || r.LoadCalls != 43 || r.Processed != 82 {
-		t.Errorf("after node b: calls %v, total %d, under load %d, processed %d; want hincrby 39, 82, 43, 82",
-			r.Calls, r.CallsTotal, r.LoadCalls, r.Processed)
+	r.addNode("b", snap(0, 0, map[string]int64{"info": 1}), snap(1, 0, map[string]int64{"info": 2}),
+		snap(6, time.Millisecond, map[string]int64{"info": 3, "evalsha": 1, "hincrby": 3}),
+		snap(7, time.Millisecond, map[string]int64{"info": 4, "evalsha": 1, "hincrby": 3}))
+	if r.Calls["hincrby"] != 61 || r.CallsTotal != 74 || r.LoadCalls != 46 || r.Processed != 74 || r.RedisCPU != 8*time.Millisecond {
+		t.Errorf("after node b: calls %v, total %d, under load %d, processed %d, CPU %v; want hincrby 61, 74, 46, 74, 8ms",
+			r.Calls, r.CallsTotal, r.LoadCalls, r.Processed, r.RedisCPU)
 	}
-	if len(r.Nodes) != 2 || r.Nodes[1].Addr != "b" || r.Nodes[1].LoadCalls != 4 || r.Nodes[0].LoadCalls != 39 {
+	if len(r.Nodes) != 2 || r.Nodes[1].Addr != "b" || r.Nodes[1].LoadCalls != 4 || r.Nodes[0].LoadCalls != 42 {
 		t.Errorf("nodes = %+v", r.Nodes)
 	}
 	r.Load.Duration = 2 * time.Second
-	if got := r.NodeCommandsPerSecond(); len(got) != 2 || got[0] != 19.5 || got[1] != 2 {
-		t.Errorf("NodeCommandsPerSecond = %v, want [19.5 2]", got)
+	if got := r.NodeCommandsPerSecond(); len(got) != 2 || got[0] != 21 || got[1] != 2 {
+		t.Errorf("NodeCommandsPerSecond = %v, want [21 2]", got)
 	}
 }
 
@@ -602,7 +613,7 @@ func TestSetRatiosPerFramework(t *testing.T) {
 	}
 }
 
-// maxFlushes bounds the background flushes of a server in a load run of d:
+// maxFlushes bounds the background flushes of a server loaded for d:
 // one per FlushInterval of the test's options, plus the one before the
 // load starts and the one after it ends.
 func maxFlushes(d time.Duration) int64 {

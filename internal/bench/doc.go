@@ -26,6 +26,9 @@
 // route:
 //
 //   - bare: no monitoring;
+//   - bare-middleware: bare with one middleware that only calls the
+//     handler, the control: what any middleware costs, and how far a
+//     run's ratios stray from the truth;
 //   - pulse: Pulse's Hits with routes and status classes, the recorder
 //     in its default, batched mode (one flush a second);
 //   - pulse-write-through: the same with timeseries.Config.WriteThrough,
@@ -34,6 +37,9 @@
 //   - pulse-cluster: pulse's middleware and batched recorder writing to
 //     the cluster through a *redisc.Cluster (the server gets the node
 //     addresses with -cluster);
+//   - bare-cluster: bare holding the same cluster client, its slot map
+//     loaded, as an app that keeps data in a Redis Cluster does:
+//     pulse-cluster's control;
 //   - bare-v5 and pulse-v5: the same route on Echo v5, bare and with
 //     package echov5;
 //   - bare-http and pulse-http: an http.ServeMux with the pattern
@@ -42,10 +48,15 @@
 // Each Pulse variant's ratio is to its own framework's bare server in the
 // same round.
 //
-// The variants alternate within a round (the order rotates each round),
-// all for the same duration, so a ratio to bare taken inside one round
-// compares runs that saw the same machine: other processes sharing the
-// CPUs slow whole rounds, not single variants.
+// The variants alternate within a round, all for the same duration, so a
+// ratio to bare taken inside one round compares runs that saw the same
+// machine: other processes sharing the CPUs slow whole rounds, not single
+// variants. Each round draws its own order from Config.Seed, so that no
+// variant always follows the same one and inherits what that one leaves
+// behind. Each server first gets an untimed warm-up (Config.Warmup, 300 ms
+// by default, from a Go client), so the measured second is a running
+// server's, not its first moments: heap growing from nothing, the
+// recorder dialling Redis and loading its scripts.
 //
 // Every server counts the requests it served in an outer middleware and
 // reports the count when it exits, after the recorder's Close. For the
@@ -53,10 +64,12 @@
 // read through a cluster client) must then equal it exactly; a mismatch
 // fails the run. Redis's command counters (INFO stats and INFO
 // commandstats, which also counts commands run inside the flush script),
-// read from every node before each server starts, when its load ends and
-// after it exits, give the commands each variant issued, and for
-// pulse-cluster the commands per second on each master; the server's
-// rusage and Redis's used_cpu_* give the CPU time each request cost.
+// read from every node before each server starts, as its measured load
+// starts and ends, and after it exits, give the commands each variant
+// issued, and for pulse-cluster the commands per second on each master.
+// The CPU time each request cost is what the server process (its threads'
+// /proc schedstat, to the nanosecond) and Redis (used_cpu_*) used while
+// the measured load ran, over the responses it got.
 // Extra runs of pulse and pulse-cluster at very different request rates
 // show that their Redis commands per second, on each node, do not follow
 // the rate.

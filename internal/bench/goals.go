@@ -37,6 +37,19 @@ func (r *Report) ClusterRatio() float64 {
 	return medianOf(r.roundRuns(PulseCluster), func(x RunResult) float64 { return x.RatioToBare })
 }
 
+// pairedRatios is a's throughput over b's in each round that ran both.
+func (r *Report) pairedRatios(a, b Variant) []float64 {
+	var out []float64
+	for _, x := range r.roundRuns(a) {
+		for _, y := range r.roundRuns(b) {
+			if x.Round == y.Round && y.Load.RPS > 0 {
+				out = append(out, x.Load.RPS/y.Load.RPS)
+			}
+		}
+	}
+	return out
+}
+
 // goals says, one line each, whether the goals were met.
 func (r *Report) goals() []string {
 	verdict := func(ok bool) string {
@@ -83,8 +96,13 @@ func (r *Report) goals() []string {
 	out = append(out, r.flushBudgets(verdict)...)
 	if cl := r.ClusterRatio(); cl > 0 {
 		runs := r.roundRuns(PulseCluster)
-		out = append(out, fmt.Sprintf("pulse-cluster (3 masters) costs: %.2f × bare throughput (%s; pulse on one server: %.2f), %.1f Redis cmds/s over all nodes",
-			cl, ratioSummary(runs), pulse, medianOf(runs, RunResult.CommandsPerSecond)))
+		out = append(out, fmt.Sprintf("pulse-cluster >= 0.97 × bare: %s (%s; pulse on one server: %.2f), %.1f Redis cmds/s over all nodes",
+			verdict(cl >= 0.97), ratioSummary(runs), pulse, medianOf(runs, RunResult.CommandsPerSecond)))
+	}
+	if xs := r.pairedRatios(PulseCluster, BareCluster); len(xs) > 0 {
+		lo, hi := medianInterval(xs)
+		out = append(out, fmt.Sprintf("control: bare-cluster (bare holding the same cluster client) %.2f × bare; pulse-cluster × bare-cluster: median %.2f, 90 %% interval %.2f–%.2f over %d rounds",
+			medianOf(r.roundRuns(BareCluster), func(x RunResult) float64 { return x.RatioToBare }), median(xs), lo, hi, len(xs)))
 	}
 	if extra := r.extraRuns(PulseCluster); len(extra) > 1 {
 		first, last := extra[0], extra[len(extra)-1]

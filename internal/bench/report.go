@@ -235,8 +235,12 @@ func (r *Report) settings() string {
 	if slices.Contains(r.Config.Variants, PulseCluster) {
 		extra += "; pulse-cluster writes to a Redis Cluster of 3 masters without replicas"
 	}
-	return fmt.Sprintf("%s -t%s -c%d, %s per run, %d rounds (variant order rotated each round); %s; server GOMAXPROCS=%s; GET %s on route %s",
-		loader, threads, r.Config.Connections, r.Config.Duration, r.Config.Rounds, extra, procs, Path, Route)
+	warm := "no warm-up"
+	if r.Config.Warmup > 0 {
+		warm = fmt.Sprintf("after an untimed %s warm-up", r.Config.Warmup)
+	}
+	return fmt.Sprintf("%s -t%s -c%d, %s per run %s, %d rounds (variant order shuffled each round, seed %d); %s; server GOMAXPROCS=%s; GET %s on route %s",
+		loader, threads, r.Config.Connections, r.Config.Duration, warm, r.Config.Rounds, r.Config.Seed, extra, procs, Path, Route)
 }
 
 // Text is the report for a terminal. Its last line is

@@ -26,8 +26,9 @@ type RunResult struct {
 	// counts: the one server, or the three masters for pulse-cluster.
 	Nodes []NodeResult
 	// ServerCPU and RedisCPU are the CPU time the server process and
-	// Redis (every node) used during the run: a cost per request that
-	// other processes on the machine disturb far less than throughput.
+	// Redis (every node) used while the measured load ran, warm-up,
+	// start and exit left out: a cost per request that other processes
+	// on the machine disturb far less than throughput.
 	ServerCPU, RedisCPU time.Duration
 	// RatioToBare is this run's requests per second over bare's in the
 	// same round, CPURatioToBare its CPU time per request (server and
@@ -41,12 +42,12 @@ type RunResult struct {
 }
 
 // CPUPerRequest is the CPU time the server and Redis used per request
-// served.
+// answered, over the measured load.
 func (r RunResult) CPUPerRequest() (server, redis time.Duration) {
-	if r.Server.Served == 0 {
+	if r.Load.Requests == 0 {
 		return 0, 0
 	}
-	return r.ServerCPU / time.Duration(r.Server.Served), r.RedisCPU / time.Duration(r.Server.Served)
+	return r.ServerCPU / time.Duration(r.Load.Requests), r.RedisCPU / time.Duration(r.Load.Requests)
 }
 
 // ServerCores is the server's CPU time over the load's duration: how
@@ -103,7 +104,7 @@ type NodeResult struct {
 	Calls      map[string]int64
 	CallsTotal int64
 	LoadCalls  int64
-	// CPU is the node's used_cpu_* over the run.
+	// CPU is the node's used_cpu_* while the measured load ran.
 	CPU time.Duration
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -14,15 +15,22 @@ import (
 
 // Config is one comparison. Zero fields take the defaults.
 type Config struct {
-	// Variants run in every round, rotated by one each round so none
-	// always runs first (default: all of Variants).
+	// Variants run in every round, each round in an order of its own
+	// drawn from Seed, so that no variant always runs first or always
+	// follows the same one (default: all of Variants).
 	Variants []Variant
+	// Seed draws the rounds' orders; the same Seed gives the same orders.
+	Seed uint64
 	// Rounds is how many times each variant runs (default 20).
 	Rounds int
 	// Duration is the length of every run in the rounds (default 1 s:
 	// short runs, many rounds, so the runs compared in one round are
 	// close in time).
 	Duration time.Duration
+	// Warmup is an untimed load before every measured one, so that what
+	// is measured is a running server, not one starting (default 300 ms;
+	// negative: none).
+	Warmup time.Duration
 	// Connections is the load's keep-alive connection count (default 32).
 	Connections int
 	// ScaleConnections are extra runs of the Pulse variant (and of
@@ -74,6 +82,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Duration <= 0 {
 		c.Duration = time.Second
+	}
+	if c.Warmup == 0 {
+		c.Warmup = 300 * time.Millisecond
 	}
 	if c.Connections <= 0 {
 		c.Connections = 32
@@ -133,8 +144,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer closeTargets()
 
 	for round := 1; round <= cfg.Rounds; round++ {
-		for i := range cfg.Variants {
-			v := cfg.Variants[(i+round-1)%len(cfg.Variants)]
+		for _, v := range roundOrder(cfg.Variants, cfg.Seed, round) {
 			res, err := runOne(ctx, cfg, targets[v.clustered()], v, LoadSpec{Connections: cfg.Connections, Duration: cfg.Duration})
 			if err != nil {
 				return nil, err
@@ -200,7 +210,7 @@ func openTargets(ctx context.Context, cfg *Config) (targets map[bool]*target, cl
 	}
 	closers = append(closers, single.close)
 	targets = map[bool]*target{false: single}
-	if !slices.Contains(cfg.Variants, PulseCluster) {
+	if !slices.ContainsFunc(cfg.Variants, Variant.clustered) {
 		return targets, closeAll, nil
 	}
 	if len(cfg.ClusterAddrs) == 0 {
@@ -218,6 +228,18 @@ func openTargets(ctx context.Context, cfg *Config) (targets map[bool]*target, cl
 	closers = append(closers, t.close)
 	targets[true] = t
 	return targets, closeAll, nil
+}
+
+// roundOrder is the order the variants run in in round: a shuffle drawn
+// from seed and round. A fixed rotation would have each variant follow
+// the same one in every round, and whatever a run leaves behind on the
+// machine (its Redis writing, its sockets closing) would then always
+// weigh on the same variant.
+func roundOrder(vs []Variant, seed uint64, round int) []Variant {
+	out := slices.Clone(vs)
+	rng := rand.New(rand.NewPCG(seed, uint64(round)))
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
 }
 
 func progressLine(r RunResult) string {

@@ -50,10 +50,16 @@ const (
 	// what mounting any middleware costs here, and how far one run's
 	// ratios stray from the truth.
 	BareMiddleware Variant = "bare-middleware"
+	// BareCluster is bare holding a *redisc.Cluster with its slot map
+	// loaded, as an app that keeps data in a Redis Cluster already does:
+	// pulse-cluster's control. The client's slot map alone (16,384
+	// slices) is work for every garbage collection; what pulse-cluster
+	// reads against bare-cluster is what Pulse adds on a cluster.
+	BareCluster Variant = "bare-cluster"
 )
 
 // Variants lists every variant.
-var Variants = []Variant{Bare, BareMiddleware, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, EchoPrometheus, PulseCluster, BareV5, PulseV5, BareHTTP, PulseHTTP}
+var Variants = []Variant{Bare, BareMiddleware, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, EchoPrometheus, PulseCluster, BareCluster, BareV5, PulseV5, BareHTTP, PulseHTTP}
 
 // records reports whether the variant writes hits to Redis.
 func (v Variant) records() bool {
@@ -62,7 +68,7 @@ func (v Variant) records() bool {
 
 // clustered reports whether the variant writes to the Redis Cluster
 // instead of the single server.
-func (v Variant) clustered() bool { return v == PulseCluster }
+func (v Variant) clustered() bool { return v == PulseCluster || v == BareCluster }
 
 // bare is the variant v's throughput is compared with: the same
 // framework serving the same route with no monitoring.
@@ -124,7 +130,7 @@ func newApp(v Variant, pool timeseries.Pool, flushInterval time.Duration) (*app,
 	}
 	var err error
 	switch v {
-	case Bare, BareMiddleware, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, PulseCluster, EchoPrometheus:
+	case Bare, BareMiddleware, BareCluster, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, PulseCluster, EchoPrometheus:
 		a.handler, err = echoV4App(v, rec, a.served)
 	case BareV5, PulseV5:
 		a.handler, err = echoV5App(rec, a.served)

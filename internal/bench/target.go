@@ -94,8 +94,8 @@ func (t *target) readStats() ([]CommandStats, error) {
 // two, across midnight) is every hit recorded.
 const hitsKey = "count:86400:hits"
 
-// runOne starts a server process for v on an empty Redis, loads it, stops
-// it and checks what it recorded.
+// runOne starts a server process for v on an empty Redis, warms it up,
+// loads it, stops it and checks what it recorded.
 func runOne(ctx context.Context, cfg Config, t *target, v Variant, spec LoadSpec) (RunResult, error) {
 	res := RunResult{Variant: v, Connections: spec.Connections, Pause: spec.Pause}
 	// Only ever servers this run started or was handed as its own. On a
@@ -113,28 +113,23 @@ func runOne(ctx context.Context, cfg Config, t *target, v Variant, spec LoadSpec
 	if err != nil {
 		return res, err
 	}
-	load, loadErr := cfg.Loader.Load(ctx, "http://"+srv.addr+Path, spec)
-	mid, midErr := t.readStats()
+	w, measureErr := measure(ctx, cfg, t, srv, spec)
 	report, stopErr := srv.stop()
-	if loadErr != nil {
-		return res, fmt.Errorf("bench: %s: %w", v, loadErr)
-	}
-	if midErr != nil {
-		return res, midErr
+	if measureErr != nil {
+		return res, fmt.Errorf("bench: %s: %w", v, measureErr)
 	}
 	if stopErr != nil {
 		return res, fmt.Errorf("bench: %s: %w", v, stopErr)
 	}
-	res.Load, res.Server = load, report
+	res.Load, res.Server, res.ServerCPU = w.load, report, w.serverCPU
 	res.ServerLog = srv.stderr.String()
 	after, err := t.readStats()
 	if err != nil {
 		return res, err
 	}
 	for i := range t.conns {
-		res.addNode(t.addrs[i], before[i], mid[i], after[i])
+		res.addNode(t.addrs[i], before[i], w.start[i], w.end[i], after[i])
 	}
-	res.ServerCPU = srv.cpu
 	if res.HitsInRedis, err = t.hits(); err != nil {
 		return res, err
 	}
@@ -142,19 +137,63 @@ func runOne(ctx context.Context, cfg Config, t *target, v Variant, spec LoadSpec
 	return res, nil
 }
 
-// addNode adds a node's figures from three snapshots: before the server
-// started, when the load ended, after the server exited.
-func (r *RunResult) addNode(addr string, before, mid, after CommandStats) {
-	// Two windows, each opened by one INFO that counts in it.
-	loadProcessed, loadCalls := delta(before, mid)
-	closeProcessed, closeCalls := delta(mid, after)
-	n := NodeResult{Addr: addr, Processed: loadProcessed + closeProcessed, Calls: map[string]int64{}, CPU: after.CPU - before.CPU}
-	for name, c := range loadCalls {
-		n.Calls[name] += c
-		n.LoadCalls += c
+// window is what one measured load saw: the load, the server's CPU time
+// while it ran, and the Redis counters as it started and as it ended.
+type window struct {
+	load       LoadResult
+	serverCPU  time.Duration
+	start, end []CommandStats
+}
+
+// measure warms srv up for cfg.Warmup, untimed, then runs the measured
+// load: a process's first moments (its heap growing from nothing, the
+// recorder's first connections and scripts) are not what a request
+// costs.
+func measure(ctx context.Context, cfg Config, t *target, srv *serverProcess, spec LoadSpec) (window, error) {
+	var w window
+	url := "http://" + srv.addr + Path
+	if cfg.Warmup > 0 {
+		// wrk counts whole seconds; the Go client stops when told.
+		if _, err := (GoClient{}).Load(ctx, url, LoadSpec{Connections: spec.Connections, Duration: cfg.Warmup}); err != nil {
+			return w, fmt.Errorf("warm-up: %w", err)
+		}
 	}
-	for name, c := range closeCalls {
-		n.Calls[name] += c
+	pid := srv.cmd.Process.Pid
+	var err error
+	if w.start, err = t.readStats(); err != nil {
+		return w, err
+	}
+	cpu0, err := processCPU(pid)
+	if err != nil {
+		return w, err
+	}
+	if w.load, err = cfg.Loader.Load(ctx, url, spec); err != nil {
+		return w, err
+	}
+	cpu1, err := processCPU(pid)
+	if err != nil {
+		return w, err
+	}
+	w.serverCPU = cpu1 - cpu0
+	w.end, err = t.readStats()
+	return w, err
+}
+
+// addNode adds a node's figures from four snapshots: before the server
+// started, as the measured load started and ended, after the server
+// exited.
+func (r *RunResult) addNode(addr string, before, start, end, after CommandStats) {
+	// Three windows, each opened by one INFO that counts in it.
+	n := NodeResult{Addr: addr, Calls: map[string]int64{}, CPU: end.CPU - start.CPU}
+	for i, w := range [][2]CommandStats{{before, start}, {start, end}, {end, after}} {
+		processed, calls := delta(w[0], w[1])
+		n.Processed += processed
+		for name, c := range calls {
+			n.Calls[name] += c
+			if i == 1 { // the measured load's
+				n.LoadCalls += c
+			}
+		}
 	}
 	for _, c := range n.Calls {
 		n.CallsTotal += c
@@ -212,7 +251,6 @@ type serverProcess struct {
 	stderr *bytes.Buffer
 	done   chan error // Wait's result, after stdout is read to the end
 	rest   []byte     // stdout after the listening line
-	cpu    time.Duration
 }
 
 func startServer(ctx context.Context, cfg Config, v Variant) (*serverProcess, error) {
@@ -281,9 +319,6 @@ func (p *serverProcess) stop() (ServerReport, error) {
 	}
 	if err != nil {
 		return rep, fmt.Errorf("server: %w: %s", err, p.stderr.String())
-	}
-	if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		p.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	if err := json.Unmarshal(bytes.TrimSpace(p.rest), &rep); err != nil {
 		return rep, fmt.Errorf("server report %q: %w", p.rest, err)

@@ -47,6 +47,8 @@ func run() error {
 	var (
 		rounds      = flag.Int("rounds", 20, "rounds; every variant runs once per round")
 		duration    = flag.Duration("duration", time.Second, "length of every run")
+		warmup      = flag.Duration("warmup", 300*time.Millisecond, "untimed load before every run (0: none)")
+		seed        = flag.Uint64("seed", 1, "draws the order of the variants in each round")
 		connections = flag.Int("connections", 32, "wrk connections (-c)")
 		scale       = flag.String("scale", "1,8", "extra paced pulse (and pulse-cluster) runs at these connection counts, comma separated (\"\": none)")
 		scalePause  = flag.Duration("scale-pause", time.Millisecond, "each connection's pause between requests in the paced extra runs")
@@ -69,6 +71,8 @@ func run() error {
 	cfg := bench.Config{
 		Rounds:        *rounds,
 		Duration:      *duration,
+		Warmup:        *warmup,
+		Seed:          *seed,
 		Connections:   *connections,
 		GOMAXPROCS:    *procs,
 		ScalePause:    *scalePause,
@@ -78,6 +82,9 @@ func run() error {
 		ServerCommand: func(args []string) *exec.Cmd {
 			return exec.Command(self, append([]string{"serve"}, args...)...)
 		},
+	}
+	if cfg.Warmup == 0 {
+		cfg.Warmup = -1 // none, where Config's zero would take its default
 	}
 	if cfg.ScaleConnections, err = ints(*scale); err != nil {
 		return err

@@ -94,31 +94,7 @@ func (r *Report) goals() []string {
 			slices.Min(rates), slices.Max(rates), slices.Max(rates)/slices.Min(rates), slices.Min(cmds), slices.Max(cmds)))
 	}
 	out = append(out, r.flushBudgets(verdict)...)
-	if cl := r.ClusterRatio(); cl > 0 {
-		runs := r.roundRuns(PulseCluster)
-		out = append(out, fmt.Sprintf("pulse-cluster >= 0.97 × bare: %s (%s; pulse on one server: %.2f), %.1f Redis cmds/s over all nodes",
-			verdict(cl >= 0.97), ratioSummary(runs), pulse, medianOf(runs, RunResult.CommandsPerSecond)))
-	}
-	if xs := r.pairedRatios(PulseCluster, BareCluster); len(xs) > 0 {
-		lo, hi := medianInterval(xs)
-		out = append(out, fmt.Sprintf("control: bare-cluster (bare holding the same cluster client) %.2f × bare; pulse-cluster × bare-cluster: median %.2f, 90 %% interval %.2f–%.2f over %d rounds",
-			medianOf(r.roundRuns(BareCluster), func(x RunResult) float64 { return x.RatioToBare }), median(xs), lo, hi, len(xs)))
-	}
-	if extra := r.extraRuns(PulseCluster); len(extra) > 1 {
-		first, last := extra[0], extra[len(extra)-1]
-		var nodes []string
-		for i := range first.Nodes {
-			var xs []float64
-			for _, run := range extra {
-				if i < len(run.Nodes) {
-					xs = append(xs, run.NodeCommandsPerSecond()[i])
-				}
-			}
-			nodes = append(nodes, fmt.Sprintf("%.1f…%.1f", slices.Min(xs), slices.Max(xs)))
-		}
-		out = append(out, fmt.Sprintf("Redis cmds/s on each cluster node flat as the request rate grows (extra pulse-cluster runs): request rate %.0f…%.0f/s (×%.0f), per node %s/s",
-			first.Load.RPS, last.Load.RPS, last.Load.RPS/max(first.Load.RPS, 1), strings.Join(nodes, ", ")))
-	}
+	out = append(out, r.clusterGoals(verdict, pulse)...)
 	if wt := medianOf(r.roundRuns(PulseWriteThrough), func(x RunResult) float64 { return x.RatioToBare }); wt > 0 {
 		out = append(out, fmt.Sprintf("write-through costs: %.2f × bare throughput, %.0f Redis cmds/s", wt,
 			medianOf(r.roundRuns(PulseWriteThrough), RunResult.CommandsPerSecond)))
@@ -155,6 +131,39 @@ func (r *Report) flushBudgets(verdict func(bool) string) []string {
 		perSP := perFlush / float64(seriesPerRequest*len(series.DefaultPrecisions))
 		out = append(out, fmt.Sprintf("%s: at most %.0f Redis cmds per active series and precision per flush (%s): %s (%.2f: %.1f cmds per flush for %d series × %d precisions)",
 			b.v, b.budget, b.what, verdict(perSP <= b.budget), perSP, perFlush, seriesPerRequest, len(series.DefaultPrecisions)))
+	}
+	return out
+}
+
+// clusterGoals are pulse-cluster's lines: its throughput against 0.97 ×
+// bare, its control (bare-cluster), and its Redis commands per second on
+// each node as the request rate grows. pulse is pulse's own ratio.
+func (r *Report) clusterGoals(verdict func(bool) string, pulse float64) []string {
+	var out []string
+	if cl := r.ClusterRatio(); cl > 0 {
+		runs := r.roundRuns(PulseCluster)
+		out = append(out, fmt.Sprintf("pulse-cluster >= 0.97 × bare: %s (%s; pulse on one server: %.2f), %.1f Redis cmds/s over all nodes",
+			verdict(cl >= 0.97), ratioSummary(runs), pulse, medianOf(runs, RunResult.CommandsPerSecond)))
+	}
+	if xs := r.pairedRatios(PulseCluster, BareCluster); len(xs) > 0 {
+		lo, hi := medianInterval(xs)
+		out = append(out, fmt.Sprintf("control: bare-cluster (bare holding the same cluster client) %.2f × bare; pulse-cluster × bare-cluster: median %.2f, 90 %% interval %.2f–%.2f over %d rounds",
+			medianOf(r.roundRuns(BareCluster), func(x RunResult) float64 { return x.RatioToBare }), median(xs), lo, hi, len(xs)))
+	}
+	if extra := r.extraRuns(PulseCluster); len(extra) > 1 {
+		first, last := extra[0], extra[len(extra)-1]
+		var nodes []string
+		for i := range first.Nodes {
+			var xs []float64
+			for _, run := range extra {
+				if i < len(run.Nodes) {
+					xs = append(xs, run.NodeCommandsPerSecond()[i])
+				}
+			}
+			nodes = append(nodes, fmt.Sprintf("%.1f…%.1f", slices.Min(xs), slices.Max(xs)))
+		}
+		out = append(out, fmt.Sprintf("Redis cmds/s on each cluster node flat as the request rate grows (extra pulse-cluster runs): request rate %.0f…%.0f/s (×%.0f), per node %s/s",
+			first.Load.RPS, last.Load.RPS, last.Load.RPS/max(first.Load.RPS, 1), strings.Join(nodes, ", ")))
 	}
 	return out
 }

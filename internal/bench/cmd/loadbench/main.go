@@ -43,7 +43,45 @@ func main() {
 	}
 }
 
+// options are the command line's settings that are not a bench.Config.
+type options struct {
+	goBench, markdown, command string
+}
+
 func run() error {
+	cfg, o, err := parseFlags()
+	if err != nil {
+		return err
+	}
+	var goOut []byte
+	if o.goBench != "" {
+		if goOut, err = os.ReadFile(o.goBench); err != nil {
+			return fmt.Errorf("loadbench: %w", err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if o.markdown != "" {
+		if err := writeMarkdown(o.markdown, rep.Markdown(o.command, string(goOut))); err != nil {
+			return err
+		}
+	}
+	fmt.Print(rep.Text())
+	if err := rep.Failed(); err != nil {
+		// The tables, the goals and the ratio line are out already; the
+		// exit status carries the failure.
+		os.Exit(1)
+	}
+	return nil
+}
+
+// parseFlags reads the command line into the comparison's Config, which
+// runs this executable's serve for every server.
+func parseFlags() (bench.Config, options, error) {
 	var (
 		rounds      = flag.Int("rounds", 20, "rounds; every variant runs once per round")
 		duration    = flag.Duration("duration", time.Second, "length of every run")
@@ -56,29 +94,25 @@ func run() error {
 		threads     = flag.Int("threads", 1, "wrk threads (-t)")
 		procs       = flag.Int("gomaxprocs", 1, "the server's GOMAXPROCS (0: runtime default)")
 		variants    = flag.String("variants", "", "variants to run, comma separated (default all)")
-		goBench     = flag.String("gobench", "", "file with `go test -bench` output to put in the Markdown")
-		markdown    = flag.String("markdown", "", "file whose generated section receives the report")
-		command     = flag.String("command", "make bench", "the command named in the Markdown as the one that made it")
+		o           options
 	)
+	flag.StringVar(&o.goBench, "gobench", "", "file with `go test -bench` output to put in the Markdown")
+	flag.StringVar(&o.markdown, "markdown", "", "file whose generated section receives the report")
+	flag.StringVar(&o.command, "command", "make bench", "the command named in the Markdown as the one that made it")
 	flag.Parse()
 	if _, err := exec.LookPath("wrk"); err != nil {
-		return errors.New("loadbench: wrk not found in PATH: install it (apt-get install wrk) or run `make bench`, which does")
+		return bench.Config{}, o, errors.New("loadbench: wrk not found in PATH: install it (apt-get install wrk) or run `make bench`, which does")
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("loadbench: %w", err)
+		return bench.Config{}, o, fmt.Errorf("loadbench: %w", err)
 	}
 	cfg := bench.Config{
-		Rounds:        *rounds,
-		Duration:      *duration,
-		Warmup:        *warmup,
-		Seed:          *seed,
-		Connections:   *connections,
-		GOMAXPROCS:    *procs,
-		ScalePause:    *scalePause,
-		ScaleDuration: *scaleTime,
-		Loader:        bench.Wrk{Threads: *threads},
-		Progress:      os.Stderr,
+		Rounds: *rounds, Duration: *duration, Warmup: *warmup, Seed: *seed,
+		Connections: *connections, GOMAXPROCS: *procs,
+		ScalePause: *scalePause, ScaleDuration: *scaleTime,
+		Loader:   bench.Wrk{Threads: *threads},
+		Progress: os.Stderr,
 		ServerCommand: func(args []string) *exec.Cmd {
 			return exec.Command(self, append([]string{"serve"}, args...)...)
 		},
@@ -87,37 +121,14 @@ func run() error {
 		cfg.Warmup = -1 // none, where Config's zero would take its default
 	}
 	if cfg.ScaleConnections, err = ints(*scale); err != nil {
-		return err
+		return bench.Config{}, o, err
 	}
 	if *variants != "" {
 		for v := range strings.SplitSeq(*variants, ",") {
 			cfg.Variants = append(cfg.Variants, bench.Variant(strings.TrimSpace(v)))
 		}
 	}
-	var goOut []byte
-	if *goBench != "" {
-		if goOut, err = os.ReadFile(*goBench); err != nil {
-			return fmt.Errorf("loadbench: %w", err)
-		}
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	rep, err := bench.Run(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	if *markdown != "" {
-		if err := writeMarkdown(*markdown, rep.Markdown(*command, string(goOut))); err != nil {
-			return err
-		}
-	}
-	fmt.Print(rep.Text())
-	if err := rep.Failed(); err != nil {
-		// The tables, the goals and the ratio line are out already; the
-		// exit status carries the failure.
-		os.Exit(1)
-	}
-	return nil
+	return cfg, o, nil
 }
 
 // writeMarkdown puts generated into the generated section of the file at

@@ -116,7 +116,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if h.config.Skipper(c) {
 			return next(c)
 		}
-		start := track.Begin()
+		start := h.track.Begin()
 		err := next(c)
 		if err != nil && h.config.HandleError {
 			if e := c.Echo(); e != nil && e.HTTPErrorHandler != nil {
@@ -130,7 +130,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		// The status written, if any; else the one the error handler will
 		// write for err: its StatusCode(), 500 when it has none.
 		_, status := echo.ResolveResponseStatus(c.Response(), err)
-		r := track.Request{Method: c.Request().Method, Status: status, Duration: start.Elapsed()}
+		r := track.Request{Method: c.Request().Method, Status: status, Duration: h.track.Elapsed(start)}
 		if h.config.Routes {
 			r.Route = route(c, status)
 		}

@@ -114,7 +114,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if h.config.Skipper(c) {
 			return next(c)
 		}
-		start := track.Begin()
+		start := h.track.Begin()
 		err := next(c)
 		if err != nil && h.config.HandleError {
 			c.Error(err)
@@ -131,7 +131,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 				status = he.Code
 			}
 		}
-		r := track.Request{Method: c.Request().Method, Status: status, Duration: start.Elapsed()}
+		r := track.Request{Method: c.Request().Method, Status: status, Duration: h.track.Elapsed(start)}
 		if h.config.Routes {
 			r.Route = route(c, status)
 		}

@@ -137,11 +137,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rw := getWriter(w)
 	finished := false
-	start := track.Begin()
+	start := h.track.Begin()
 	// Deferred, so a panicking handler is counted as the 500 it becomes;
 	// the panic goes on up untouched.
 	defer func() {
-		h.record(rw, r, finished, start.Elapsed())
+		h.record(rw, r, finished, h.track.Elapsed(start))
 		putWriter(rw)
 	}()
 	h.next.ServeHTTP(rw, r)

@@ -48,4 +48,5 @@ func present(cs []*Counter, out []*Counter) []*Counter {
 // exports no method for it (see series.RecordFinished).
 func init() {
 	series.RecordFinished = func(r *Recorder, f series.Finished[*Counter]) { r.recordFinished(&f) }
+	series.KeepsDurations = func(r *Recorder) bool { return r.lat != nil }
 }

@@ -74,10 +74,11 @@ type Config struct {
 	// one line every 10 s.
 	OnError func(error)
 
-	// DisableDurations turns off request durations. Otherwise the
-	// middlewares record each request's duration in its hits, route and
-	// app-named series, as histograms flushed with the hits (see the
-	// package doc, "Durations").
+	// DisableDurations turns off request durations; the middlewares
+	// then read no clock per request either. Otherwise they record each
+	// request's duration in its hits, route and app-named series, as
+	// histograms flushed with the hits (see the package doc,
+	// "Durations").
 	DisableDurations bool
 	// DurationAccuracy is the relative error of a duration quantile, 0.01
 	// to 0.05 (default 0.05). Finer costs memory in Redis: see the README.

@@ -48,3 +48,19 @@ func FinishedHook[R any, C comparable]() func(R, Finished[C]) {
 	}
 	return f
 }
+
+// KeepsDurations is how internal/track learns whether a Recorder records
+// request durations, so that with durations off a request reads no
+// clock: func(*timeseries.Recorder) bool, set by package timeseries like
+// RecordFinished, and taken typed through KeepsDurationsHook.
+var KeepsDurations any
+
+// KeepsDurationsHook returns KeepsDurations as the func it is; it panics
+// if package timeseries did not set it, or set another type.
+func KeepsDurationsHook[R any]() func(R) bool {
+	f, ok := KeepsDurations.(func(R) bool)
+	if !ok {
+		panic(fmt.Sprintf("series: KeepsDurations is %T", KeepsDurations))
+	}
+	return f
+}

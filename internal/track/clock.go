@@ -16,3 +16,21 @@ func Begin() Start { return Start(time.Since(monoBase)) }
 
 // Elapsed is the time since s.
 func (s Start) Elapsed() time.Duration { return time.Since(monoBase) - time.Duration(s) }
+
+// Begin returns the Start of a request beginning now, or 0 without
+// reading the clock when the Recorder keeps no durations.
+func (t *Tracker) Begin() Start {
+	if !t.timed {
+		return 0
+	}
+	return Begin()
+}
+
+// Elapsed is the time since s, or 0 without reading the clock when the
+// Recorder keeps no durations.
+func (t *Tracker) Elapsed(s Start) time.Duration {
+	if !t.timed {
+		return 0
+	}
+	return s.Elapsed()
+}

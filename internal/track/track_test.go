@@ -123,3 +123,37 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 		t.Errorf("Record allocates %.1f times per call, want 0", n)
 	}
 }
+
+// TestTrackerTimesOnlyWithDurations: a Tracker over a Recorder with
+// durations times requests on the monotonic clock; over one with
+// durations off it reads no clock and every request takes 0, so turning
+// durations off takes their clock reads off the request path too.
+func TestTrackerTimesOnlyWithDurations(t *testing.T) {
+	srv := redistest.Start(t)
+	const pause = 5 * time.Millisecond
+	for _, tc := range []struct {
+		name string
+		off  bool
+	}{{"durations on", false}, {"durations off", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), FlushInterval: time.Hour, DisableDurations: tc.off})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rec.Close(t.Context())
+			tr, err := New(Config{Recorder: rec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := tr.Begin()
+			time.Sleep(pause)
+			got := tr.Elapsed(start)
+			if tc.off && (start != 0 || got != 0) {
+				t.Errorf("durations off: Begin %d, Elapsed %v; want 0 and 0, no clock read", start, got)
+			}
+			if !tc.off && (got < pause || got > time.Second) {
+				t.Errorf("durations on: Elapsed %v over a %v sleep", got, pause)
+			}
+		})
+	}
+}

@@ -124,7 +124,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 				err = nil
 			}
 		}
-		if track.MaySkip() && Skipped(c) {
+		if Skipped(c) {
 			return err
 		}
 		// The status written, if any; else the one the error handler will

@@ -14,8 +14,13 @@ func Skip(c *echo.Context) {
 	c.Set(track.SkipKey, true)
 }
 
-// Skipped reports whether Skip was called for the request.
+// Skipped reports whether Skip was called for the request. Until some
+// request has been skipped it answers without reading the context, whose
+// Get takes a lock.
 func Skipped(c *echo.Context) bool {
+	if !track.MaySkip() {
+		return false
+	}
 	v, _ := c.Get(track.SkipKey).(bool)
 	return v
 }

@@ -120,7 +120,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 			err = nil
 		}
-		if track.MaySkip() && Skipped(c) {
+		if Skipped(c) {
 			return err
 		}
 		status := c.Response().Status

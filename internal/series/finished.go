@@ -42,11 +42,7 @@ var RecordFinished any
 // FinishedHook returns RecordFinished as the func it is; it panics if
 // package timeseries did not set it, or set another type.
 func FinishedHook[R any, C comparable]() func(R, Finished[C]) {
-	f, ok := RecordFinished.(func(R, Finished[C]))
-	if !ok {
-		panic(fmt.Sprintf("series: RecordFinished is %T", RecordFinished))
-	}
-	return f
+	return hook[func(R, Finished[C])]("RecordFinished", RecordFinished)
 }
 
 // KeepsDurations is how internal/track learns whether a Recorder records
@@ -58,9 +54,15 @@ var KeepsDurations any
 // KeepsDurationsHook returns KeepsDurations as the func it is; it panics
 // if package timeseries did not set it, or set another type.
 func KeepsDurationsHook[R any]() func(R) bool {
-	f, ok := KeepsDurations.(func(R) bool)
+	return hook[func(R) bool]("KeepsDurations", KeepsDurations)
+}
+
+// hook returns the hook named name, set to v, as the F it must be; it
+// panics if package timeseries did not set it, or set another type.
+func hook[F any](name string, v any) F {
+	f, ok := v.(F)
 	if !ok {
-		panic(fmt.Sprintf("series: KeepsDurations is %T", KeepsDurations))
+		panic(fmt.Sprintf("series: %s is %T", name, v))
 	}
 	return f
 }

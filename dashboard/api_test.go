@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -553,19 +554,37 @@ func TestEntityTopLabels(t *testing.T) {
 
 // Without a FlushInterval of its own the probe takes the recorder's, from
 // its Health: an hourly recorder is not late after 4 s, but is after 3 h.
+// The probe reads the recorder's Health as it stood with the hit pending:
+// moving the manual clock 3 h fires the recorder's hourly tick, whose
+// flush would write the hit, sooner or later, as the probe reads.
 func TestHealthProbeUsesRecorderInterval(t *testing.T) {
 	f := dashtest.New(t, dashtest.Options{})
 	c, _ := f.Rec.Counter("hits")
 	c.Inc()
+	pending := f.Rec.Health()
+	if pending.PendingHits == 0 || pending.FlushInterval != time.Hour {
+		t.Fatalf("the recorder's health: %d hits pending, interval %v; want 1 and 1h", pending.PendingHits, pending.FlushInterval)
+	}
+	h, err := dashboard.Handler(dashboard.Config{Store: f.Store, Health: healthAt{pending}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
 	f.Clock.Advance(4 * time.Second)
-	if r := dashtest.Get(t, f.Root+"api/health"); r.Status != http.StatusOK {
+	if r := dashtest.Get(t, srv.URL+"/api/health"); r.Status != http.StatusOK {
 		t.Errorf("4 s into an hourly interval: %d %s", r.Status, r.Body)
 	}
 	f.Clock.Advance(3 * time.Hour)
-	if r := dashtest.Get(t, f.Root+"api/health"); r.Status != http.StatusServiceUnavailable {
+	if r := dashtest.Get(t, srv.URL+"/api/health"); r.Status != http.StatusServiceUnavailable || !strings.Contains(r.Body, "no flush for more than") {
 		t.Errorf("3 h without a flush of an hourly recorder: %d %s", r.Status, r.Body)
 	}
 }
+
+// healthAt reports one Health, taken from a recorder at one moment.
+type healthAt struct{ h timeseries.Health }
+
+func (a healthAt) Health() timeseries.Health { return a.h }
 
 // Open dashboards poll the same view at once: identical overview reads
 // that arrive while one is under way share it, one Redis read for all.

@@ -118,7 +118,10 @@ func TestVisitors(t *testing.T) {
 		button, says string
 	}{{"5", "kept at 1 min"}, {"3600", "none recorded"}} {
 		tb.eval(`document.querySelector('#precisions button[data-precision="`+tc.button+`"]').click(); true`, nil)
-		tb.waitFor("the strip at "+tc.button+" s", `document.getElementById('visitors').textContent.includes('`+tc.says+`')`)
+		// The strip and the chart are redrawn from separate reads: wait
+		// for both, or the chart can still show the last precision's line.
+		tb.waitFor("the strip and the chart at "+tc.button+" s", `document.getElementById('visitors').textContent.includes('`+tc.says+`') &&
+			`+readVisitors+`.line.length === 0`)
 		tb.eval(readVisitors, &got)
 		if got.Level != "quiet" || len(got.Line) != 0 || got.Axis {
 			t.Errorf("at %s s: strip %q (level %q), %d points of visitors, axis %v", tc.button, got.Strip, got.Level, len(got.Line), got.Axis)

@@ -27,24 +27,19 @@ func TestVisitorMemoryAtFullDepth(t *testing.T) {
 	srv := redistest.Start(t)
 	srv.Do("CONFIG", "SET", "appendonly", "no")
 	var row []string
-	var total, oneMin int64
+	var total int64
 	defaults := series.DefaultUniquePrecisions
 	t.Cleanup(func() { series.DefaultUniquePrecisions = defaults })
-	// 1 min too, which the defaults leave out, to show what it would cost.
-	for _, p := range append([]int{60}, defaults...) {
+	for _, p := range defaults {
 		series.DefaultUniquePrecisions = []int{p}
 		distinct := int(math.Round(20000 * (1 - math.Exp(-float64(p)/100))))
 		fillVisitors(t, srv, p, distinct)
 		b, enc := visitorBytes(t, srv, p)
-		if p == 60 {
-			oneMin = b
-		} else {
-			total += b
-		}
+		total += b
 		row = append(row, fmt.Sprintf("%6d s: %5d distinct/bucket, 120 keys (%s), %8d B = %6.0f KiB", p, distinct, enc, b, float64(b)/1024))
 	}
-	t.Logf("visitor bytes per series, by precision:\n%s\ntotal at the default precisions %d B = %.2f MiB; with 1 min %.2f MiB",
-		strings.Join(row, "\n"), total, float64(total)/(1<<20), float64(total+oneMin)/(1<<20))
+	t.Logf("visitor bytes per series, by precision:\n%s\ntotal at the default precisions %d B = %.2f MiB",
+		strings.Join(row, "\n"), total, float64(total)/(1<<20))
 	if total > 8<<20 {
 		t.Errorf("a series' visitors take %d bytes, over the 8 MiB budget", total)
 	}

@@ -7,7 +7,7 @@ GO ?= go
 # Every package of every module in go.work: the library, the adapters in
 # modules of their own, the example and the benchmarks.
 PKGS = github.com/pulse-dev/pulse/...
-ALLOC_PKGS = github.com/pulse-dev/pulse/echov5 github.com/pulse-dev/pulse/timeseries github.com/pulse-dev/pulse/internal/track
+ALLOC_PKGS = github.com/pulse-dev/pulse/middleware github.com/pulse-dev/pulse/echov5 github.com/pulse-dev/pulse/timeseries github.com/pulse-dev/pulse/internal/track
 
 .PHONY: run test setup assets bench vet
 

@@ -127,9 +127,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if Skipped(c) {
 			return err
 		}
-		// The status written, if any; else the one the error handler will
-		// write for err: its StatusCode(), 500 when it has none.
-		_, status := echo.ResolveResponseStatus(c.Response(), err)
+		status := responseStatus(c, err)
 		r := track.Request{Method: c.Request().Method, Status: status, Duration: h.track.Elapsed(start)}
 		if h.config.Routes {
 			r.Route = route(c, status)
@@ -141,6 +139,24 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		h.track.Record(r)
 		return err
 	}
+}
+
+// responseStatus is the status written, if any; else the one the error
+// handler will write for err: its StatusCode(), 500 when it has none.
+// That is echo.ResolveResponseStatus, whose errors.As moves its target to
+// the heap on every request that fails, so an err that carries its code
+// itself (the router's ErrNotFound, an *echo.HTTPError returned as it
+// is) is answered without it.
+func responseStatus(c *echo.Context, err error) int {
+	if sc, ok := err.(echo.HTTPStatusCoder); ok {
+		if resp, _ := echo.UnwrapResponse(c.Response()); resp != nil && !resp.Committed {
+			if s := sc.StatusCode(); s != 0 {
+				return s
+			}
+		}
+	}
+	_, status := echo.ResolveResponseStatus(c.Response(), err)
+	return status
 }
 
 // route returns the request's route template, "" when the router matched

@@ -22,6 +22,7 @@ func postApp(mw echo.MiddlewareFunc) *echo.Echo {
 		e.Use(mw)
 	}
 	e.GET("/posts/:id", func(c *echo.Context) error { return c.String(http.StatusOK, "post") })
+	e.GET("/gone", func(c *echo.Context) error { return echo.NewHTTPError(http.StatusGone, "gone") })
 	return e
 }
 
@@ -34,8 +35,11 @@ func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (w *discardWriter) WriteHeader(int)             {}
 
 // allocsPerRequest is the allocations of one request to e once warm.
-func allocsPerRequest(e *echo.Echo) float64 {
-	req := httptest.NewRequest(http.MethodGet, "/posts/42", nil)
+func allocsPerRequest(e *echo.Echo) float64 { return allocsPerRequestTo(e, "/posts/42") }
+
+// allocsPerRequestTo is the allocations of one request for target.
+func allocsPerRequestTo(e *echo.Echo, target string) float64 {
+	req := httptest.NewRequest(http.MethodGet, target, nil)
 	w := &discardWriter{header: http.Header{}}
 	return testing.AllocsPerRun(1000, func() { e.ServeHTTP(w, req) })
 }
@@ -60,16 +64,20 @@ func pulseApp(tb testing.TB, srv *redistest.Server) (e *echo.Echo, check func(wa
 	}
 }
 
-// Counting a request on a route adds no allocation to Echo's own.
+// Counting a request adds no allocation to Echo's own, whether the
+// handler answers, no route matches, or the handler returns an
+// *echo.HTTPError.
 func TestHitsAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector's sync.Pool drops items at random; allocations are counted without it")
 	}
 	srv := redistest.Start(t)
 	e, check := pulseApp(t, srv)
-	bare, pulse := allocsPerRequest(postApp(nil)), allocsPerRequest(e)
-	if pulse > bare {
-		t.Errorf("%v allocations per request with Hits, %v without", pulse, bare)
+	for _, target := range []string{"/posts/42", "/nowhere", "/gone"} {
+		bare, pulse := allocsPerRequestTo(postApp(nil), target), allocsPerRequestTo(e, target)
+		if pulse > bare {
+			t.Errorf("%s: %v allocations per request with Hits, %v without", target, pulse, bare)
+		}
 	}
 	check(1001) // AllocsPerRun's warm-up run and its 1000
 }

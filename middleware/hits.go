@@ -1,7 +1,6 @@
 package middleware
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -48,8 +47,10 @@ type HitsConfig struct {
 	// HandleError calls the app's error handler when the handler returns
 	// an error, and returns nil: the status counted is then the one the
 	// error handler wrote, and the error handler still runs only once.
-	// Without it, the status is taken from the error (*echo.HTTPError's
-	// code, 500 for any other error) and the error is returned as usual.
+	// Without it, the status is the one Echo's default error handler
+	// answers the error with (*echo.HTTPError's code, or its Internal's
+	// when that is an *echo.HTTPError too; 500 for any other error,
+	// wrapped ones included) and the error is returned as usual.
 	HandleError bool
 
 	// VisitorID returns the id of the request's visitor, hashed under
@@ -125,11 +126,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		status := c.Response().Status
 		if err != nil && !c.Response().Committed {
-			status = http.StatusInternalServerError
-			var he *echo.HTTPError
-			if errors.As(err, &he) {
-				status = he.Code
-			}
+			status = errorStatus(err)
 		}
 		r := track.Request{Method: c.Request().Method, Status: status, Duration: h.track.Elapsed(start)}
 		if h.config.Routes {
@@ -142,6 +139,23 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		h.track.Record(r)
 		return err
 	}
+}
+
+// errorStatus is the status Echo's default error handler answers err
+// with: an *echo.HTTPError's code, or that of an *echo.HTTPError it holds
+// as Internal, and 500 for any other error, a wrapped *echo.HTTPError
+// included. It is not errors.As, which would also count differently
+// from the response and move its target to the heap on every request
+// that fails.
+func errorStatus(err error) int {
+	he, ok := err.(*echo.HTTPError)
+	if !ok {
+		return http.StatusInternalServerError
+	}
+	if inner, ok := he.Internal.(*echo.HTTPError); ok {
+		return inner.Code
+	}
+	return he.Code
 }
 
 var (

@@ -82,6 +82,12 @@ func forum(mw echo.MiddlewareFunc, extra ...echo.MiddlewareFunc) *echo.Echo {
 	e.POST("/posts", func(c echo.Context) error { return echo.NewHTTPError(http.StatusBadRequest, "bad post") })
 	e.GET("/boom", func(c echo.Context) error { return errors.New("boom") })
 	e.GET("/teapot", func(c echo.Context) error { return echo.NewHTTPError(http.StatusTeapot) })
+	// Echo's error handler answers a wrapped *HTTPError with 500, and an
+	// *HTTPError with the code of an *HTTPError inside it.
+	e.GET("/wrapped", func(c echo.Context) error { return fmt.Errorf("load post: %w", echo.ErrNotFound) })
+	e.GET("/internal", func(c echo.Context) error {
+		return echo.NewHTTPError(http.StatusBadRequest).SetInternal(echo.NewHTTPError(http.StatusServiceUnavailable))
+	})
 	e.GET("/panic", func(c echo.Context) error { panic("handler bug") })
 	e.Add("PROPFIND", "/posts/:id", func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
 	e.GET("/dashboard/x", func(c echo.Context) error {
@@ -113,6 +119,8 @@ func TestHitsSeriesNames(t *testing.T) {
 		{"POST", "/posts", 400, []string{"POST /posts", "status:4xx"}},
 		{"GET", "/boom", 500, []string{"GET /boom", "status:5xx"}},
 		{"GET", "/teapot", 418, []string{"GET /teapot", "status:4xx"}},
+		{"GET", "/wrapped", 500, []string{"GET /wrapped", "status:5xx"}},
+		{"GET", "/internal", 503, []string{"GET /internal", "status:5xx"}},
 		{"GET", "/panic", 500, []string{"GET /panic", "status:5xx"}},
 		{"GET", "/dashboard/x", 200, nil}, // marked with Skip: nothing, not even hits
 	}

@@ -1,0 +1,7 @@
+//go:build race
+
+package middleware_test
+
+// raceEnabled: the race detector makes sync.Pool drop items at random,
+// so allocation counts mean nothing under it.
+const raceEnabled = true

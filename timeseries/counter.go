@@ -50,6 +50,14 @@ func (c *Counter) Inc() { c.rec.Record(c) }
 // stripe names one of the numShards stripes of every Counter.
 type stripe struct{ index uint32 }
 
+// stripeLock guards what a request records under a lock in one stripe:
+// its durations and its visitor. One lock for both, since a request
+// records both; each on its own cache line.
+type stripeLock struct {
+	sync.Mutex
+	_ [56]byte
+}
+
 // stripes hands out stripes so that each P mostly keeps one of its own:
 // sync.Pool caches per P, so a goroutine usually gets back the stripe its
 // P used last, and two cores rarely add to the same cache line. A random

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/latency"
@@ -24,6 +23,7 @@ const maxLatStripes = numShards
 type durations struct {
 	m       *latency.Mapping
 	mask    uint32
+	locks   *[numShards]stripeLock // the Recorder's
 	stripes [maxLatStripes]latStripe
 }
 
@@ -37,21 +37,20 @@ type latSlot struct {
 	bins    []uint32 // by latency.Mapping.Slot
 }
 
-// latStripe guards the latSlots of its index in every Counter, and keeps
-// the slots a request moved past (sealed) and emptied ones to reuse
-// (free), so a request allocates nothing once the stripe is warm.
+// latStripe keeps, under its stripe's lock (durations.locks), the
+// latSlots of its index in every Counter, the slots a request moved past
+// (sealed) and emptied ones to reuse (free), so a request allocates
+// nothing once the stripe is warm.
 type latStripe struct {
-	mu     sync.Mutex
 	sealed []*latSlot
 	free   []*latSlot
-	_      [64]byte // keeps the next stripe's lock off this cache line
 }
 
 // newDurations keeps a stripe per stripe of the hits (numShards), so two
 // Ps recording at once never share a lock; a series only has slots in the
 // stripes its requests used, so idle stripes cost nothing.
-func newDurations(m *latency.Mapping) *durations {
-	return &durations{m: m, mask: maxLatStripes - 1}
+func newDurations(m *latency.Mapping, locks *[numShards]stripeLock) *durations {
+	return &durations{m: m, mask: maxLatStripes - 1, locks: locks}
 }
 
 // latencyMapping checks the duration fields of cfg and returns their
@@ -70,11 +69,18 @@ func latencyMapping(cfg Config) (*latency.Mapping, error) {
 // record counts d once in each timed series of cs, at second sec, in
 // stripe shard.
 func (ds *durations) record(shard uint32, sec int64, d time.Duration, cs []*Counter) {
+	mu := &ds.locks[shard&ds.mask]
+	mu.Lock()
+	ds.recordLocked(shard, sec, d, cs)
+	mu.Unlock()
+}
+
+// recordLocked is record with the stripe's lock held.
+func (ds *durations) recordLocked(shard uint32, sec int64, d time.Duration, cs []*Counter) {
 	slot := ds.m.Slot(d)
 	d = max(d, 0)
 	i := shard & ds.mask
 	st := &ds.stripes[i]
-	st.mu.Lock()
 	for _, c := range cs {
 		if !c.timed {
 			continue
@@ -89,7 +95,6 @@ func (ds *durations) record(shard uint32, sec int64, d time.Duration, cs []*Coun
 		s.lo = min(s.lo, d)
 		s.hi = max(s.hi, d)
 	}
-	st.mu.Unlock()
 }
 
 // slotFor gives c a slot for second sec in stripe i, sealing the one it
@@ -126,8 +131,8 @@ func (s *latSlot) reset() {
 // duration lands, whole, in exactly one drain.
 func (ds *durations) drainLocked(r *Recorder) {
 	for i := range ds.mask + 1 {
-		st := &ds.stripes[i]
-		st.mu.Lock()
+		st, mu := &ds.stripes[i], &ds.locks[i]
+		mu.Lock()
 		taken := st.sealed
 		st.sealed = nil
 		for _, c := range r.counters {
@@ -136,7 +141,7 @@ func (ds *durations) drainLocked(r *Recorder) {
 				c.lat[i] = nil
 			}
 		}
-		st.mu.Unlock()
+		mu.Unlock()
 		if len(taken) == 0 {
 			continue
 		}
@@ -144,9 +149,9 @@ func (ds *durations) drainLocked(r *Recorder) {
 			r.ledger.addLat(s.counter, s.sec, s.bins, s.sum, s.lo, s.hi)
 			s.reset()
 		}
-		st.mu.Lock()
+		mu.Lock()
 		st.free = append(st.free, taken...)
-		st.mu.Unlock()
+		mu.Unlock()
 	}
 }
 

@@ -38,11 +38,11 @@ func (r *Recorder) AddVisitors(c *Counter, ids []uint64) {
 	sec := r.now()
 	step := sec - sec%r.uv.step
 	s := &r.uv.stripes[0]
-	s.mu.Lock()
+	r.locks[0].Lock()
 	for _, id := range ids {
 		s.add(c.id, step, sec, id)
 	}
-	s.mu.Unlock()
+	r.locks[0].Unlock()
 }
 
 // SendLost takes a round's batches as a flush does and makes their script

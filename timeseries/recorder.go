@@ -102,6 +102,7 @@ type Config struct {
 type Recorder struct {
 	router        *redisconn.Router
 	schema        series.Schema
+	locks         [numShards]stripeLock
 	lat           *durations    // nil: durations off
 	uv            *visitorState // nil: visitors off
 	clock         Clock
@@ -189,11 +190,11 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 		timers:        timersOf(cfg.Clock),
 	}
 	if m != nil {
-		r.lat = newDurations(m)
+		r.lat = newDurations(m, &r.locks)
 	}
 	r.ledger = newLedger(schema, r.maxPendingAge, r.markerFor, m)
 	if !cfg.DisableVisitors {
-		r.uv = newVisitorState(schema)
+		r.uv = newVisitorState(schema, &r.locks)
 		r.startVisitors()
 	}
 	r.status.health.RedisUp = true

@@ -33,8 +33,9 @@ const (
 // Config.DisableVisitors.
 type visitorState struct {
 	book    visitors.Book
-	precs   []int // the schema's precisions visitors are kept at
-	step    int64 // their gcd: seconds with the same step share every bucket
+	precs   []int                  // the schema's precisions visitors are kept at
+	step    int64                  // their gcd: seconds with the same step share every bucket
+	locks   *[numShards]stripeLock // the Recorder's, guarding stripes
 	stripes [numShards]uvStripe
 	noSalt  atomic.Int64 // visitors not counted: no salt known yet
 
@@ -57,7 +58,7 @@ type uvKey struct {
 // newVisitorState keeps visitors at the schema's precisions that are in
 // series.DefaultUniquePrecisions, so readers know which keys exist; nil
 // when there are none.
-func newVisitorState(schema series.Schema) *visitorState {
+func newVisitorState(schema series.Schema, locks *[numShards]stripeLock) *visitorState {
 	var precs []int
 	for _, p := range schema.Precisions {
 		if slices.Contains(series.DefaultUniquePrecisions, p) {
@@ -67,24 +68,25 @@ func newVisitorState(schema series.Schema) *visitorState {
 	if len(precs) == 0 {
 		return nil
 	}
-	return &visitorState{precs: precs, step: gcdOf(precs), pending: map[string]*uvKey{}}
+	return &visitorState{precs: precs, step: gcdOf(precs), locks: locks, pending: map[string]*uvKey{}}
 }
 
-// recordVisitor counts visitor v at second sec in the series cs[i] whose
-// bit i is set in which, in the visitors' stripe of st.
-func (r *Recorder) recordVisitor(st *stripe, sec int64, v series.Visitor, cs *[series.MaxTimed]*Counter, which uint8) {
-	u := r.uv
-	if u == nil {
-		return
-	}
+// salt is the salt of sec's day, or nil, counted as a visitor not
+// counted, while none is known yet.
+func (u *visitorState) salt(sec int64) *visitors.Salt {
 	salt := u.book.For(sec)
 	if salt == nil {
 		u.noSalt.Add(1)
-		return
 	}
-	s := &u.stripes[st.index]
+	return salt
+}
+
+// recordLocked counts visitor v, hashed under salt, at second sec in the
+// series cs[i] whose bit i is set in which, in stripe shard, whose lock
+// the caller holds.
+func (u *visitorState) recordLocked(shard uint32, sec int64, salt *visitors.Salt, v series.Visitor, cs *[series.MaxTimed]*Counter, which uint8) {
+	s := &u.stripes[shard]
 	step := series.BucketStart(sec, int(u.step))
-	s.mu.Lock()
 	var id uint64
 	if v.ID != "" {
 		id = s.memo.AppID(salt, v.ID)
@@ -96,7 +98,6 @@ func (r *Recorder) recordVisitor(st *stripe, sec int64, v series.Visitor, cs *[s
 			s.add(c.id, step, sec, id)
 		}
 	}
-	s.mu.Unlock()
 }
 
 // uvSrc is the ids of one series in one step.
@@ -123,12 +124,12 @@ func (u *visitorState) drain(schema series.Schema, cutoff int64, counters []*Cou
 	defer u.mu.Unlock()
 	keys := map[uvSrc][]*uvKey{}
 	for i := range u.stripes {
-		s := &u.stripes[i]
-		s.mu.Lock()
+		s, mu := &u.stripes[i], &u.locks[i]
+		mu.Lock()
 		u.drained = s.take(u.drained[:0])
 		u.dropped += s.full
 		s.full = 0
-		s.mu.Unlock()
+		mu.Unlock()
 		for _, e := range u.drained {
 			u.add(schema, keys, counters[e.counter], e, cutoff)
 		}

@@ -1,10 +1,6 @@
 package timeseries
 
-import (
-	"sync"
-
-	"github.com/pulse-dev/pulse/internal/visitors"
-)
+import "github.com/pulse-dev/pulse/internal/visitors"
 
 // A stripe keeps the visitors recorded since the last drain in a small
 // open-addressing set keyed by (series, step, id), so a visitor making
@@ -16,14 +12,13 @@ const (
 	uvStripeMax = 1 << 16 // slots; half of them can be used
 )
 
+// uvStripe is guarded by its stripe's lock (visitorState.locks).
 type uvStripe struct {
-	mu    sync.Mutex
 	slots []uvSlot
 	used  []int32 // indexes of the slots in use, in insertion order
 	gen   uint32
 	full  int64 // visitors dropped because the stripe was full
 	memo  visitors.Memo
-	_     [64]byte
 }
 
 // uvSlot holds no pointer (the series is its Counter's id), so the

@@ -91,9 +91,11 @@ type Request struct {
 // routeSeries is a route's series and, made on first use, those of its
 // status classes (index: status/100, 0 for other).
 type routeSeries struct {
-	name   string
-	ctr    *timeseries.Counter
-	status [6]atomic.Pointer[timeseries.Counter]
+	name     string
+	template string // the Route it was made for, as the router gave it
+	method   int    // methodIndex
+	ctr      *timeseries.Counter
+	status   [6]atomic.Pointer[timeseries.Counter]
 }
 
 // Tracker counts finished requests. It is safe for concurrent use.
@@ -110,6 +112,7 @@ type Tracker struct {
 	// a name is first seen. Route templates are few, so copies are rare.
 	mu     sync.Mutex
 	routes [otherMethod + 1]atomic.Pointer[map[string]*routeSeries]
+	memo   routeMemo
 	named  atomic.Pointer[map[string]*timeseries.Counter]
 }
 
@@ -205,15 +208,20 @@ func (t *Tracker) route(r Request) *routeSeries {
 		return t.unmatched
 	}
 	m := methodIndex(r.Method)
-	if rs, ok := (*t.routes[m].Load())[r.Route]; ok {
+	if rs := t.memo.find(r.Route, m); rs != nil {
 		return rs
 	}
-	name := methodName(m) + " " + r.Route
-	ctr, err := t.rec.Counter(name)
-	if err != nil {
-		return t.unmatched // a template no series name can hold
+	rs, ok := (*t.routes[m].Load())[r.Route]
+	if !ok {
+		name := methodName(m) + " " + r.Route
+		ctr, err := t.rec.Counter(name)
+		if err != nil {
+			return t.unmatched // a template no series name can hold
+		}
+		rs = addCached(t, &t.routes[m], r.Route, &routeSeries{name: name, template: r.Route, method: m, ctr: ctr}, MaxCachedNames)
 	}
-	return addCached(t, &t.routes[m], r.Route, &routeSeries{name: name, ctr: ctr}, MaxCachedNames)
+	t.memo.remember(r.Route, rs)
+	return rs
 }
 
 // routeStatus returns the series of a route's status class, made on the

@@ -1,6 +1,7 @@
 package track
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -13,20 +14,34 @@ import (
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
+// newTracker returns a Tracker configured as cfg over a Recorder on srv
+// that flushes only when told (rc gives its config, Pool filled in),
+// closed when the test ends.
+func newTracker(t *testing.T, srv *redistest.Server, rc timeseries.Config, cfg Config) (*Tracker, *timeseries.Recorder) {
+	t.Helper()
+	rc.Pool = srv.Pool()
+	if rc.FlushInterval == 0 {
+		rc.FlushInterval = time.Hour
+	}
+	rec, err := timeseries.NewRecorder(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rec.Close(context.Background()) })
+	cfg.Recorder = rec
+	tr, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, rec
+}
+
 // TestCachesAreBounded: route and app-named series caches stop growing at
 // MaxCachedNames, so a RouteName hook returning raw paths cannot grow the
 // middleware's memory without bound; past it, names still count.
 func TestCachesAreBounded(t *testing.T) {
 	srv := redistest.Start(t)
-	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), MaxNames: 3 * MaxCachedNames, FlushInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close(t.Context())
-	tr, err := New(Config{Recorder: rec, Routes: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, rec := newTracker(t, srv, timeseries.Config{MaxNames: 3 * MaxCachedNames}, Config{Routes: true})
 	const n = MaxCachedNames + 50
 	for i := range n {
 		tr.Record(Request{Method: "GET", Route: fmt.Sprintf("/raw/%d", i), Status: 200, Series: fmt.Sprintf("tenant-%d", i)})
@@ -59,15 +74,7 @@ func TestStatusClassName(t *testing.T) {
 // routes, not in the status series.
 func TestRouteStatusCounts(t *testing.T) {
 	srv := redistest.Start(t)
-	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), FlushInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close(t.Context())
-	tr, err := New(Config{Recorder: rec, Routes: true, StatusClasses: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, rec := newTracker(t, srv, timeseries.Config{}, Config{Routes: true, StatusClasses: true})
 	reqs := []struct {
 		route  string
 		status int
@@ -108,15 +115,7 @@ func TestRouteStatusCounts(t *testing.T) {
 // per-route status classes included.
 func TestRecordDoesNotAllocate(t *testing.T) {
 	srv := redistest.Start(t)
-	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), FlushInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close(t.Context())
-	tr, err := New(Config{Recorder: rec, Routes: true, StatusClasses: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, _ := newTracker(t, srv, timeseries.Config{}, Config{Routes: true, StatusClasses: true})
 	r := Request{Method: "GET", Route: "/posts/:id", Status: 503, Series: "tenant-1", Duration: 3 * time.Millisecond}
 	tr.Record(r)
 	if n := testing.AllocsPerRun(1000, func() { tr.Record(r) }); n != 0 {
@@ -136,15 +135,7 @@ func TestTrackerTimesOnlyWithDurations(t *testing.T) {
 		off  bool
 	}{{"durations on", false}, {"durations off", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), FlushInterval: time.Hour, DisableDurations: tc.off})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rec.Close(t.Context())
-			tr, err := New(Config{Recorder: rec})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr, _ := newTracker(t, srv, timeseries.Config{DisableDurations: tc.off}, Config{})
 			start := tr.Begin()
 			time.Sleep(pause)
 			got := tr.Elapsed(start)

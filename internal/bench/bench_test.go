@@ -117,6 +117,11 @@ func TestRunCountsEveryHit(t *testing.T) {
 			if run.HitsInRedis != 0 || run.Calls["cluster|slots"] == 0 || run.CallsTotal != run.Calls["cluster|slots"] {
 				t.Errorf("bare-cluster: %d hits, calls %v: want the slot map read only", run.HitsInRedis, run.Calls)
 			}
+		case BareRecorder:
+			// Its Recorder fetched the day's salt and recorded nothing.
+			if run.HitsInRedis != 0 || run.Calls["set"] == 0 || run.Calls["hincrby"] != 0 || run.Calls["pfadd"] != 0 {
+				t.Errorf("bare-recorder: %d hits, calls %v: want the salt's SET and no count", run.HitsInRedis, run.Calls)
+			}
 		case PulseV5, PulseHTTP:
 			if run.HitsInRedis != run.Server.Served {
 				t.Errorf("%s: %d hits in Redis, %d served", run.Variant, run.HitsInRedis, run.Server.Served)

@@ -29,6 +29,9 @@
 //   - bare-middleware: bare with one middleware that only calls the
 //     handler, the control: what any middleware costs, and how far a
 //     run's ratios stray from the truth;
+//   - bare-recorder: bare-middleware with a Recorder that records
+//     nothing, its flusher and timers running: what a Recorder costs a
+//     server before the first hit;
 //   - pulse: Pulse's Hits with routes and status classes, the recorder
 //     in its default, batched mode (one flush a second);
 //   - pulse-write-through: the same with timeseries.Config.WriteThrough,

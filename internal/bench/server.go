@@ -50,6 +50,11 @@ const (
 	// what mounting any middleware costs here, and how far one run's
 	// ratios stray from the truth.
 	BareMiddleware Variant = "bare-middleware"
+	// BareRecorder is bare-middleware with a Recorder that counts
+	// nothing: its flusher and timers run, no request is recorded. What
+	// it reads against bare-middleware is what a Recorder costs a server
+	// before the first hit.
+	BareRecorder Variant = "bare-recorder"
 	// BareCluster is bare holding a *redisc.Cluster with its slot map
 	// loaded, as an app that keeps data in a Redis Cluster already does:
 	// pulse-cluster's control. The client's slot map alone (16,384
@@ -59,7 +64,7 @@ const (
 )
 
 // Variants lists every variant.
-var Variants = []Variant{Bare, BareMiddleware, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, EchoPrometheus, PulseCluster, BareCluster, BareV5, PulseV5, BareHTTP, PulseHTTP}
+var Variants = []Variant{Bare, BareMiddleware, BareRecorder, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, EchoPrometheus, PulseCluster, BareCluster, BareV5, PulseV5, BareHTTP, PulseHTTP}
 
 // records reports whether the variant writes hits to Redis.
 func (v Variant) records() bool {
@@ -114,7 +119,7 @@ func newApp(v Variant, pool timeseries.Pool, flushInterval time.Duration) (*app,
 	a := &app{served: &atomic.Int64{}}
 	a.close = func(context.Context) (timeseries.Health, error) { return timeseries.Health{}, nil }
 	var rec *timeseries.Recorder
-	if v.records() {
+	if v.records() || v == BareRecorder {
 		var err error
 		rec, err = timeseries.NewRecorder(timeseries.Config{
 			Pool: pool, WriteThrough: v == PulseWriteThrough, FlushInterval: flushInterval,
@@ -130,6 +135,8 @@ func newApp(v Variant, pool timeseries.Pool, flushInterval time.Duration) (*app,
 	}
 	var err error
 	switch v {
+	case BareRecorder:
+		a.handler, err = echoV4App(BareMiddleware, nil, a.served)
 	case Bare, BareMiddleware, BareCluster, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, PulseCluster, EchoPrometheus:
 		a.handler, err = echoV4App(v, rec, a.served)
 	case BareV5, PulseV5:

@@ -30,9 +30,11 @@
 //
 // The status counted is the one written to the client. When the handler
 // returns an error, Echo's error handler has not run yet, so the status
-// comes from the error (an *echo.HTTPError's code, 500 otherwise); set
-// HandleError to run the app's error handler inside the middleware and
-// count exactly what it wrote.
+// is the one Echo's default error handler answers that error with (an
+// *echo.HTTPError's code, or its Internal's when that is one too; 500
+// for any other error, a wrapped *echo.HTTPError included); set
+// HandleError to run the app's own error handler inside the middleware
+// and count exactly what it wrote.
 //
 // Mount Hits before Echo's Recover, so that Recover sits inside it and
 // a panicking request is counted as the 500 it becomes.

@@ -44,3 +44,20 @@ func TestVisitors(t *testing.T) {
 		})
 	}
 }
+
+// A Recorder with visitors off never has the middleware work out a
+// visitor: the VisitorID hook is not called.
+func TestVisitorIDOnlyWithVisitors(t *testing.T) {
+	srv := redistest.Start(t)
+	tracktest.HooksOnlyWithVisitors(t, func(off bool, n int) []int {
+		var calls int
+		e := forum(echov5.HitsWithConfig(echov5.HitsConfig{
+			Recorder:  recorder(t, srv, timeseries.Config{DisableVisitors: off}),
+			VisitorID: func(*echo.Context) string { calls++; return "reader" },
+		}))
+		for range n {
+			e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/posts/1", nil))
+		}
+		return []int{calls}
+	})
+}

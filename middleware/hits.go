@@ -58,6 +58,7 @@ type HitsConfig struct {
 	// checks). Nil means the client's address and User-Agent: the address
 	// is Echo's IPExtractor's when the app set one (to trust its proxies),
 	// else the connection's, so a forged X-Forwarded-For mints nobody.
+	// It is not called when the Recorder counts no visitors.
 	VisitorID func(c echo.Context) string
 	// VisitorRoutes counts unique visitors per route too, VisitorSeries
 	// per SeriesName series; the hits series always counts them, unless
@@ -135,7 +136,9 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if h.config.SeriesName != nil {
 			r.Series = h.config.SeriesName(c)
 		}
-		r.Visitor = h.visitor(c)
+		if h.track.Visits() {
+			r.Visitor = h.visitor(c)
+		}
 		h.track.Record(r)
 		return err
 	}

@@ -15,8 +15,9 @@ import (
 
 // BenchmarkHits serves one Echo request per op, a route with a path
 // parameter, bare and with Hits (routes and status classes), side by
-// side, and pulse-counts with durations off (no clock read); "extra-ns/op"
-// is what Hits adds. The comparison with
+// side, pulse-counts with durations off (no clock read) and
+// pulse-no-visitors with visitors off (no visitor worked out);
+// "extra-ns/op" is what Hits adds. The comparison with
 // echoprometheus and the other frameworks is internal/bench's.
 func BenchmarkHits(b *testing.B) {
 	srv := redistest.Start(b)
@@ -30,13 +31,19 @@ func BenchmarkHits(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = counts.Close(b.Context()) })
+	noVisitors, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), FlushInterval: time.Hour, DisableVisitors: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = noVisitors.Close(b.Context()) })
 	hits := middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true})
 	hitsCounts := middleware.HitsWithConfig(middleware.HitsConfig{Recorder: counts, Routes: true, StatusClasses: true})
+	hitsNoVisitors := middleware.HitsWithConfig(middleware.HitsConfig{Recorder: noVisitors, Routes: true, StatusClasses: true})
 	var bare float64
 	for _, v := range []struct {
 		name string
 		mw   echo.MiddlewareFunc
-	}{{"bare", nil}, {"pulse", hits}, {"pulse-counts", hitsCounts}} {
+	}{{"bare", nil}, {"pulse", hits}, {"pulse-counts", hitsCounts}, {"pulse-no-visitors", hitsNoVisitors}} {
 		b.Run(v.name, func(b *testing.B) {
 			e := echo.New()
 			if v.mw != nil {

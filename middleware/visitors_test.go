@@ -44,3 +44,20 @@ func TestHitsVisitors(t *testing.T) {
 		})
 	}
 }
+
+// A Recorder with visitors off never has the middleware work out a
+// visitor: the VisitorID hook is not called.
+func TestHitsVisitorIDOnlyWithVisitors(t *testing.T) {
+	srv := redistest.Start(t)
+	tracktest.HooksOnlyWithVisitors(t, func(off bool, n int) []int {
+		var calls int
+		e := forum(middleware.HitsWithConfig(middleware.HitsConfig{
+			Recorder:  recorder(t, srv, timeseries.Config{DisableVisitors: off}),
+			VisitorID: func(echo.Context) string { calls++; return "reader" },
+		}))
+		for range n {
+			e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/posts/1", nil))
+		}
+		return []int{calls}
+	})
+}

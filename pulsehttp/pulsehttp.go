@@ -65,6 +65,7 @@ type Config struct {
 	// VisitorID returns the id of the request's visitor, hashed under
 	// the day's salt like an address; "" counts no visitor (bots, health
 	// checks). Nil means the client's address (ClientIP) and User-Agent.
+	// Neither is called when the Recorder counts no visitors.
 	VisitorID func(r *http.Request) string
 	// VisitorRoutes counts unique visitors per route too, VisitorSeries
 	// per SeriesName series; the hits series always counts them, unless
@@ -159,9 +160,11 @@ func (h *handler) record(rw *responseWriter, r *http.Request, finished bool, d t
 	if h.cfg.SeriesName != nil {
 		req.Series = h.cfg.SeriesName(r)
 	}
-	if h.cfg.VisitorID != nil {
+	switch {
+	case !h.track.Visits():
+	case h.cfg.VisitorID != nil:
 		req.Visitor = series.Visitor{ID: h.cfg.VisitorID(r)}
-	} else {
+	default:
 		req.Visitor = track.ClientVisitor(r, h.cfg.ClientIP)
 	}
 	h.track.Record(req)

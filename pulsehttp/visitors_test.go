@@ -101,3 +101,23 @@ func TestVisitorsOptIn(t *testing.T) {
 		})
 	}
 }
+
+// A Recorder with visitors off never has the middleware work out a
+// visitor: neither ClientIP nor VisitorID is called.
+func TestVisitorHooksOnlyWithVisitors(t *testing.T) {
+	srv := redistest.Start(t)
+	tracktest.HooksOnlyWithVisitors(t, func(off bool, n int) []int {
+		rec := recorder(t, srv, timeseries.Config{DisableVisitors: off})
+		var ips, ids int
+		for _, cfg := range []pulsehttp.Config{
+			{Recorder: rec, ClientIP: func(*http.Request) string { ips++; return "192.0.2.1" }},
+			{Recorder: rec, VisitorID: func(*http.Request) string { ids++; return "reader" }},
+		} {
+			h := pulsehttp.Middleware(cfg)(blog())
+			for range n {
+				h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/posts/1", nil))
+			}
+		}
+		return []int{ips, ids}
+	})
+}

@@ -64,4 +64,5 @@ func present(cs []*Counter, out []*Counter) []*Counter {
 func init() {
 	series.RecordFinished = func(r *Recorder, f series.Finished[*Counter]) { r.recordFinished(&f) }
 	series.KeepsDurations = func(r *Recorder) bool { return r.lat != nil }
+	series.KeepsVisitors = func(r *Recorder) bool { return r.uv != nil }
 }

@@ -57,6 +57,19 @@ func KeepsDurationsHook[R any]() func(R) bool {
 	return hook[func(R) bool]("KeepsDurations", KeepsDurations)
 }
 
+// KeepsVisitors is how internal/track learns whether a Recorder counts
+// unique visitors, so that with visitors off a request's visitor is never
+// worked out (its address parsed, the app's VisitorID hook called):
+// func(*timeseries.Recorder) bool, set by package timeseries like
+// RecordFinished, and taken typed through KeepsVisitorsHook.
+var KeepsVisitors any
+
+// KeepsVisitorsHook returns KeepsVisitors as the func it is; it panics if
+// package timeseries did not set it, or set another type.
+func KeepsVisitorsHook[R any]() func(R) bool {
+	return hook[func(R) bool]("KeepsVisitors", KeepsVisitors)
+}
+
 // hook returns the hook named name, set to v, as the F it must be; it
 // panics if package timeseries did not set it, or set another type.
 func hook[F any](name string, v any) F {

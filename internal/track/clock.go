@@ -26,6 +26,11 @@ func (t *Tracker) Begin() Start {
 	return Begin()
 }
 
+// Visits reports whether the Recorder counts unique visitors: an adapter
+// works out a request's Visitor only then, so that with visitors off no
+// address is parsed and the app's VisitorID hook is never called.
+func (t *Tracker) Visits() bool { return t.visits }
+
 // Elapsed is the time since s, or 0 without reading the clock when the
 // Recorder keeps no durations.
 func (t *Tracker) Elapsed(s Start) time.Duration {

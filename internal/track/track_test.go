@@ -148,3 +148,13 @@ func TestTrackerTimesOnlyWithDurations(t *testing.T) {
 		})
 	}
 }
+
+// Visits follows the Recorder: true unless it counts no visitors.
+func TestTrackerVisits(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, off := range []bool{false, true} {
+		if tr, _ := newTracker(t, srv, timeseries.Config{DisableVisitors: off}, Config{}); tr.Visits() == off {
+			t.Errorf("DisableVisitors %v: Visits() = %v", off, tr.Visits())
+		}
+	}
+}

@@ -68,3 +68,24 @@ func Near(got, want int64) bool {
 	}
 	return d <= (want+39)/40
 }
+
+// HooksOnlyWithVisitors checks that a middleware works out a request's
+// visitor (calls the app's visitor hooks) once a request over a Recorder
+// that counts visitors, and never over one with them off. serve serves
+// n requests through the middleware over a Recorder with visitors off or
+// on, and returns how many times each of its hooks ran.
+func HooksOnlyWithVisitors(t *testing.T, serve func(visitorsOff bool, n int) []int) {
+	t.Helper()
+	const n = 5
+	for _, off := range []bool{false, true} {
+		want := n
+		if off {
+			want = 0
+		}
+		for i, calls := range serve(off, n) {
+			if calls != want {
+				t.Errorf("DisableVisitors %v: hook %d ran %d times for %d requests, want %d", off, i, calls, n, want)
+			}
+		}
+	}
+}

@@ -23,7 +23,6 @@ const maxLatStripes = numShards
 type durations struct {
 	m       *latency.Mapping
 	mask    uint32
-	locks   *[numShards]stripeLock // the Recorder's
 	stripes [maxLatStripes]latStripe
 }
 
@@ -37,7 +36,7 @@ type latSlot struct {
 	bins    []uint32 // by latency.Mapping.Slot
 }
 
-// latStripe keeps, under its stripe's lock (durations.locks), the
+// latStripe keeps, under its stripe's lock (Recorder.locks), the
 // latSlots of its index in every Counter, the slots a request moved past
 // (sealed) and emptied ones to reuse (free), so a request allocates
 // nothing once the stripe is warm.
@@ -49,8 +48,8 @@ type latStripe struct {
 // newDurations keeps a stripe per stripe of the hits (numShards), so two
 // Ps recording at once never share a lock; a series only has slots in the
 // stripes its requests used, so idle stripes cost nothing.
-func newDurations(m *latency.Mapping, locks *[numShards]stripeLock) *durations {
-	return &durations{m: m, mask: maxLatStripes - 1, locks: locks}
+func newDurations(m *latency.Mapping) *durations {
+	return &durations{m: m, mask: maxLatStripes - 1}
 }
 
 // latencyMapping checks the duration fields of cfg and returns their
@@ -66,16 +65,8 @@ func latencyMapping(cfg Config) (*latency.Mapping, error) {
 	return m, nil
 }
 
-// record counts d once in each timed series of cs, at second sec, in
-// stripe shard.
-func (ds *durations) record(shard uint32, sec int64, d time.Duration, cs []*Counter) {
-	mu := &ds.locks[shard&ds.mask]
-	mu.Lock()
-	ds.recordLocked(shard, sec, d, cs)
-	mu.Unlock()
-}
-
-// recordLocked is record with the stripe's lock held.
+// recordLocked counts d once in each timed series of cs, at second sec,
+// in stripe shard, whose lock (Recorder.locks) the caller holds.
 func (ds *durations) recordLocked(shard uint32, sec int64, d time.Duration, cs []*Counter) {
 	slot := ds.m.Slot(d)
 	d = max(d, 0)
@@ -131,7 +122,7 @@ func (s *latSlot) reset() {
 // duration lands, whole, in exactly one drain.
 func (ds *durations) drainLocked(r *Recorder) {
 	for i := range ds.mask + 1 {
-		st, mu := &ds.stripes[i], &ds.locks[i]
+		st, mu := &ds.stripes[i], &r.locks[i]
 		mu.Lock()
 		taken := st.sealed
 		st.sealed = nil

@@ -16,11 +16,11 @@ func (r *Recorder) recordFinished(f *series.Finished[*Counter]) {
 	timed := present(f.Timed[:], tb[:0])
 	sec := r.now()
 	st := stripes.Get().(*stripe)
-	lat := r.lat != nil && len(timed) > 0
+	// Write-through writes the duration with the hits, now.
+	lat := !r.writeThrough && r.lat != nil && len(timed) > 0
 	if r.writeThrough {
 		var cb [series.MaxCounted]*Counter
 		r.writeNow(sec, timed, f.Duration, present(f.Counted[:], cb[:0]))
-		lat = false
 	} else {
 		for _, c := range timed {
 			c.add(st.index, sec, 1)
@@ -63,6 +63,5 @@ func present(cs []*Counter, out []*Counter) []*Counter {
 // exports no method for it (see series.RecordFinished).
 func init() {
 	series.RecordFinished = func(r *Recorder, f series.Finished[*Counter]) { r.recordFinished(&f) }
-	series.KeepsDurations = func(r *Recorder) bool { return r.lat != nil }
-	series.KeepsVisitors = func(r *Recorder) bool { return r.uv != nil }
+	series.Keeps = func(r *Recorder) series.Kept { return series.Kept{Durations: r.lat != nil, Visitors: r.uv != nil} }
 }

@@ -190,11 +190,11 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 		timers:        timersOf(cfg.Clock),
 	}
 	if m != nil {
-		r.lat = newDurations(m, &r.locks)
+		r.lat = newDurations(m)
 	}
 	r.ledger = newLedger(schema, r.maxPendingAge, r.markerFor, m)
 	if !cfg.DisableVisitors {
-		r.uv = newVisitorState(schema, &r.locks)
+		r.uv = newVisitorState(schema)
 		r.startVisitors()
 	}
 	r.status.health.RedisUp = true
@@ -306,7 +306,10 @@ func (r *Recorder) record(counters []*Counter, d time.Duration, timed bool) {
 		c.add(st.index, sec, 1)
 	}
 	if timed {
-		r.lat.record(st.index, sec, d, counters)
+		mu := &r.locks[st.index]
+		mu.Lock()
+		r.lat.recordLocked(st.index, sec, d, counters)
+		mu.Unlock()
 	}
 	stripes.Put(st)
 }

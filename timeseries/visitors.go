@@ -33,9 +33,8 @@ const (
 // Config.DisableVisitors.
 type visitorState struct {
 	book    visitors.Book
-	precs   []int                  // the schema's precisions visitors are kept at
-	step    int64                  // their gcd: seconds with the same step share every bucket
-	locks   *[numShards]stripeLock // the Recorder's, guarding stripes
+	precs   []int // the schema's precisions visitors are kept at
+	step    int64 // their gcd: seconds with the same step share every bucket
 	stripes [numShards]uvStripe
 	noSalt  atomic.Int64 // visitors not counted: no salt known yet
 
@@ -58,7 +57,7 @@ type uvKey struct {
 // newVisitorState keeps visitors at the schema's precisions that are in
 // series.DefaultUniquePrecisions, so readers know which keys exist; nil
 // when there are none.
-func newVisitorState(schema series.Schema, locks *[numShards]stripeLock) *visitorState {
+func newVisitorState(schema series.Schema) *visitorState {
 	var precs []int
 	for _, p := range schema.Precisions {
 		if slices.Contains(series.DefaultUniquePrecisions, p) {
@@ -68,7 +67,7 @@ func newVisitorState(schema series.Schema, locks *[numShards]stripeLock) *visito
 	if len(precs) == 0 {
 		return nil
 	}
-	return &visitorState{precs: precs, step: gcdOf(precs), locks: locks, pending: map[string]*uvKey{}}
+	return &visitorState{precs: precs, step: gcdOf(precs), pending: map[string]*uvKey{}}
 }
 
 // salt is the salt of sec's day, or nil, counted as a visitor not
@@ -113,18 +112,18 @@ func (r *Recorder) drainUV(cutoff int64) {
 	r.mu.Lock()
 	counters := slices.Clone(r.counters)
 	r.mu.Unlock()
-	r.uv.drain(r.schema, cutoff, counters)
+	r.uv.drain(&r.locks, r.schema, cutoff, counters)
 }
 
 // drain moves the stripes' ids into pending and drops pending keys older
-// than cutoff (unix seconds); counters are the Recorder's, by id. The
-// caller holds flushMu.
-func (u *visitorState) drain(schema series.Schema, cutoff int64, counters []*Counter) {
+// than cutoff (unix seconds); locks are the Recorder's stripe locks and
+// counters its Counters, by id. The caller holds flushMu.
+func (u *visitorState) drain(locks *[numShards]stripeLock, schema series.Schema, cutoff int64, counters []*Counter) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	keys := map[uvSrc][]*uvKey{}
 	for i := range u.stripes {
-		s, mu := &u.stripes[i], &u.locks[i]
+		s, mu := &u.stripes[i], &locks[i]
 		mu.Lock()
 		u.drained = s.take(u.drained[:0])
 		u.dropped += s.full

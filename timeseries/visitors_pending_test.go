@@ -29,21 +29,21 @@ func TestVisitorPendingBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u := newVisitorState(schema, new([numShards]stripeLock))
+			u := newVisitorState(schema)
 			u.npending = tt.npending
 			s := &u.stripes[0]
 			s.add(c.id, series.BucketStart(tt.sec, int(u.step)), tt.sec, 42)
-			u.drain(schema, tt.cutoff, counters)
+			u.drain(new([numShards]stripeLock), schema, tt.cutoff, counters)
 			if u.dropped != tt.wantDropped || u.npending-tt.npending != tt.wantPending {
 				t.Errorf("dropped %d, pending +%d; want %d, +%d", u.dropped, u.npending-tt.npending, tt.wantDropped, tt.wantPending)
 			}
 		})
 	}
 	// A key left pending ages out once its newest id passes the cutoff.
-	u := newVisitorState(schema, new([numShards]stripeLock))
+	u := newVisitorState(schema)
 	u.stripes[0].add(c.id, series.BucketStart(now, int(u.step)), now, 42)
-	u.drain(schema, now-900, counters)
-	u.drain(schema, now+1, counters)
+	u.drain(new([numShards]stripeLock), schema, now-900, counters)
+	u.drain(new([numShards]stripeLock), schema, now+1, counters)
 	if len(u.pending) != 0 || u.npending != 0 || u.dropped != 4 {
 		t.Errorf("after aging: %d keys, %d pending, %d dropped; want 0, 0, 4", len(u.pending), u.npending, u.dropped)
 	}

@@ -12,7 +12,7 @@ const (
 	uvStripeMax = 1 << 16 // slots; half of them can be used
 )
 
-// uvStripe is guarded by its stripe's lock (visitorState.locks).
+// uvStripe is guarded by its stripe's lock (Recorder.locks).
 type uvStripe struct {
 	slots []uvSlot
 	used  []int32 // indexes of the slots in use, in insertion order

@@ -45,29 +45,24 @@ func FinishedHook[R any, C comparable]() func(R, Finished[C]) {
 	return hook[func(R, Finished[C])]("RecordFinished", RecordFinished)
 }
 
-// KeepsDurations is how internal/track learns whether a Recorder records
-// request durations, so that with durations off a request reads no
-// clock: func(*timeseries.Recorder) bool, set by package timeseries like
-// RecordFinished, and taken typed through KeepsDurationsHook.
-var KeepsDurations any
-
-// KeepsDurationsHook returns KeepsDurations as the func it is; it panics
-// if package timeseries did not set it, or set another type.
-func KeepsDurationsHook[R any]() func(R) bool {
-	return hook[func(R) bool]("KeepsDurations", KeepsDurations)
+// Kept is what a Recorder keeps besides hits.
+type Kept struct {
+	// Durations: with them off a request reads no clock.
+	Durations bool
+	// Visitors: with them off a request's visitor is never worked out
+	// (its address parsed, the app's VisitorID hook called).
+	Visitors bool
 }
 
-// KeepsVisitors is how internal/track learns whether a Recorder counts
-// unique visitors, so that with visitors off a request's visitor is never
-// worked out (its address parsed, the app's VisitorID hook called):
-// func(*timeseries.Recorder) bool, set by package timeseries like
-// RecordFinished, and taken typed through KeepsVisitorsHook.
-var KeepsVisitors any
+// Keeps is how internal/track learns what a Recorder keeps:
+// func(*timeseries.Recorder) Kept, set by package timeseries like
+// RecordFinished, and taken typed through KeepsHook.
+var Keeps any
 
-// KeepsVisitorsHook returns KeepsVisitors as the func it is; it panics if
-// package timeseries did not set it, or set another type.
-func KeepsVisitorsHook[R any]() func(R) bool {
-	return hook[func(R) bool]("KeepsVisitors", KeepsVisitors)
+// KeepsHook returns Keeps as the func it is; it panics if package
+// timeseries did not set it, or set another type.
+func KeepsHook[R any]() func(R) Kept {
+	return hook[func(R) Kept]("Keeps", Keeps)
 }
 
 // hook returns the hook named name, set to v, as the F it must be; it

@@ -106,8 +106,7 @@ type Tracker struct {
 	unmatched *routeSeries
 	status    [6]*timeseries.Counter // index: status/100, 0 for other
 	record    func(*timeseries.Recorder, series.Finished[*timeseries.Counter])
-	timed     bool // the Recorder keeps durations: Begin and Elapsed read the clock
-	visits    bool // the Recorder counts visitors: Visits
+	keeps     series.Kept // Begin and Elapsed read the clock only with Durations; Visits
 
 	// Read without locks on every request; replaced whole, under mu, when
 	// a name is first seen. Route templates are few, so copies are rare.
@@ -130,8 +129,7 @@ func New(cfg Config) (*Tracker, error) {
 	}
 	t := &Tracker{cfg: cfg, rec: cfg.Recorder,
 		record: series.FinishedHook[*timeseries.Recorder, *timeseries.Counter](),
-		timed:  series.KeepsDurationsHook[*timeseries.Recorder]()(cfg.Recorder),
-		visits: series.KeepsVisitorsHook[*timeseries.Recorder]()(cfg.Recorder)}
+		keeps:  series.KeepsHook[*timeseries.Recorder]()(cfg.Recorder)}
 	var err error
 	if t.hits, err = t.rec.Counter(cfg.HitsName); err != nil {
 		return nil, fmt.Errorf("HitsName: %w", err)

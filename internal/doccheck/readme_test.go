@@ -7,15 +7,12 @@ import (
 	"testing"
 )
 
-// TestReadmeQuotesMinimalPrograms: each framework's subsection of "Mount
-// it in your app" quotes its minimal program character for character.
-func TestReadmeQuotesMinimalPrograms(t *testing.T) {
-	root := filepath.Join("..", "..")
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "\n## Mount it in your app\n")
+// TestReadmeMountsEachFramework: "Mount it in your app" has a subsection
+// per framework that links its whole program and quotes a short excerpt
+// of it (the excerpt itself is checked by TestGoBlocksMatchTheirFiles).
+func TestReadmeMountsEachFramework(t *testing.T) {
+	readme := readRepoFile(t, "README.md")
+	_, section, ok := strings.Cut(readme, "\n## Mount it in your app\n")
 	if !ok {
 		t.Fatal(`README.md has no "## Mount it in your app" section`)
 	}
@@ -26,25 +23,40 @@ func TestReadmeQuotesMinimalPrograms(t *testing.T) {
 		{"### net/http", "example/minimalhttp/main.go"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			program, err := os.ReadFile(filepath.Join(root, c.file))
-			if err != nil {
-				t.Fatal(err)
-			}
 			_, sub, ok := strings.Cut(section, "\n"+c.heading+"\n")
 			if !ok {
 				t.Fatalf("the section has no %q subsection", c.heading)
 			}
 			sub, _, _ = strings.Cut(sub, "\n### ")
-			_, block, ok := strings.Cut(sub, "```go\n")
-			if ok {
-				block, _, ok = strings.Cut(block, "```\n")
+			if !strings.Contains(sub, "]("+c.file+")") {
+				t.Errorf("%s does not link %s", c.heading, c.file)
 			}
-			if !ok {
-				t.Fatalf("%s has no go code block", c.heading)
+			p := parsePage("README.md", sub)
+			if len(p.blocks) != 1 || p.blocks[0].mark != "excerpt" || p.blocks[0].file != c.file {
+				t.Fatalf("%s should hold one Go block marked <!-- doccheck: excerpt %s -->", c.heading, c.file)
 			}
-			if block != string(program) {
-				t.Errorf("README.md's %s block differs from %s; copy the file into the README", c.heading, c.file)
+			if n := strings.Count(p.blocks[0].text, "\n"); n > 16 {
+				t.Errorf("%s quotes %d lines; keep it to about 15 and link the rest", c.heading, n)
 			}
 		})
+	}
+}
+
+// TestPagesStayShort: the two pages a newcomer opens first stay short
+// enough to read in minutes.
+func TestPagesStayShort(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		max  int
+	}{
+		{"README.md", 300},
+	} {
+		text, err := os.ReadFile(filepath.Join(root, c.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(text), "\n"); n > c.max {
+			t.Errorf("%s has %d lines, more than %d: move reference material to docs/", c.name, n, c.max)
+		}
 	}
 }

@@ -1,7 +1,8 @@
 # make run   - the example app with embedded Redis and SQLite
 # make test  - installs what is missing, then the whole suite under -race, then
 #              the browser test (internal/browsertest, a module of its own)
-# make bench - Go benchmarks and the wrk load comparison (BENCHMARKS.md)
+# make bench - Go benchmarks and the wrk load comparison (docs/bench-report.md,
+#              summed up in BENCHMARKS.md)
 
 GO ?= go
 # Every package of every module in go.work: the library, the adapters in

@@ -4,7 +4,8 @@
 # echoprometheus, Pulse batched on a Redis Cluster) under wrk against a
 # redis-server and a 3-master Redis Cluster of its own (formed with
 # redis-cli --cluster create; the cluster's Redis commands/s are reported
-# per node). Both land in BENCHMARKS.md; the last line printed is
+# per node). Both land in docs/bench-report.md, summed up by hand at the
+# top of BENCHMARKS.md; the last line printed is
 # "pulse/bare throughput ratio: X.XX". Installs wrk and redis-server (which
 # brings redis-cli) with apt-get when missing and fetches nothing else.
 # Takes about eight minutes on 2 cores.
@@ -44,5 +45,5 @@ echo "bench: HTTP load comparison"
 	-gomaxprocs "${BENCH_GOMAXPROCS:-1}" \
 	-threads "${BENCH_THREADS:-1}" \
 	-gobench "$work/gobench.txt" \
-	-markdown BENCHMARKS.md \
+	-markdown docs/bench-report.md \
 	-command "make bench"

@@ -16,11 +16,9 @@ const elision = "// …"
 func TestGoBlocksMatchTheirFiles(t *testing.T) {
 	for _, p := range docPages(t) {
 		for _, b := range p.blocks {
-			if b.lang != "go" && b.mark == "" {
-				continue
-			}
 			where := fmt.Sprintf("%s:%d", p.path, b.line)
 			switch b.mark {
+			case "response": // TestAPIExamplesMatchLiveAnswers
 			case "file":
 				if b.text != readRepoFile(t, b.file) {
 					t.Errorf("%s: the block differs from %s; copy the file into the page", where, b.file)
@@ -30,6 +28,9 @@ func TestGoBlocksMatchTheirFiles(t *testing.T) {
 					t.Errorf("%s: not an excerpt of %s: %v", where, b.file, err)
 				}
 			default:
+				if b.lang != "go" {
+					continue
+				}
 				if wholeProgram(b.text) {
 					t.Errorf("%s: a whole program with no <!-- doccheck: file PATH --> mark", where)
 				} else if err := parseSnippet(b.text); err != nil {

@@ -11,6 +11,11 @@
 // (it starts with "package" or "// Command") must carry a mark; every
 // other Go block must parse. Relative links must reach a file, and an
 // anchor a heading of the page it names. JSON blocks must parse and use
-// only field names the code writes. The API, configuration and metrics
-// pages must list every endpoint, Config field and metric the code has.
+// only field names the code writes; one marked
+//
+//	<!-- doccheck: response GET api/counters -->
+//
+// must name only fields that a real dashboard's answer to that request
+// has. The API, configuration and metrics pages must list every
+// endpoint, Config field and metric the code has.
 package doccheck

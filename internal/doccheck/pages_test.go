@@ -26,12 +26,12 @@ type page struct {
 type block struct {
 	line int    // 1-based line of the opening fence
 	lang string // the info string's first word
-	mark string // "file" or "excerpt", from the mark above the fence
-	file string // the file the mark names
+	mark string // "file", "excerpt" or "response", from the mark above the fence
+	file string // the file the mark names, or the request whose answer the block shows
 	text string // the content, the fence's indentation removed
 }
 
-var markRE = regexp.MustCompile(`^<!-- doccheck: (file|excerpt) (\S+) -->$`)
+var markRE = regexp.MustCompile(`^<!-- doccheck: (file|excerpt|response) (\S.*?) -->$`)
 
 // parsePage splits Markdown into blocks and headings. Fences may be
 // indented (inside a list item); their content loses that indentation.

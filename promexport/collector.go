@@ -1,8 +1,6 @@
 package promexport
 
 import (
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pulse-dev/pulse/timeseries"
@@ -17,17 +15,16 @@ type Source interface {
 // Collector is a prometheus.Collector over a recorder. It keeps no state
 // of its own: every scrape reads the recorder.
 type Collector struct {
-	src       Source
-	hits      *prometheus.Desc
-	pending   *prometheus.Desc
-	dropped   *prometheus.Desc
-	redisUp   *prometheus.Desc
-	lastFlush *prometheus.Desc
-	durations *prometheus.Desc
-	visitors  *prometheus.Desc
-
-	mu      sync.Mutex
-	buckets *bucketOf // of the recorder's mapping, made at the first scrape
+	src           Source
+	hits          *prometheus.Desc
+	requests      *prometheus.Desc
+	pending       *prometheus.Desc
+	dropped       *prometheus.Desc
+	redisUp       *prometheus.Desc
+	lastFlush     *prometheus.Desc
+	durations     *prometheus.Desc
+	httpDurations *prometheus.Desc
+	visitors      *prometheus.Desc
 }
 
 // NewCollector returns a collector of src, usually a *timeseries.Recorder.
@@ -40,6 +37,9 @@ func NewCollector(src Source) *Collector {
 		src: src,
 		hits: prometheus.NewDesc("pulse_hits_total",
 			"Hits recorded by this process, per series.", []string{"series"}, nil),
+		requests: prometheus.NewDesc("pulse_http_requests_total",
+			"Requests recorded by this process, per route and status class (code is 2xx, 4xx, …; empty where classes are off).",
+			[]string{"method", "route", "code"}, nil),
 		pending: prometheus.NewDesc("pulse_pending_hits",
 			"Hits recorded and not yet written to Redis.", nil, nil),
 		dropped: prometheus.NewDesc("pulse_dropped_hits_total",
@@ -49,7 +49,9 @@ func NewCollector(src Source) *Collector {
 		lastFlush: prometheus.NewDesc("pulse_last_flush_timestamp_seconds",
 			"Unix time at which recorded hits last reached Redis; 0 if never.", nil, nil),
 		durations: prometheus.NewDesc("pulse_request_duration_seconds",
-			"Durations of the requests recorded by this process, per series.", []string{"series"}, nil),
+			"Durations of the requests recorded by this process, per series that is not a route's (the app's hits, app-named series).", []string{"series"}, nil),
+		httpDurations: prometheus.NewDesc("pulse_http_request_duration_seconds",
+			"Durations of the requests recorded by this process, per route.", []string{"method", "route"}, nil),
 		visitors: prometheus.NewDesc("pulse_unique_visitors",
 			"Unique visitors today (the current UTC day), per series that has any: the estimate of its 1-day HyperLogLog in Redis, the union over every instance of the app.",
 			[]string{"series"}, nil),
@@ -59,12 +61,33 @@ func NewCollector(src Source) *Collector {
 // Describe sends the descriptors of every metric.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.hits
+	ch <- c.requests
 	ch <- c.pending
 	ch <- c.dropped
 	ch <- c.redisUp
 	ch <- c.lastFlush
 	ch <- c.durations
+	ch <- c.httpDurations
 	ch <- c.visitors
+}
+
+// collectRequests sends the hits of every route's series, by status
+// class where the route has classes and whole where it has none, so that
+// summing the counter over its labels counts each request once.
+func (c *Collector) collectRequests(ch chan<- prometheus.Metric, totals []timeseries.SeriesTotal) {
+	classed := map[string]bool{} // bases that have class series
+	for _, t := range totals {
+		if base, _, ok := cutClass(t.Name); ok {
+			classed[base] = true
+		}
+	}
+	for _, t := range totals {
+		r, ok := requestOf(t.Name)
+		if !ok || r.code == "" && classed[t.Name] {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(c.requests, prometheus.CounterValue, float64(t.Hits), r.method, r.route, r.code)
+	}
 }
 
 // Collect reads the recorder and sends the current values.
@@ -73,6 +96,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, t := range totals {
 		ch <- prometheus.MustNewConstMetric(c.hits, prometheus.CounterValue, float64(t.Hits), t.Name)
 	}
+	c.collectRequests(ch, totals)
 	c.collectDurations(ch)
 	c.collectVisitors(ch, totals)
 	h := c.src.Health()

@@ -145,3 +145,57 @@ func TestCollector(t *testing.T) {
 		}
 	}
 }
+
+// Route series are exported with method, route and code labels: each
+// request once, by class where the route has classes and whole where it
+// has none; the app's own series and app-named ones stay out.
+func TestHTTPRequestsLabels(t *testing.T) {
+	srv := redistest.Start(t)
+	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), FlushInterval: time.Hour, OnError: func(error) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = rec.Close(ctx)
+	}()
+	incs := map[string]int{
+		"hits": 10, "status:2xx": 7, "signups": 2,
+		"GET /posts/:id": 6, "GET /posts/:id status:2xx": 5, "GET /posts/:id status:5xx": 1,
+		"unmatched": 3, "unmatched status:4xx": 3, "POST /login": 1,
+	}
+	for name, n := range incs {
+		c, err := rec.Counter(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range n {
+			c.Inc()
+		}
+	}
+	want := map[[3]string]float64{
+		{"GET", "/posts/:id", "2xx"}: 5, {"GET", "/posts/:id", "5xx"}: 1,
+		{"", "unmatched", "4xx"}: 3, {"POST", "/login", ""}: 1,
+	}
+	f := scrape(t, promexport.NewCollector(rec))["pulse_http_requests_total"]
+	if f == nil || f.GetType() != dto.MetricType_COUNTER {
+		t.Fatalf("pulse_http_requests_total: %v", f)
+	}
+	got := map[[3]string]float64{}
+	for _, m := range f.Metric {
+		l := map[string]string{}
+		for _, p := range m.Label {
+			l[p.GetName()] = p.GetValue()
+		}
+		got[[3]string{l["method"], l["route"], l["code"]}] = m.Counter.GetValue()
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d series %v, want %v", len(got), got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("method=%q route=%q code=%q: %g, want %g", k[0], k[1], k[2], got[k], v)
+		}
+	}
+}

@@ -35,7 +35,7 @@ var known = []time.Duration{
 	4 * time.Second, 12 * time.Second, 20 * time.Minute,
 }
 
-// timedRecorder records known, n times over, in the series "api" as the
+// timedRecorder records known, n times over, in the series "api" and "GET /api" as the
 // middlewares do, and returns the recorder and the mapping it bins by.
 func timedRecorder(t *testing.T, n int) (*timeseries.Recorder, *latency.Mapping) {
 	t.Helper()
@@ -51,10 +51,11 @@ func timedRecorder(t *testing.T, n int) (*timeseries.Recorder, *latency.Mapping)
 		_ = rec.Close(ctx)
 	})
 	api, _ := rec.Counter("api")
+	route, _ := rec.Counter("GET /api")
 	record := series.FinishedHook[*timeseries.Recorder, *timeseries.Counter]()
 	for range n {
 		for _, d := range known {
-			record(rec, series.Finished[*timeseries.Counter]{Duration: d, Timed: [series.MaxTimed]*timeseries.Counter{api}})
+			record(rec, series.Finished[*timeseries.Counter]{Duration: d, Timed: [series.MaxTimed]*timeseries.Counter{api, route}})
 		}
 		clock.Advance(time.Second)
 	}
@@ -88,18 +89,6 @@ func serve(t *testing.T, c prometheus.Collector) *httptest.Server {
 	return srv
 }
 
-// byRule is the count of ds a bucket of bound le holds by the documented
-// rule: a duration counts in the first bucket at or above its bin's upper
-// bound.
-func byRule(m *latency.Mapping, ds []time.Duration, le float64) (n uint64) {
-	for _, d := range ds {
-		if m.Upper(m.Index(d)) <= le*1e9 {
-			n++
-		}
-	}
-	return n
-}
-
 // atMost is the exact count of ds at or below s seconds.
 func atMost(ds []time.Duration, s float64) (n uint64) {
 	for _, d := range ds {
@@ -110,30 +99,71 @@ func atMost(ds []time.Duration, s float64) (n uint64) {
 	return n
 }
 
-// The histogram of known durations: each bucket holds exactly what the
-// rule gives, which is the exact count at its bound less only durations
-// within one bin width below it; the count is the requests and the hits
-// total, the sum exact to the nanosecond.
+// gather is c's families as a protobuf scrape has them, native
+// histograms included.
+func gather(t *testing.T, c prometheus.Collector) map[string]*dto.MetricFamily {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*dto.MetricFamily{}
+	for _, f := range fams {
+		out[f.GetName()] = f
+	}
+	return out
+}
+
+// histogramOf is the histogram of the metric of f whose first label is
+// value.
+func histogramOf(t *testing.T, f *dto.MetricFamily, value string) *dto.Histogram {
+	t.Helper()
+	if f == nil || f.GetType() != dto.MetricType_HISTOGRAM {
+		t.Fatalf("not a histogram family: %v", f)
+	}
+	for _, m := range f.Metric {
+		if m.Label[0].GetValue() == value {
+			return m.Histogram
+		}
+	}
+	t.Fatalf("%s has no metric %q", f.GetName(), value)
+	return nil
+}
+
+// nativeCounts decodes a native histogram's positive spans and deltas
+// into counts by bucket index.
+func nativeCounts(h *dto.Histogram) map[int]uint64 {
+	out := map[int]uint64{}
+	i, k := 0, 0
+	var count int64
+	for j, sp := range h.PositiveSpan {
+		if j == 0 {
+			i = int(sp.GetOffset())
+		} else {
+			i += int(sp.GetOffset())
+		}
+		for range sp.GetLength() {
+			count += h.PositiveDelta[k]
+			out[i] = uint64(count)
+			i, k = i+1, k+1
+		}
+	}
+	return out
+}
+
+// The classic buckets of the known durations hold exactly the durations
+// at or below each bound, the count is the requests and the hits total,
+// and the sum is exact to the nanosecond.
 func TestDurationHistogram(t *testing.T) {
 	const rounds = 3
-	rec, m := timedRecorder(t, rounds)
+	rec, _ := timedRecorder(t, rounds)
 	var all []time.Duration
 	for range rounds {
 		all = append(all, known...)
 	}
-	fams := scrape(t, promexport.NewCollector(rec))
-	f := fams["pulse_request_duration_seconds"]
-	if f == nil || f.GetType() != dto.MetricType_HISTOGRAM || len(f.Metric) != 2 {
-		t.Fatalf("pulse_request_duration_seconds: %v", f) // api and overflow
-	}
-	var h *dto.Histogram
-	for _, mt := range f.Metric {
-		if mt.Label[0].GetValue() == "api" {
-			h = mt.Histogram
-		} else if mt.Histogram.GetSampleCount() != 0 {
-			t.Errorf("%s: %d durations", mt.Label[0].GetValue(), mt.Histogram.GetSampleCount())
-		}
-	}
+	h := histogramOf(t, scrape(t, promexport.NewCollector(rec))["pulse_request_duration_seconds"], "api")
 	if h.GetSampleCount() != uint64(len(all)) {
 		t.Errorf("_count %d, want %d", h.GetSampleCount(), len(all))
 	}
@@ -149,22 +179,57 @@ func TestDurationHistogram(t *testing.T) {
 			t.Errorf("hits total %d, _count %d", tot.Hits, h.GetSampleCount())
 		}
 	}
-	width := (1 + m.Accuracy()) / (1 - m.Accuracy()) // one bin, at most
-	for _, b := range h.Bucket {
+	for k, b := range h.Bucket {
 		le, got := b.GetUpperBound(), b.GetCumulativeCount()
-		if want := byRule(m, all, le); got != want {
-			t.Errorf("le=%g: %d, the rule gives %d", le, got, want)
+		if k < len(h.Bucket)-1 && le != math.Ldexp(1, k-10) {
+			t.Errorf("bucket %d: le=%g, want 2^%d", k, le, k-10)
 		}
-		exact := atMost(all, le)
-		if got > exact || got < atMost(all, le/width) {
-			t.Errorf("le=%g: %d, exact %d, more than a bin off", le, got, exact)
-		}
-		if got != exact {
-			t.Logf("le=%g: %d, exact %d: durations within a bin of the bound counted above it", le, got, exact)
+		if exact := atMost(all, le); got != exact {
+			t.Errorf("le=%g: %d, exact %d", le, got, exact)
 		}
 	}
-	if n := len(h.Bucket); n != 14 || !math.IsInf(h.Bucket[n-1].GetUpperBound(), 1) {
-		t.Errorf("%d buckets, want 13 and +Inf", n)
+	if n := len(h.Bucket); n != 16 || !math.IsInf(h.Bucket[n-1].GetUpperBound(), 1) {
+		t.Errorf("%d buckets, want 15 and +Inf", n)
+	}
+}
+
+// The native histogram is the recorder's bins bucket for bucket: its
+// schema is the scale, its zero bucket the durations at or below the
+// threshold, and bucket i counts the durations in (2^((i-1)/8),
+// 2^(i/8)] seconds, worked out here from the durations themselves; the
+// one above DurationMax is in the bucket of the longest.
+func TestNativeHistogram(t *testing.T) {
+	const rounds = 3
+	rec, m := timedRecorder(t, rounds)
+	fams := gather(t, promexport.NewCollector(rec))
+	h := histogramOf(t, fams["pulse_request_duration_seconds"], "api")
+	if r := histogramOf(t, fams["pulse_http_request_duration_seconds"], "GET"); r.String() != h.String() {
+		t.Errorf("route GET /api:\n%v\nwant the same as api's:\n%v", r, h)
+	}
+	if h.GetSchema() != 3 || h.GetZeroThreshold() != m.ZeroThreshold()/1e9 {
+		t.Fatalf("schema %d, zero threshold %g; want 3 and %g", h.GetSchema(), h.GetZeroThreshold(), m.ZeroThreshold()/1e9)
+	}
+	want := map[int]uint64{}
+	var zero uint64
+	for _, d := range known {
+		s := d.Seconds()
+		if s <= h.GetZeroThreshold() {
+			zero += rounds
+			continue
+		}
+		want[int(math.Ceil(math.Log2(s)*8))] += rounds
+	}
+	if h.GetZeroCount() != zero {
+		t.Errorf("zero bucket %d, want %d", h.GetZeroCount(), zero)
+	}
+	got := nativeCounts(h)
+	if len(got) != len(want) {
+		t.Errorf("%d buckets %v, want %d %v", len(got), got, len(want), want)
+	}
+	for i, n := range want {
+		if got[i] != n {
+			t.Errorf("bucket %d (%g s, %g s]: %d, want %d", i, math.Exp2(float64(i-1)/8), math.Exp2(float64(i)/8), got[i], n)
+		}
 	}
 }
 
@@ -185,8 +250,8 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 		t.Fatalf("promtool check metrics: %v\n%s\nexposition:\n%s", err, out, text)
 	}
 	t.Logf("promtool check metrics: ok %s", out)
-	if !bytes.Contains(text, []byte(`pulse_request_duration_seconds_bucket{series="api",le="0.025"}`)) {
-		t.Errorf("no le=0.025 bucket of api in:\n%s", text)
+	if !bytes.Contains(text, []byte(`pulse_request_duration_seconds_bucket{series="api",le="0.03125"}`)) {
+		t.Errorf("no le=0.03125 bucket of api in:\n%s", text)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,12 +17,16 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/proc"
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/promexport"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// A real Prometheus server scrapes the collector every second, and its
-// median from the buckets falls in the bucket that holds the median of
-// the durations recorded.
+// A real Prometheus server scrapes the collector every second. From the
+// classic buckets (a server without native histograms) its median falls
+// in the bucket that holds the median of the durations recorded; from
+// the native histogram (a server with them) it is within one bucket,
+// 2^(1/8), of the recorder's own median.
 func TestPrometheusServerQuantile(t *testing.T) {
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -29,30 +34,55 @@ func TestPrometheusServerQuantile(t *testing.T) {
 	}
 	rec, _ := timedRecorder(t, 5)
 	col := promexport.NewCollector(rec)
-	target := serve(t, col)
-	fams := scrape(t, col)
-	var lo, hi float64
-	for _, m := range fams["pulse_request_duration_seconds"].Metric {
-		if m.Label[0].GetValue() == "api" {
-			lo, hi = medianBucket(m.Histogram)
+	target := strings.TrimPrefix(serve(t, col).URL, "http://")
+	t.Run("classic", func(t *testing.T) {
+		var lo, hi float64
+		for _, m := range scrape(t, col)["pulse_request_duration_seconds"].Metric {
+			if m.Label[0].GetValue() == "api" {
+				lo, hi = medianBucket(m.Histogram)
+			}
+		}
+		if median := (24 * time.Millisecond).Seconds(); !(median > lo && median <= hi) {
+			t.Fatalf("the exposed buckets put the median in (%g, %g], not around %g", lo, hi, median)
+		}
+		prom := startPrometheus(t, bin, target)
+		query := `histogram_quantile(0.5, pulse_request_duration_seconds_bucket{series="api"})`
+		got := waitQuery(t, prom, query, 30*time.Second)
+		t.Logf("%s = %g; the known durations' median bucket is (%g, %g]", query, got, lo, hi)
+		if !(got > lo && got <= hi) {
+			t.Errorf("%s = %g, not in (%g, %g]", query, got, lo, hi)
+		}
+	})
+	t.Run("native", func(t *testing.T) {
+		own := ownMedian(t, rec, "api")
+		prom := startPrometheus(t, bin, target, "--enable-feature=native-histograms")
+		query := `histogram_quantile(0.5, pulse_request_duration_seconds{series="api"})`
+		got := waitQuery(t, prom, query, 30*time.Second)
+		t.Logf("%s = %g; the recorder's own median %g", query, got, own)
+		if math.Abs(math.Log2(got/own)) > 1.0/8 {
+			t.Errorf("%s = %g, more than a bucket from the recorder's %g", query, got, own)
+		}
+	})
+}
+
+// ownMedian is the recorder's own median of the durations of a series,
+// in seconds.
+func ownMedian(t *testing.T, rec *timeseries.Recorder, name string) float64 {
+	t.Helper()
+	tots, _ := series.DurationTotals(rec)
+	for _, tot := range tots {
+		if tot.Name == name {
+			return tot.Hist.Quantile(0.5).Seconds()
 		}
 	}
-	if median := (24 * time.Millisecond).Seconds(); !(median > lo && median <= hi) {
-		t.Fatalf("the exposed buckets put the median in (%g, %g], not around %g", lo, hi, median)
-	}
-	prom := startPrometheus(t, bin, strings.TrimPrefix(target.URL, "http://"))
-	query := `histogram_quantile(0.5, pulse_request_duration_seconds_bucket{series="api"})`
-	got := waitQuery(t, prom, query, 30*time.Second)
-	t.Logf("%s = %g; the known durations' median bucket is (%g, %g]", query, got, lo, hi)
-	if !(got > lo && got <= hi) {
-		t.Errorf("%s = %g, not in (%g, %g]", query, got, lo, hi)
-	}
+	t.Fatalf("no durations of %q", name)
+	return 0
 }
 
 // startPrometheus runs bin on a free loopback port with a temporary
 // config scraping target every second and a temporary TSDB, stopped when
 // t ends.
-func startPrometheus(t *testing.T, bin, target string) *proc.Process {
+func startPrometheus(t *testing.T, bin, target string, flags ...string) *proc.Process {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: pulse\n    static_configs:\n      - targets: [%q]\n", target)
@@ -65,12 +95,12 @@ func startPrometheus(t *testing.T, bin, target string) *proc.Process {
 		Binary: bin,
 		Dir:    dir,
 		Args: func(port int) []string {
-			return []string{
+			return append([]string{
 				"--config.file=" + filepath.Join(dir, "prometheus.yml"),
 				"--storage.tsdb.path=" + filepath.Join(dir, "data"),
 				"--web.listen-address=127.0.0.1:" + strconv.Itoa(port),
 				"--log.level=warn",
-			}
+			}, flags...)
 		},
 		Ready: func(ctx context.Context, port int) error {
 			_, err := get(ctx, fmt.Sprintf("http://127.0.0.1:%d/-/ready", port))

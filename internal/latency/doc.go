@@ -27,6 +27,18 @@
 //	}
 //	p99, mean := win.Quantile(0.99), win.Mean()
 //
+// # Bins
+//
+// The bins are base-2 exponential buckets on seconds, those of
+// Prometheus native histograms and OpenTelemetry exponential histograms:
+// at scale s, bin i holds the durations in (2^((i-1)/2^s), 2^(i/2^s)]
+// seconds. The scale follows from Config.Accuracy: the coarsest whose
+// bins keep every duration within α of its bin's value, scale 3 (ratio
+// 2^(1/8), 4.3 %) for the default 5 %, 5 for 2 % and 6 for 1 %. Each
+// bin's top is kept in whole nanoseconds, worked out exactly, so a
+// histogram exports to either format bucket for bucket: Index is the
+// Prometheus bucket index, and OpenTelemetry's is one less.
+//
 // # Accuracy
 //
 // Quantiles use the nearest rank (Rank): the q-quantile of n durations
@@ -35,17 +47,17 @@
 // durations and however many buckets were merged, a quantile whose rank
 // falls in a tracked bin is within the relative error α of the exact one
 // (Config.Accuracy: 5 % by default, 1 % to 5 %). Rank 1 and rank n are
-// the exact min and max. Bins grow by a factor of at most
-// (1+α')/(1-α'), α' a hair below α so that rounding to whole nanoseconds
-// stays inside α. The tests find at most 0.94 %, 1.91 % and 4.37 %
-// against the exact quantiles of four distributions at 1, 2 and 5 %.
+// the exact min and max.
 //
-// Durations below Config.Min (default 10 µs, negative ones as 0) count
-// in the underflow bin u, those above Config.Max (default 10 min) in the
-// overflow bin o. They are in the count, sum, min and max like any
-// other, but a quantile whose rank falls among them reports Config.Min
-// (the exact value is in [min, Min)) or Config.Max (it is in
-// (Max, max]): only these bounds hold there.
+// The bins from the one holding Config.Min (default 10 µs) to the one
+// holding Config.Max (default 10 min) are tracked. Durations at or below
+// the lower bound of Min's bin (negative ones as 0) count in the
+// underflow bin u, the formats' zero bucket, whose threshold is that
+// bound (Mapping.ZeroThreshold); those above the top of Max's bin count
+// in the overflow bin o. They are in the count, sum, min and max like
+// any other, but a quantile whose rank falls among them reports the
+// threshold (the exact value is in [min, threshold]) or the top of Max's
+// bin (it is in (top, max]): only these bounds hold there.
 //
 // # Merging
 //
@@ -85,10 +97,8 @@
 // sets EXPIREAT bucket start + 121 × precision, so old buckets go without
 // a cleaner. A window is an HGETALL per bucket, pipelined.
 //
-// Measured (timeseries.TestRouteMemoryAtFullDepth, Redis 7.0, whose
-// hash-max-listpack-entries is 512 by default, not the 128 assumed
-// below): 447 KiB per route at 5 %, 1.0 MiB at 2 %, 2.2 MiB at 1 %,
-// count hashes included.
+// BENCHMARKS.md has the memory per route as measured in Redis
+// (timeseries.TestRouteMemoryAtFullDepth).
 //
 // Why a hash per bucket: Redis keeps a hash of at most 128 fields
 // (hash-max-listpack-entries) of short values as a listpack, a few bytes
@@ -104,28 +114,11 @@
 // σ = 1. A bucket of precision p holds N = 200·p durations. A bin b,
 // which holds the fraction P_b of such durations, is empty with chance
 // (1-P_b)^N, so a bucket has Σ_b 1-(1-P_b)^N non-empty bins: roughly
-// those with P_b·N ≥ 1. A bin spans 0.099 in ln d, σ = 1, so a day
-// (N = 17.3 M) fills about ±5.2 σ: 10.4/0.099 ≈ 105 bins. Bytes: a
-// listpack field of a bin is its name (2 bytes below 128, else 3) and
-// its count (2 bytes up to 127, 3 to 4095, 5 to 8 M, 6 beyond); n, s,
-// min and max add about 40; rounded up to a jemalloc size class. Each
-// key adds 144: its dict entry (32), object (16), name (48 for a 31-byte
-// name), expiry entry (32) and two table slots (16). For the default
-// mapping (TestMemoryEstimate, BenchmarkMemoryEstimate; the bin counts
-// checked against drawn buckets by TestExpectedBins):
-//
-//	precision  N/bucket   bins  bytes/bucket  ×120
-//	5 s            1000   58.3      464      55680
-//	1 min         12000   73.9      528      63360
-//	5 min         60000   82.3      592      71040
-//	1 h          720000   93.9      784      94080
-//	5 h         3600000  100.7      784      94080
-//	1 day      17280000  106.9      912     109440
-//	                                        487680 B = 476 KiB
-//
-// against 5.4 MiB for one hash per precision. The budget holds at 5 %
-// only: at 2 % and 1 % a bucket has 130 to 260 and 230 to 500 bins,
-// past 128; with hash-max-listpack-entries raised to 1024 a route
-// takes about 1.0 and 1.9 MiB, without it 9 and 17 MiB. Finer accuracy
-// wants fewer buckets at the coarse precisions.
+// those with P_b·N ≥ 1. TestMemoryEstimate works this out per precision
+// from the listpack's bytes per field and the key's overhead, and
+// TestExpectedBins checks the count of non-empty bins against drawn
+// buckets. At 5 % a day bucket keeps fewer than 128 fields, so every
+// bucket stays a listpack; at 2 % and 1 % buckets hold hundreds of bins
+// and want hash-max-listpack-entries raised, or fewer buckets kept at
+// the coarse precisions.
 package latency

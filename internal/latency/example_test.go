@@ -49,6 +49,6 @@ func Example() {
 	fmt.Println(h.Quantile(0.99), "(exact 196ms)")
 	// Output:
 	// 200 1ms 200ms 75.75ms
-	// 70.229431ms (exact 67ms)
-	// 188.863153ms (exact 196ms)
+	// 65.205914ms (exact 67ms)
+	// 200ms (exact 196ms)
 }

@@ -121,9 +121,10 @@ func TestHistogramStats(t *testing.T) {
 	}
 }
 
-// TestRangeBounds checks durations outside [Min, Max]: they are counted,
-// in count, sum, min and max too, and a quantile falling among them is
-// the bound of the tracked range, while rank 1 and the last are exact.
+// TestRangeBounds checks durations outside the tracked bins: they are
+// counted, in count, sum, min and max too, and a quantile falling among
+// them is the bound of the tracked range (the zero threshold, the top of
+// Max's bin), while rank 1 and the last are exact.
 func TestRangeBounds(t *testing.T) {
 	m := mustMapping(t, Config{Min: time.Millisecond, Max: time.Second})
 	var ds []time.Duration
@@ -142,13 +143,14 @@ func TestRangeBounds(t *testing.T) {
 		t.Fatalf("underflow %d, overflow %d, count %d; want 10, 5, 100", h.Bin(Underflow), h.Bin(Overflow), h.Count())
 	}
 	sorted := sortedCopy(ds)
+	zero := time.Duration(m.ZeroThreshold()) // 2^-10 s: 976.5625 µs, below Min
 	for _, tc := range []struct {
 		q    float64
 		want time.Duration
 	}{
 		{0, sorted[0]},             // rank 1: the exact min
-		{0.05, time.Millisecond},   // rank 5: in the underflow bin
-		{0.10, time.Millisecond},   // rank 10: likewise
+		{0.05, zero},               // rank 5: in the underflow bin
+		{0.10, zero},               // rank 10: likewise
 		{0.97, time.Second},        // rank 97: in the overflow bin
 		{0.99, time.Second},        // rank 99: likewise
 		{1, sorted[len(sorted)-1]}, // rank 100: the exact max

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -26,7 +28,7 @@ const (
 )
 
 // Underflow and Overflow are the indexes Mapping.Index gives durations
-// below Config.Min and above Config.Max.
+// below the bin of Config.Min and above the bin of Config.Max.
 const (
 	Underflow = math.MinInt32
 	Overflow  = math.MaxInt32
@@ -38,41 +40,56 @@ type Config struct {
 	// Accuracy is the relative error of a quantile, in [MinAccuracy,
 	// MaxAccuracy]; 0 means DefaultAccuracy (5 %).
 	Accuracy float64
-	// Min is the smallest duration given its own bin (default 1 µs, at
-	// least LowestMin); shorter ones, and negative ones, are counted in
-	// the underflow bin.
+	// Min is the smallest duration given its own bin (default 10 µs, at
+	// least LowestMin); durations at or below the lower bound of its bin,
+	// and negative ones, are counted in the underflow bin.
 	Min time.Duration
 	// Max is the largest duration given its own bin (default 10 min);
-	// longer ones are counted in the overflow bin.
+	// durations above the upper bound of its bin are counted in the
+	// overflow bin.
 	Max time.Duration
 }
 
-// A Mapping turns durations into bin indexes and back. Like DDSketch's
-// logarithmic mapping, bin i holds the durations from just above its
-// lower bound to its upper bound, bounds that grow by a factor of at most
-// γ = (1+α')/(1-α') from bin to bin; the bin's representative value
-// 2·lo·hi/(lo+hi) is then within α' of every duration in it, and rounded
-// to the nanosecond within the accuracy α: α' = α - 0.5 ns/Min (a
-// hair less, for float rounding), 1 % finer bins at 5 % with Min = 1 µs. To spare Record a logarithm, the index comes from the
-// float64 exponent of the duration in nanoseconds plus a cubic in its
-// mantissa that stands for log2 of the mantissa (exact at powers of two,
-// increasing, its slope at least 10/7·ln 2 of the true one): the bins
-// are made 1 % narrower so that none is wider than γ. Indexes depend on
-// the accuracy and Min: histograms merge only if their mappings are
-// Equal.
+// A Mapping turns durations into bin indexes and back. Its bins are the
+// base-2 exponential buckets of Prometheus native histograms and
+// OpenTelemetry exponential histograms, on seconds: at scale s, bin i
+// holds the durations in (2^((i-1)/2^s), 2^(i/2^s)] seconds, so a
+// histogram of a Mapping exports to either format bucket for bucket (the
+// index is Prometheus's; OpenTelemetry's is i-1). The scale is the
+// coarsest whose bins keep every duration within the accuracy of its
+// bin's representative value 2·lo·hi/(lo+hi): that value is within
+// (γ-1)/(γ+1) of every duration of the bin, γ = 2^(2^-s) its width,
+// which must stay a hair below α so that rounding to whole nanoseconds
+// stays inside it too. Scale 3 serves 5 %, 5 serves 2 % and 6 serves
+// 1 %.
+//
+// Each bin's upper bound is kept in whole nanoseconds, found exactly by
+// integer arithmetic, so where a duration falls never depends on float
+// rounding. The bins from the one holding Min to the one holding Max are
+// tracked; durations at or below the lower bound of Min's bin (the zero
+// threshold) count in the underflow bin, the zero bucket of both
+// formats, and those above the upper bound of Max's bin in the overflow
+// bin. Histograms merge only if their mappings are Equal.
 // A Mapping is immutable and safe for concurrent use.
 type Mapping struct {
 	accuracy float64
-	mult     float64 // bins per unit of approximate log2
+	scale    int
 	min, max time.Duration
-	lo, hi   int             // Index(min), Index(max)
-	reps     []time.Duration // Value(i) for lo ≤ i ≤ hi
-	names    []string        // i-lo in decimal, the Redis field of bin i
+	lo, hi   int // Index(min), Index(max)
+	// uppers[k] is the largest duration of bin lo-1+k, in ns, for k from 0
+	// (the zero threshold: the underflow bin's top) to hi-lo+1 (Max's bin).
+	uppers []int64
+	tops   []float64       // Upper(i) for lo-1 ≤ i ≤ hi, correctly rounded
+	reps   []time.Duration // Value(i) for lo ≤ i ≤ hi
+	names  []string        // i-lo in decimal, the Redis field of bin i
 	// Slot's table, for durations in [tabLo, tabHi); see buildTable.
 	table        []tableEntry
 	tabLo, tabHi time.Duration
 	tabOff       int
 }
+
+// MaxScale is the finest scale a Mapping uses, the one of MinAccuracy.
+const MaxScale = 6
 
 // NewMapping checks cfg, fills its zero fields and returns its Mapping.
 func NewMapping(cfg Config) (*Mapping, error) {
@@ -85,26 +102,18 @@ func NewMapping(cfg Config) (*Mapping, error) {
 	if cfg.Max == 0 {
 		cfg.Max = DefaultMax
 	}
-	// Written so that NaN fails too.
-	if !(cfg.Accuracy >= MinAccuracy && cfg.Accuracy <= MaxAccuracy) {
-		return nil, fmt.Errorf("latency: accuracy %g outside [%g, %g]", cfg.Accuracy, MinAccuracy, MaxAccuracy)
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
-	if cfg.Min < 0 || cfg.Max < 0 {
-		return nil, errors.New("latency: negative Min or Max")
+	m := &Mapping{accuracy: cfg.Accuracy, scale: scaleFor(cfg.Accuracy, cfg.Min), min: cfg.Min, max: cfg.Max}
+	m.lo, m.hi = m.binOf(cfg.Min), m.binOf(cfg.Max)
+	roots := rootPowers(m.scale)
+	for i := m.lo - 1; i <= m.hi; i++ {
+		b := exactBound(i, m.scale, roots)
+		m.uppers = append(m.uppers, upperNanos(i, m.scale, b))
+		top, _ := b.Float64() // rounded once: the formats' own float bound
+		m.tops = append(m.tops, top)
 	}
-	if cfg.Min < LowestMin {
-		return nil, fmt.Errorf("latency: Min %v below %v", cfg.Min, LowestMin)
-	}
-	if cfg.Min >= cfg.Max {
-		return nil, fmt.Errorf("latency: Min %v not below Max %v", cfg.Min, cfg.Max)
-	}
-	// Bins are built for a slightly finer accuracy, so that rounding a
-	// value to whole nanoseconds (at most 0.5 ns, 0.5/Min relative) and
-	// float rounding keep every tracked duration within the accuracy.
-	a := cfg.Accuracy - 0.5/float64(cfg.Min) - 1e-9
-	lnGamma := math.Log((1 + a) / (1 - a))
-	m := &Mapping{accuracy: cfg.Accuracy, mult: 7 / (10 * lnGamma), min: cfg.Min, max: cfg.Max}
-	m.lo, m.hi = m.index(cfg.Min), m.index(cfg.Max)
 	for i := m.lo; i <= m.hi; i++ {
 		m.reps = append(m.reps, time.Duration(math.Round(m.value(i))))
 		m.names = append(m.names, strconv.Itoa(i-m.lo))
@@ -113,48 +122,102 @@ func NewMapping(cfg Config) (*Mapping, error) {
 	return m, nil
 }
 
-// Coefficients of the cubic P(x) = a·x³ + b·x² + c·x that stands for
-// log2(1+x) on [0, 1): P(0) = 0, P(1) = 1, P' > 0. With v = 2^e·(1+x),
-// d(e+P(x))/d(log2 v) = (1+x)·P'(x)·ln 2, whose least value on [0, 1)
-// is 10/7·ln 2, at x = 0 and x = 2/3; hence the 7/10 in mult.
-const (
-	cubicA = 6.0 / 35
-	cubicB = -3.0 / 5
-	cubicC = 10.0 / 7
-)
-
-// approxLog2 is e + P(x) for v = 2^e·(1+x), v > 0 and finite.
-func approxLog2(v float64) float64 {
-	bits := math.Float64bits(v)
-	e := int(bits>>52&0x7ff) - 1023
-	x := math.Float64frombits(bits&(1<<52-1)|1023<<52) - 1
-	return float64(e) + ((cubicA*x+cubicB)*x+cubicC)*x
+func (cfg Config) check() error {
+	// Written so that NaN fails too.
+	if !(cfg.Accuracy >= MinAccuracy && cfg.Accuracy <= MaxAccuracy) {
+		return fmt.Errorf("latency: accuracy %g outside [%g, %g]", cfg.Accuracy, MinAccuracy, MaxAccuracy)
+	}
+	if cfg.Min < 0 || cfg.Max < 0 {
+		return errors.New("latency: negative Min or Max")
+	}
+	if cfg.Min < LowestMin {
+		return fmt.Errorf("latency: Min %v below %v", cfg.Min, LowestMin)
+	}
+	if cfg.Min >= cfg.Max {
+		return fmt.Errorf("latency: Min %v not below Max %v", cfg.Min, cfg.Max)
+	}
+	return nil
 }
 
-// approxExp2 is the inverse of approxLog2.
-func approxExp2(y float64) float64 {
-	e := math.Floor(y)
-	t := y - e
-	lo, hi := 0.0, 1.0 // P(lo) ≤ t < P(hi): bisect to the last bit
-	for range 64 {
-		mid := (lo + hi) / 2
-		if mid == lo || mid == hi {
-			break
-		}
-		if ((cubicA*mid+cubicB)*mid+cubicC)*mid <= t {
-			lo = mid
-		} else {
-			hi = mid
+// scaleFor is the coarsest scale whose bins hold every duration from
+// min on within accuracy of their value, rounding to whole nanoseconds
+// (at most 0.5 ns, 0.5/min relative) and float rounding included.
+func scaleFor(accuracy float64, min time.Duration) int {
+	a := accuracy - 0.5/float64(min) - 1e-9
+	for s := 0; s < MaxScale; s++ {
+		g := math.Exp2(math.Exp2(-float64(s)))
+		if (g-1)/(g+1) <= a {
+			return s
 		}
 	}
-	return math.Ldexp(1+lo, int(e))
+	return MaxScale
 }
 
-// index is the bin of d ≥ 1 ns: ⌈approxLog2(d)·mult⌉.
-func (m *Mapping) index(d time.Duration) int {
-	x := approxLog2(float64(d)) * m.mult
-	i := int(x) // x ≥ 0, as d ≥ 1 ns: truncation is the floor
-	if float64(i) < x {
+// bound is the upper bound of bin i at scale s in ns, as a float:
+// 10⁹·2^(i/2^s).
+func bound(i, s int) float64 { return 1e9 * math.Exp2(float64(i)/float64(int(1)<<s)) }
+
+// rootPowers are 2^(j/2^s) for j < 2^s, to 256 bits.
+func rootPowers(s int) []*big.Float {
+	const prec = 256
+	root := new(big.Float).SetPrec(prec).SetInt64(2)
+	for range s {
+		root.Sqrt(root)
+	}
+	pows := []*big.Float{new(big.Float).SetPrec(prec).SetInt64(1)}
+	for j := 1; j < 1<<s; j++ {
+		pows = append(pows, new(big.Float).SetPrec(prec).Mul(pows[j-1], root))
+	}
+	return pows
+}
+
+// exactBound is bound(i, s) to 256 bits, from roots = rootPowers(s).
+func exactBound(i, s int, roots []*big.Float) *big.Float {
+	e := i >> s // floor(i / 2^s)
+	v := new(big.Float).SetPrec(256).Mul(roots[i-e<<s], big.NewFloat(1e9))
+	return v.SetMantExp(v, e)
+}
+
+// upperNanos is the largest whole duration in bin i at scale s: the
+// greatest d with d ≤ 10⁹·2^(i/2^s), given b, that bound to 256 bits.
+// Where b lies within its own rounding of a whole number, an exact test
+// decides, so the tops agree with the formats' bounds to the nanosecond.
+func upperNanos(i, s int, b *big.Float) int64 {
+	d, _ := b.Int64() // truncation: the floor, unless b is a hair low
+	frac := new(big.Float).Sub(b, new(big.Float).SetInt64(d))
+	if frac.Cmp(big.NewFloat(1e-30)) > 0 && frac.Cmp(big.NewFloat(1-1e-30)) < 0 {
+		return d
+	}
+	for d > 0 && !atMost(d, i, s) {
+		d--
+	}
+	for atMost(d+1, i, s) {
+		d++
+	}
+	return d
+}
+
+// atMost reports whether d ns ≤ 10⁹·2^(i/2^s), exactly: whether
+// d^(2^s) ≤ 2^i·10^(9·2^s), raised to integers.
+func atMost(d int64, i, s int) bool {
+	k := int64(1) << s
+	l := new(big.Int).Exp(big.NewInt(d), big.NewInt(k), nil)
+	r := new(big.Int).Exp(big.NewInt(1e9), big.NewInt(k), nil)
+	if i >= 0 {
+		r.Lsh(r, uint(i))
+	} else {
+		l.Lsh(l, uint(-i))
+	}
+	return l.Cmp(r) <= 0
+}
+
+// binOf is the bin holding d ≥ 1 ns: the least i with d ≤ upperNanos(i).
+func (m *Mapping) binOf(d time.Duration) int {
+	i := int(math.Ceil(math.Log2(float64(d)/1e9) * float64(int(1)<<m.scale)))
+	for atMost(int64(d), i-1, m.scale) {
+		i--
+	}
+	for !atMost(int64(d), i, m.scale) {
 		i++
 	}
 	return i
@@ -162,9 +225,7 @@ func (m *Mapping) index(d time.Duration) int {
 
 // bounds are the lower (exclusive) and upper (inclusive) bound of bin i,
 // in ns.
-func (m *Mapping) bounds(i int) (lo, hi float64) {
-	return approxExp2(float64(i-1) / m.mult), approxExp2(float64(i) / m.mult)
-}
+func (m *Mapping) bounds(i int) (lo, hi float64) { return m.Upper(i - 1), m.Upper(i) }
 
 // value is the unrounded representative value of bin i, in ns.
 func (m *Mapping) value(i int) float64 {
@@ -172,28 +233,22 @@ func (m *Mapping) value(i int) float64 {
 	return 2 * lo * hi / (lo + hi)
 }
 
-// Index is the bin of d: between Bins' lo and hi for Min ≤ d ≤ Max,
-// Underflow below Min, Overflow above Max.
-func (m *Mapping) Index(d time.Duration) int {
-	switch {
-	case d < m.min:
-		return Underflow
-	case d > m.max:
-		return Overflow
-	}
-	return m.index(d)
-}
+// Index is the bin of d: between Bins' lo and hi from the zero
+// threshold (exclusive) to the upper bound of Max's bin, Underflow at or
+// below the threshold (negative durations too), Overflow above.
+func (m *Mapping) Index(d time.Duration) int { return m.slotIndex(m.slot(max(d, 0))) }
 
 // Value is the representative duration of bin i, the one a quantile
 // falling in it reports, rounded to the nanosecond: within the accuracy
-// of every duration of the bin. Underflow gives Min and
-// Overflow Max: how quantiles treat them is told at Histogram.Quantile.
+// of every duration of the bin. Underflow gives the zero threshold and
+// Overflow the upper bound of Max's bin: how quantiles treat them is
+// told at Histogram.Quantile.
 func (m *Mapping) Value(i int) time.Duration {
 	switch i {
 	case Underflow:
-		return m.min
+		return time.Duration(m.uppers[0])
 	case Overflow:
-		return m.max
+		return time.Duration(m.uppers[len(m.uppers)-1])
 	}
 	if i >= m.lo && i <= m.hi {
 		return m.reps[i-m.lo]
@@ -201,19 +256,30 @@ func (m *Mapping) Value(i int) time.Duration {
 	return time.Duration(math.Round(m.value(i)))
 }
 
-// Upper is the upper bound of bin i in nanoseconds: every duration the
-// bin counts is at most Upper(i). The underflow bin gives Min (its
-// durations are below it) and the overflow bin +Inf.
+// Upper is the upper bound of bin i in nanoseconds, 10⁹·2^(i/2^Scale):
+// every duration the bin counts is at most Upper(i), and every one of
+// bin i+1 above it. The underflow bin gives the zero threshold and the
+// overflow bin +Inf.
 func (m *Mapping) Upper(i int) float64 {
 	switch i {
 	case Underflow:
-		return float64(m.min)
+		return m.ZeroThreshold()
 	case Overflow:
 		return math.Inf(1)
 	}
-	_, hi := m.bounds(i)
-	return hi
+	if i >= m.lo-1 && i <= m.hi {
+		return m.tops[i-m.lo+1]
+	}
+	return bound(i, m.scale)
 }
+
+// ZeroThreshold is the upper bound, in nanoseconds, of the underflow
+// bin: the lower bound of Min's bin, 10⁹·2^((lo-1)/2^Scale). It is the
+// zero bucket's threshold when a histogram is exported.
+func (m *Mapping) ZeroThreshold() float64 { return m.tops[0] }
+
+// Scale is the bins' scale: bin i ends at 2^(i/2^Scale) seconds.
+func (m *Mapping) Scale() int { return m.scale }
 
 // Bins returns the lowest and highest index of the tracked range.
 func (m *Mapping) Bins() (lo, hi int) { return m.lo, m.hi }
@@ -221,10 +287,10 @@ func (m *Mapping) Bins() (lo, hi int) { return m.lo, m.hi }
 // Accuracy is the relative error α.
 func (m *Mapping) Accuracy() float64 { return m.accuracy }
 
-// Min is the smallest tracked duration.
+// Min is the smallest duration given its own bin, as configured.
 func (m *Mapping) Min() time.Duration { return m.min }
 
-// Max is the largest tracked duration.
+// Max is the largest duration given its own bin, as configured.
 func (m *Mapping) Max() time.Duration { return m.max }
 
 // Equal reports whether m and o bin every duration alike.
@@ -236,15 +302,19 @@ func (m *Mapping) Equal(o *Mapping) bool {
 // bin, the tracked bins, the overflow bin.
 func (m *Mapping) slots() int { return m.hi - m.lo + 3 }
 
-// slot is where d is counted: 0 below Min, slots()-1 above Max.
+// slot is where d ≥ 0 is counted: 0 at or below the zero threshold,
+// slots()-1 above the top of Max's bin, else the first bin whose upper
+// bound is at least d.
 func (m *Mapping) slot(d time.Duration) int {
-	switch {
-	case d < m.min:
+	v := int64(d)
+	if v <= m.uppers[0] {
 		return 0
-	case d > m.max:
-		return m.hi - m.lo + 2
 	}
-	return m.index(d) - m.lo + 1
+	if v > m.uppers[len(m.uppers)-1] {
+		return len(m.uppers)
+	}
+	k, _ := slices.BinarySearch(m.uppers, v)
+	return k
 }
 
 // slotIndex is the bin index counted in slot s.
@@ -282,11 +352,11 @@ func Rank(q float64, n uint64) uint64 {
 // it and fills them by Slot.
 func (m *Mapping) Slots() int { return m.slots() }
 
-// Slot is where d is counted among Slots(): 0 below Min (negative
-// durations too), Slots()-1 above Max. It gives exactly what the
-// histograms' own binning gives, from a table instead of the cubic: a
-// request path that records durations in several series computes it
-// once, and the table halves its cost.
+// Slot is where d is counted among Slots(): 0 at or below the zero
+// threshold (negative durations too), Slots()-1 above the top of Max's
+// bin. It gives exactly what the histograms' own binning gives, from a
+// table instead of a search: a request path that records durations in
+// several series computes it once.
 func (m *Mapping) Slot(d time.Duration) int {
 	if d >= m.tabLo && d < m.tabHi {
 		e := m.table[int(math.Float64bits(float64(d))>>(52-tableBits))-m.tabOff]
@@ -301,9 +371,10 @@ func (m *Mapping) Slot(d time.Duration) int {
 }
 
 // tableBits is how many leading mantissa bits, with the exponent, pick a
-// table entry: 64 entries per power of two, each spanning less than a
-// bin at the finest accuracy, so at most one bin bound falls in it.
-const tableBits = 6
+// table entry: 128 entries per power of two, each spanning less than a
+// bin at MaxScale (log2(1+1/128) < 1/64), so at most one bound falls in
+// it.
+const tableBits = 7
 
 // tableEntry is the slot of the durations of one table span: base, or
 // base+1 from cut on; cut < 0 means the span holds more than one bound
@@ -313,10 +384,12 @@ type tableEntry struct {
 	cut  int64
 }
 
-// buildTable fills m's table for every power of two from Min's to
-// Max's, below 2⁵³ ns where float64 holds durations exactly.
+// buildTable fills m's table for every power of two from the zero
+// threshold's to that of the top of Max's bin, below 2⁵³ ns where
+// float64 holds durations exactly.
 func (m *Mapping) buildTable() {
-	eLo, eHi := math.Ilogb(float64(m.min)), min(math.Ilogb(float64(m.max)), 52)
+	top := m.uppers[len(m.uppers)-1] + 1
+	eLo, eHi := math.Ilogb(float64(m.uppers[0])), min(math.Ilogb(float64(top)), 52)
 	if eHi < eLo {
 		return
 	}

@@ -77,16 +77,16 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) collectRequests(ch chan<- prometheus.Metric, totals []timeseries.SeriesTotal) {
 	classed := map[string]bool{} // bases that have class series
 	for _, t := range totals {
-		if base, _, ok := cutClass(t.Name); ok {
+		if base, ok := timeseries.ClassBase(t.Name); ok {
 			classed[base] = true
 		}
 	}
 	for _, t := range totals {
-		r, ok := requestOf(t.Name)
-		if !ok || r.code == "" && classed[t.Name] {
+		r, ok := timeseries.ParseRouteName(t.Name)
+		if !ok || r.Class == "" && classed[t.Name] {
 			continue
 		}
-		ch <- prometheus.MustNewConstMetric(c.requests, prometheus.CounterValue, float64(t.Hits), r.method, r.route, r.code)
+		ch <- prometheus.MustNewConstMetric(c.requests, prometheus.CounterValue, float64(t.Hits), r.Method, r.Route, r.Class)
 	}
 }
 

@@ -28,6 +28,7 @@ const maxAdded = 10
 var forbidden = []string{
 	"github.com/chromedp/", "modernc.org/", "github.com/jackc/pgx", "github.com/go-sql-driver/mysql",
 	"github.com/alicebob/miniredis", "github.com/labstack/echo-contrib", "github.com/prometheus/",
+	"go.opentelemetry.io/",
 }
 
 // consumers are one program per adapter: the imports a user of that

@@ -70,18 +70,7 @@ func (r *Report) goals() []string {
 			ratioSummary(runs), medianOf(runs, func(x RunResult) float64 { return x.CPURatioToBare })))
 	}
 	out = append(out, r.frameworkGoals(verdict)...)
-	if prom := medianOf(r.roundRuns(EchoPrometheus), func(x RunResult) float64 { return x.RatioToBare }); pulse > 0 && prom > 0 {
-		ahead := 0
-		for _, p := range r.roundRuns(Pulse) {
-			for _, q := range r.roundRuns(EchoPrometheus) {
-				if p.Round == q.Round && p.Load.RPS > q.Load.RPS {
-					ahead++
-				}
-			}
-		}
-		out = append(out, fmt.Sprintf("pulse ahead of echoprometheus: %s (median %.2f vs %.2f × bare; ahead in %d of %d rounds)",
-			verdict(pulse > prom), pulse, prom, ahead, len(r.roundRuns(Pulse))))
-	}
+	out = append(out, r.peerGoals(verdict)...)
 	var rates, cmds []float64
 	for _, run := range r.Runs {
 		if run.Variant == Pulse && run.Round == 0 {

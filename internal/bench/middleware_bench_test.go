@@ -10,15 +10,21 @@ import (
 	"github.com/labstack/echo-contrib/echoprometheus"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/pulse-dev/pulse/internal/bench"
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/middleware"
 	"github.com/pulse-dev/pulse/timeseries"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
 // BenchmarkEchoMiddleware serves one full Echo request per op through
 // ServeHTTP, a route with a path parameter and a trivial handler, with no
 // monitoring (bare), with Pulse's Hits in its default and its
-// routes+status form, and with echoprometheus, the usual alternative. The
+// routes+status form, with the floor of any duration middleware (timed:
+// two clock reads and an atomic add), with OpenTelemetry's otelhttp and
+// the SDK, and with echoprometheus, the usual alternative. The
 // variants are sub-benchmarks so one run compares them on the same
 // machine state; read each as its difference over bare.
 //
@@ -67,6 +73,18 @@ func BenchmarkEchoMiddleware(b *testing.B) {
 		{"bare", func(*testing.B) (echo.MiddlewareFunc, func()) { return nil, func() {} }},
 		{"pulse-hits", pulse(middleware.HitsConfig{})},
 		{"pulse-routes-status", pulse(middleware.HitsConfig{Routes: true, StatusClasses: true})},
+		{"timed", func(*testing.B) (echo.MiddlewareFunc, func()) { return bench.TimedMiddleware(), func() {} }},
+		{"otel", func(b *testing.B) (echo.MiddlewareFunc, func()) {
+			reader := metric.NewManualReader()
+			provider := metric.NewMeterProvider(metric.WithReader(reader))
+			mw := echo.WrapMiddleware(otelhttp.NewMiddleware("server", otelhttp.WithMeterProvider(provider)))
+			return mw, func() {
+				var rm metricdata.ResourceMetrics
+				if err := reader.Collect(context.Background(), &rm); err != nil || len(rm.ScopeMetrics) == 0 {
+					b.Fatalf("otel collected %d scopes: %v", len(rm.ScopeMetrics), err)
+				}
+			}
+		}},
 		{"echoprometheus", func(b *testing.B) (echo.MiddlewareFunc, func()) {
 			mw, err := echoprometheus.MiddlewareConfig{Registerer: prometheus.NewRegistry()}.ToMiddleware()
 			if err != nil {

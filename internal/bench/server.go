@@ -61,10 +61,18 @@ const (
 	// slices) is work for every garbage collection; what pulse-cluster
 	// reads against bare-cluster is what Pulse adds on a cluster.
 	BareCluster Variant = "bare-cluster"
+	// Timed is bare with a middleware that does what any duration
+	// middleware must: two clock reads and one atomic add. Pulse's CPU
+	// per request is held against it.
+	Timed Variant = "timed"
+	// OTel is bare wrapped in otelhttp with the OpenTelemetry SDK's
+	// MeterProvider and a ManualReader: the way labstack now points
+	// Echo users to.
+	OTel Variant = "otel"
 )
 
 // Variants lists every variant.
-var Variants = []Variant{Bare, BareMiddleware, BareRecorder, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, EchoPrometheus, PulseCluster, BareCluster, BareV5, PulseV5, BareHTTP, PulseHTTP}
+var Variants = []Variant{Bare, BareMiddleware, BareRecorder, Timed, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, EchoPrometheus, OTel, PulseCluster, BareCluster, BareV5, PulseV5, BareHTTP, PulseHTTP}
 
 // records reports whether the variant writes hits to Redis.
 func (v Variant) records() bool {
@@ -137,8 +145,10 @@ func newApp(v Variant, pool timeseries.Pool, flushInterval time.Duration) (*app,
 	switch v {
 	case BareRecorder:
 		a.handler, err = echoV4App(BareMiddleware, nil, a.served)
-	case Bare, BareMiddleware, BareCluster, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, PulseCluster, EchoPrometheus:
+	case Bare, BareMiddleware, BareCluster, Pulse, PulseCounts, PulseNoVisitors, PulseWriteThrough, PulseCluster, EchoPrometheus, Timed:
 		a.handler, err = echoV4App(v, rec, a.served)
+	case OTel:
+		a.handler, a.close, err = otelApp(a.served)
 	case BareV5, PulseV5:
 		a.handler, err = echoV5App(rec, a.served)
 	case BareHTTP, PulseHTTP:

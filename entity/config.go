@@ -130,9 +130,15 @@ type Config struct {
 	// 10 s.
 	OnError func(error)
 	// Clock tells the time of notices, red dots, read marks, flushed
-	// batches and pruning; nil means the system clock. A
-	// timeseries.ManualClock will do.
+	// batches and pruning, and the compact layout's generations; nil means
+	// the system clock. A timeseries.ManualClock will do.
 	Clock Clock
+	// Layout is how the cache keeps entities: LayoutHash (the default, a
+	// hash per entity) or LayoutCompact (buckets of entities, a packed
+	// value each: a fraction of the memory). All processes sharing a
+	// Prefix must use the same layout; switching layouts means a new
+	// Prefix (the old keys expire on their own).
+	Layout Layout
 
 	hooks hooks // test instrumentation
 }
@@ -205,6 +211,9 @@ func (cfg *Config) validate() (map[string]*kindSpec, []string, error) {
 		}
 		kinds[k.Name] = spec
 		order = append(order, k.Name)
+	}
+	if err := cfg.validateLayout(); err != nil {
+		return nil, nil, err
 	}
 	cfg.setDefaults()
 	return kinds, order, nil

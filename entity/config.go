@@ -4,7 +4,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
+	"sync/atomic"
 	"time"
 
 	"github.com/pulse-dev/pulse/entity/internal/sqlstore"
@@ -171,10 +173,11 @@ var (
 type kindSpec struct {
 	name   string
 	fields []string
-	index  map[string]int // field -> position in fields
-	slots  []int          // per field: SQL slot rows, 1 for ordinary fields
-	hot    []string       // hot fields, in declaration order
-	buffer []bool         // per field: increments aggregated in process
+	index  map[string]int  // field -> position in fields
+	slots  []int           // per field: SQL slot rows, 1 for ordinary fields
+	hot    []string        // hot fields, in declaration order
+	buffer []bool          // per field: increments aggregated in process
+	turn   []atomic.Uint64 // per hot field: the next slot, round robin
 }
 
 // Bind rewrites a query written with ? placeholders for d: PostgreSQL
@@ -290,6 +293,10 @@ func newKindSpec(k Kind) (*kindSpec, error) {
 			return nil, fmt.Errorf("entity: kind %q: hot field %q: %d slots, want 2 to %d", k.Name, f, n, MaxHotSlots)
 		}
 		spec.slots[i] = n
+	}
+	spec.turn = make([]atomic.Uint64, len(spec.fields))
+	for i := range spec.turn {
+		spec.turn[i].Store(rand.Uint64())
 	}
 	for i, f := range spec.fields {
 		if spec.slots[i] > 1 {

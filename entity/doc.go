@@ -214,9 +214,14 @@
 //
 // A field declared in Kind.Hot spreads its SQL value over N slot rows, so
 // concurrent writers to one entity rarely wait on the same row lock. The
-// slot is chosen in Go (MySQL would evaluate RAND() once per row scanned);
+// slots are taken in turn, chosen in Go (MySQL would evaluate RAND() once
+// per row scanned), so writers in flight at once hold different rows;
 // reads sum the slots; every FoldInterval a transaction moves the slots
 // into slot 0 under their row locks, so sums never change while it runs.
+// Slots take away the wait for the row lock; each increment still pays
+// its own commit (on MySQL with innodb_flush_log_at_trx_commit=1, a
+// redo-log flush to disk) and round trips, so a counter hotter than the
+// database commits is for Kind.Buffered.
 //
 // # Buffered fields
 //

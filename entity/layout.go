@@ -131,7 +131,6 @@ func (c *Counters) warmScript(r entRef) (*redisconn.Script, []string, []any) {
 // to the cache.
 func (c *Counters) throughCmd(w *entityWrite) redisconn.Cmd {
 	r := w.ref
-	ks := []string{r.key, r.lease, r.marks}
 	if c.layout == LayoutCompact {
 		k := c.kinds[w.kind]
 		args := append(c.bucketArgs(r, 1+len(w.deltas)), w.token)
@@ -141,7 +140,7 @@ func (c *Counters) throughCmd(w *entityWrite) redisconn.Cmd {
 		return redisstore.CompactThrough.Cmd([]string{r.b.Young, r.b.Old, r.lease, r.marks}, args...)
 	}
 	args := append([]any{w.token, redisstore.ColdBelow}, w.deltas...)
-	return redisstore.ThroughIncr.Cmd(ks, args...)
+	return redisstore.ThroughIncr.Cmd([]string{r.key, r.lease, r.marks}, args...)
 }
 
 // behindCmd is a write-behind increment of one counter.

@@ -78,10 +78,14 @@ func TestBufferedExactUnderConcurrency(t *testing.T) {
 }
 
 func TestBufferedIncrementsTouchNeitherRedisNorSQL(t *testing.T) {
+	eachLayout(t, testBufferedIncrementsTouchNeitherRedisNorSQL)
+}
+
+func testBufferedIncrementsTouchNeitherRedisNorSQL(t *testing.T, lay Layout) {
 	srv := redistest.Start(t)
 	var trips atomic.Int64
 	c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: countingPool(t, srv, &trips),
-		Kinds: bufferedKinds, BufferInterval: time.Hour})
+		Kinds: bufferedKinds, BufferInterval: time.Hour, Layout: lay})
 	trips.Store(0)
 	for i := 0; i < 1000; i++ {
 		mustIncr(t, c, "post", 1, "views", 1)

@@ -625,11 +625,13 @@ func TestWriteBehindConcurrentFlushers(t *testing.T) {
 	})
 }
 
-func TestWriteBehindCloseFlushes(t *testing.T) {
+func TestWriteBehindCloseFlushes(t *testing.T) { eachLayout(t, testWriteBehindCloseFlushes) }
+
+func testWriteBehindCloseFlushes(t *testing.T, lay Layout) {
 	db := sqliteDB(t)
 	srv := redistest.Start(t)
 	c, err := New(context.Background(), Config{DB: db, Dialect: SQLite, Pool: srv.Pool(), Kinds: forumKinds,
-		WriteBehind: true, FlushInterval: time.Hour})
+		WriteBehind: true, FlushInterval: time.Hour, Layout: lay})
 	if err == nil {
 		err = c.Migrate(context.Background())
 	}

@@ -25,9 +25,7 @@ import (
 // incrBehind is the write-behind increment. done is false if the command
 // cannot have reached Redis, so SQL may take the delta instead.
 func (c *Counters) incrBehind(ctx context.Context, kind string, id int64, field string, delta int64) (done bool, err error) {
-	ek := c.keys.Entity(kind, id)
-	replies, err := c.cache.Send(ctx, redisstore.BehindIncr.Cmd([]string{ek, redisstore.LeaseKey(ek), c.keys.Pending},
-		field, delta, redisstore.ColdBelow, redisstore.PendingField(kind, id, field)))
+	replies, err := c.cache.Send(ctx, c.behindCmd(c.ref(kind, id), c.kinds[kind].index[field], field, delta))
 	if err != nil {
 		c.cacheError(ctx, "incr", err)
 		return true, fmt.Errorf("entity: incr: %w", err)

@@ -19,10 +19,10 @@ var bufferedKinds = []Kind{
 
 func TestBufferedExactUnderConcurrency(t *testing.T) {
 	const writers, each = 32, 500
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		srv := redistest.Start(t)
 		var trips atomic.Int64
-		c, err := New(context.Background(), Config{DB: db, Dialect: d, Pool: countingPool(t, srv, &trips),
+		c, err := New(context.Background(), Config{DB: db, Dialect: d, Layout: lay, Pool: countingPool(t, srv, &trips),
 			Kinds: bufferedKinds, BufferInterval: 20 * time.Millisecond, OnError: func(err error) { t.Logf("background: %v", err) }})
 		if err == nil {
 			err = c.Migrate(context.Background())
@@ -78,10 +78,14 @@ func TestBufferedExactUnderConcurrency(t *testing.T) {
 }
 
 func TestBufferedIncrementsTouchNeitherRedisNorSQL(t *testing.T) {
+	eachLayout(t, testBufferedIncrementsTouchNeitherRedisNorSQL)
+}
+
+func testBufferedIncrementsTouchNeitherRedisNorSQL(t *testing.T, lay Layout) {
 	srv := redistest.Start(t)
 	var trips atomic.Int64
 	c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: countingPool(t, srv, &trips),
-		Kinds: bufferedKinds, BufferInterval: time.Hour})
+		Kinds: bufferedKinds, BufferInterval: time.Hour, Layout: lay})
 	trips.Store(0)
 	for i := 0; i < 1000; i++ {
 		mustIncr(t, c, "post", 1, "views", 1)
@@ -107,14 +111,14 @@ func TestBufferedIncrementsTouchNeitherRedisNorSQL(t *testing.T) {
 }
 
 func TestBufferedFlushRetriedOnce(t *testing.T) {
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		srv := redistest.Start(t)
 		lost := errors.New("reply lost after commit")
 		var fail atomic.Bool
 		fail.Store(true)
 		var batches []string
 		var mu sync.Mutex
-		c := newCounters(t, Config{DB: db, Dialect: d, Pool: srv.Pool(), Kinds: bufferedKinds, BufferInterval: time.Hour,
+		c := newCounters(t, Config{DB: db, Dialect: d, Layout: lay, Pool: srv.Pool(), Kinds: bufferedKinds, BufferInterval: time.Hour,
 			hooks: hooks{bufferedCommitted: func(batch string) error {
 				mu.Lock()
 				batches = append(batches, batch)

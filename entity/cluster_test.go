@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/mna/redisc"
 
 	"github.com/pulse-dev/pulse/entity/internal/redisstore"
@@ -19,19 +18,30 @@ import (
 // cold entity told from a zero, unread counts, and a failover of a master
 // mid-traffic. Every count ends equal to SQL and to what was written.
 func TestCountersOnCluster(t *testing.T) {
+	eachLayout(t, testCountersOnCluster)
+}
+
+func testCountersOnCluster(t *testing.T, lay Layout) {
 	cl := redistest.SharedCluster(t)
 	cl.Reset(t)
 	pool := cl.Client(t)
-	c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: pool})
+	c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: pool, Layout: lay})
 	ctx := context.Background()
 
+	// Compact buckets hold many ids: spread the posts over buckets.
+	spread := int64(1)
+	if lay == LayoutCompact {
+		spread = redisstore.BucketSize
+	}
 	const posts = 40
 	nodes := map[string]bool{}
-	for id := range int64(posts) {
-		key := c.keys.Entity("post", id+1)
-		nodes[cl.MasterOf(key).Addr] = true
-		if redisc.Slot(key) != redisc.Slot(redisstore.LeaseKey(key)) || redisc.Slot(key) != redisc.Slot(redisstore.MarksKey(key)) {
-			t.Fatalf("%s and its lease or marks are in different slots", key)
+	for i := range int64(posts) {
+		r := c.ref("post", 1+i*spread)
+		nodes[cl.MasterOf(r.key).Addr] = true
+		for _, k := range []string{r.lease, r.marks, r.b.Old} {
+			if k != "" && redisc.Slot(k) != redisc.Slot(r.key) {
+				t.Fatalf("%s and %s are in different slots", r.key, k)
+			}
 		}
 	}
 	if len(nodes) < 3 {
@@ -40,14 +50,16 @@ func TestCountersOnCluster(t *testing.T) {
 
 	// Warm half of them, so writes meet both cold and cached entities.
 	ids := make([]int64, posts)
+	pos := map[int64]int{}
 	for i := range ids {
-		ids[i] = int64(i + 1)
+		ids[i] = 1 + int64(i)*spread
+		pos[ids[i]] = i
 	}
 	if _, err := c.BatchGet(ctx, "post", ids[:posts/2]); err != nil {
 		t.Fatal(err)
 	}
 
-	var wrote [posts + 1]atomic.Int64
+	var wrote [posts]atomic.Int64
 	var failures atomic.Int64
 	run := func(stop <-chan struct{}, worker int) {
 		for i := 0; ; i++ {
@@ -56,12 +68,12 @@ func TestCountersOnCluster(t *testing.T) {
 				return
 			default:
 			}
-			id := int64((worker*7+i)%posts + 1)
-			if err := c.Incr(ctx, "post", id, "likes", 1); err != nil {
+			x := (worker*7 + i) % posts
+			if err := c.Incr(ctx, "post", ids[x], "likes", 1); err != nil {
 				failures.Add(1)
 				continue
 			}
-			wrote[id].Add(1)
+			wrote[x].Add(1)
 			if i%5 == 0 {
 				if _, err := c.BatchGet(ctx, "post", ids); err != nil {
 					failures.Add(1)
@@ -76,7 +88,7 @@ func TestCountersOnCluster(t *testing.T) {
 		go func() { defer wg.Done(); run(stop, w) }()
 	}
 	time.Sleep(time.Second)
-	cl.Failover(t, cl.MasterOf(c.keys.Entity("post", 1)))
+	cl.Failover(t, cl.MasterOf(c.ref("post", 1).key))
 	time.Sleep(time.Second)
 	close(stop)
 	wg.Wait()
@@ -88,14 +100,14 @@ func TestCountersOnCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	do := func(key, cmd string, args ...any) any { return cl.Do(t, key, cmd, args...) }
 	for i, id := range ids {
-		want := wrote[id].Load()
+		want := wrote[pos[id]].Load()
 		if got[i]["likes"] != want || sqlValue(t, c, "post", id, "likes") != want {
 			t.Errorf("post %d likes: read %d, SQL %d, written %d", id, got[i]["likes"], sqlValue(t, c, "post", id, "likes"), want)
 		}
-		key := c.keys.Entity("post", id)
-		if m, err := redis.Int64Map(cl.Do(t, key, "HGETALL", key), nil); err == nil && len(m) > 0 && m["likes"]-redisstore.CountOffset != want {
-			t.Errorf("post %d cached likes %d, want %d", id, m["likes"]-redisstore.CountOffset, want)
+		if m := cacheEntry(t, c, do, "post", id); m != nil && m["likes"] != want {
+			t.Errorf("post %d cached likes %d, want %d", id, m["likes"], want)
 		}
 	}
 
@@ -105,9 +117,8 @@ func TestCountersOnCluster(t *testing.T) {
 	if err != nil || zero["likes"] != 0 {
 		t.Fatalf("untouched post: %v, %v", zero, err)
 	}
-	key := c.keys.Entity("post", 999)
-	if m, _ := redis.Int64Map(cl.Do(t, key, "HGETALL", key), nil); m["likes"] != redisstore.CountOffset {
-		t.Errorf("untouched post cached as %v, want likes at the offset", m)
+	if m := cacheEntry(t, c, do, "post", 999); m == nil || m["likes"] != 0 {
+		t.Errorf("untouched post cached as %v, want a zero entry", m)
 	}
 
 	// Unread counts: one notice for everyone, whatever their node. Users

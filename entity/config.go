@@ -4,7 +4,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
+	"sync/atomic"
 	"time"
 
 	"github.com/pulse-dev/pulse/entity/internal/sqlstore"
@@ -130,9 +132,15 @@ type Config struct {
 	// 10 s.
 	OnError func(error)
 	// Clock tells the time of notices, red dots, read marks, flushed
-	// batches and pruning; nil means the system clock. A
-	// timeseries.ManualClock will do.
+	// batches and pruning, and the compact layout's generations; nil means
+	// the system clock. A timeseries.ManualClock will do.
 	Clock Clock
+	// Layout is how the cache keeps entities: LayoutHash (the default, a
+	// hash per entity) or LayoutCompact (buckets of entities, a packed
+	// value each: a fraction of the memory). All processes sharing a
+	// Prefix must use the same layout; switching layouts means a new
+	// Prefix (the old keys expire on their own).
+	Layout Layout
 
 	hooks hooks // test instrumentation
 }
@@ -165,10 +173,11 @@ var (
 type kindSpec struct {
 	name   string
 	fields []string
-	index  map[string]int // field -> position in fields
-	slots  []int          // per field: SQL slot rows, 1 for ordinary fields
-	hot    []string       // hot fields, in declaration order
-	buffer []bool         // per field: increments aggregated in process
+	index  map[string]int  // field -> position in fields
+	slots  []int           // per field: SQL slot rows, 1 for ordinary fields
+	hot    []string        // hot fields, in declaration order
+	buffer []bool          // per field: increments aggregated in process
+	turn   []atomic.Uint64 // per hot field: the next slot, round robin
 }
 
 // Bind rewrites a query written with ? placeholders for d: PostgreSQL
@@ -205,6 +214,9 @@ func (cfg *Config) validate() (map[string]*kindSpec, []string, error) {
 		}
 		kinds[k.Name] = spec
 		order = append(order, k.Name)
+	}
+	if err := cfg.validateLayout(); err != nil {
+		return nil, nil, err
 	}
 	cfg.setDefaults()
 	return kinds, order, nil
@@ -281,6 +293,10 @@ func newKindSpec(k Kind) (*kindSpec, error) {
 			return nil, fmt.Errorf("entity: kind %q: hot field %q: %d slots, want 2 to %d", k.Name, f, n, MaxHotSlots)
 		}
 		spec.slots[i] = n
+	}
+	spec.turn = make([]atomic.Uint64, len(spec.fields))
+	for i := range spec.turn {
+		spec.turn[i].Store(rand.Uint64())
 	}
 	for i, f := range spec.fields {
 		if spec.slots[i] > 1 {

@@ -26,6 +26,7 @@ type Counters struct {
 	order          []string
 	ttl            time.Duration
 	writeBehind    bool
+	layout         Layout
 	flushInterval  time.Duration
 	foldInterval   time.Duration
 	bufferInterval time.Duration
@@ -73,6 +74,7 @@ func New(ctx context.Context, cfg Config) (*Counters, error) {
 		order:          order,
 		ttl:            cfg.TTL,
 		writeBehind:    cfg.WriteBehind,
+		layout:         cfg.Layout,
 		flushInterval:  cfg.FlushInterval,
 		foldInterval:   cfg.FoldInterval,
 		bufferInterval: cfg.BufferInterval,

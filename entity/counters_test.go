@@ -52,6 +52,9 @@ func TestConfigValidation(t *testing.T) {
 		{"negative fold interval", Config{DB: db, Dialect: SQLite, Kinds: ok, FoldInterval: -1}},
 		{"negative cache timeout", Config{DB: db, Dialect: SQLite, Kinds: ok, CacheTimeout: -1}},
 		{"write-behind without redis", Config{DB: db, Dialect: SQLite, Kinds: ok, WriteBehind: true}},
+		{"unknown layout", Config{DB: db, Dialect: SQLite, Kinds: ok, Layout: "columnar"}},
+		{"compact kind with too many fields", Config{DB: db, Dialect: SQLite, Layout: LayoutCompact,
+			Kinds: []Kind{{Name: "post", Fields: []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,10 +151,10 @@ var modes = []mode{
 }
 
 func TestCountsReadAndWrite(t *testing.T) {
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		for i, m := range modes {
 			t.Run(m.name, func(t *testing.T) {
-				cfg := Config{DB: db, Dialect: d, Table: fmt.Sprintf("rw_%d", i), WriteBehind: m.writeBehind, FlushInterval: time.Hour}
+				cfg := Config{DB: db, Dialect: d, Layout: lay, Table: fmt.Sprintf("rw_%d", i), WriteBehind: m.writeBehind, FlushInterval: time.Hour}
 				var srv *redistest.Server
 				if m.cache {
 					srv = redistest.Start(t)
@@ -221,7 +224,7 @@ func TestCountsReadAndWrite(t *testing.T) {
 						}
 						assertCacheMatchesSQL(t, srv, c, "user", id)
 					}
-					ttl, _ := redis.Int64(srv.Do("TTL", c.keys.Entity("user", 1)), nil)
+					ttl, _ := redis.Int64(srv.Do("TTL", c.ref("user", 1).key), nil)
 					if ttl <= 0 || ttl > int64(DefaultTTL/time.Second) {
 						t.Errorf("cache TTL %d s, want up to %v", ttl, DefaultTTL)
 					}
@@ -234,14 +237,14 @@ func TestCountsReadAndWrite(t *testing.T) {
 // 1000 likes at once on an entity nobody has read: every one is counted
 // once in SQL and the cache ends equal to it, while readers keep warming.
 func TestConcurrentLikesColdCache(t *testing.T) {
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		for i, m := range modes[1:] {
 			t.Run(m.name, func(t *testing.T) {
 				srv := redistest.Start(t)
 				// 1000 writers at once on one row queue longer than the
 				// default statement timeout on a loaded 2-core machine; this
 				// test is about exactness, the stall tests about deadlines.
-				c := newCounters(t, Config{DB: db, Dialect: d, Pool: boundedPool(t, srv), Table: fmt.Sprintf("likes_%d", i),
+				c := newCounters(t, Config{DB: db, Dialect: d, Layout: lay, Pool: boundedPool(t, srv), Table: fmt.Sprintf("likes_%d", i),
 					WriteBehind: m.writeBehind, FlushInterval: 20 * time.Millisecond, StatementTimeout: time.Minute})
 				ctx := context.Background()
 				const likes = 1000
@@ -264,7 +267,7 @@ func TestConcurrentLikesColdCache(t *testing.T) {
 							}
 							// Drop the entry now and then, so warm-ups keep racing the writers.
 							if rand.IntN(4) == 0 {
-								srv.Do("DEL", c.keys.Entity("post", 1))
+								dropCached(srv, c, "post", 1)
 							}
 						}
 					}()
@@ -314,12 +317,12 @@ func TestConcurrentLikesColdCache(t *testing.T) {
 // SQL and finds the cache cold. The reader's stale value must not be
 // cached.
 func TestWarmUpRaceStaleSetRefused(t *testing.T) {
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		srv := redistest.Start(t)
 		loaded := make(chan struct{})
 		release := make(chan struct{})
 		var armed atomic.Bool
-		cfg := Config{DB: db, Dialect: d, Pool: srv.Pool()}
+		cfg := Config{DB: db, Dialect: d, Layout: lay, Pool: srv.Pool()}
 		cfg.hooks.afterLoad = func(kind string, ids []int64) {
 			if armed.CompareAndSwap(true, false) {
 				close(loaded)
@@ -363,12 +366,12 @@ func TestWarmUpRaceStaleSetRefused(t *testing.T) {
 // loads the new value and would cache it, and then the writer would add
 // its delta again. The reader's warm-up must be refused.
 func TestWriteDuringWarmUpNotCountedTwice(t *testing.T) {
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		srv := redistest.Start(t)
 		inSQL := make(chan struct{})
 		release := make(chan struct{})
 		var armed atomic.Bool
-		cfg := Config{DB: db, Dialect: d, Pool: srv.Pool()}
+		cfg := Config{DB: db, Dialect: d, Layout: lay, Pool: srv.Pool()}
 		cfg.hooks.afterSQLWrite = func(kind string, id int64) {
 			if armed.CompareAndSwap(true, false) {
 				close(inSQL)
@@ -408,10 +411,10 @@ func TestWriteDuringWarmUpNotCountedTwice(t *testing.T) {
 // Redis stops mid-test: writes still reach SQL, reads come from SQL, and
 // after Redis restarts with its old data the cache serves no stale value.
 func TestRedisDownWriteThrough(t *testing.T) {
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		srv := redistest.Start(t)
 		var errs errLog
-		c := newCounters(t, Config{DB: db, Dialect: d, Pool: srv.Pool(), FlushInterval: 20 * time.Millisecond,
+		c := newCounters(t, Config{DB: db, Dialect: d, Layout: lay, Pool: srv.Pool(), FlushInterval: 20 * time.Millisecond,
 			CacheTimeout: 300 * time.Millisecond, OnError: errs.add})
 		ctx := context.Background()
 		mustIncr(t, c, "user", 1, "followers", 3)
@@ -481,10 +484,10 @@ func TestRedisDownWriteThrough(t *testing.T) {
 // One process cannot reach Redis while another can: the entries the first
 // could not update are dropped by the second's sweep.
 func TestOutageOfOneProcessSweptByAnother(t *testing.T) {
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		srv := redistest.Start(t)
-		healthy := newCounters(t, Config{DB: db, Dialect: d, Pool: srv.Pool(), FlushInterval: 20 * time.Millisecond})
-		cut := newCounters(t, Config{DB: db, Dialect: d, Pool: deadPool(t), FlushInterval: time.Hour,
+		healthy := newCounters(t, Config{DB: db, Dialect: d, Layout: lay, Pool: srv.Pool(), FlushInterval: 20 * time.Millisecond})
+		cut := newCounters(t, Config{DB: db, Dialect: d, Layout: lay, Pool: deadPool(t), FlushInterval: time.Hour,
 			OnError: func(error) {}})
 		mustIncr(t, healthy, "user", 1, "followers", 3)
 		mustGet(t, healthy, "user", 1)
@@ -512,11 +515,11 @@ func TestWriteBehindCrashBetweenSteps(t *testing.T) {
 		{"after commit", stepCommitted},
 		{"after delete", stepDone},
 	}
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		srv := redistest.Start(t)
 		for i, s := range steps {
 			t.Run(s.name, func(t *testing.T) {
-				cfg := Config{DB: db, Dialect: d, Pool: srv.Pool(), Kinds: forumKinds, WriteBehind: true, FlushInterval: time.Hour,
+				cfg := Config{DB: db, Dialect: d, Layout: lay, Pool: srv.Pool(), Kinds: forumKinds, WriteBehind: true, FlushInterval: time.Hour,
 					Prefix: fmt.Sprintf("crash%d:", i), Table: fmt.Sprintf("crash_%d", i)}
 				dying := cfg
 				dying.hooks.flushStep = func(at flushStep) error {
@@ -582,9 +585,9 @@ func TestWriteBehindCrashBetweenSteps(t *testing.T) {
 
 // Two processes flush the same Redis at once: every delta lands once.
 func TestWriteBehindConcurrentFlushers(t *testing.T) {
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		srv := redistest.Start(t)
-		cfg := Config{DB: db, Dialect: d, Pool: srv.Pool(), WriteBehind: true, FlushInterval: 5 * time.Millisecond}
+		cfg := Config{DB: db, Dialect: d, Layout: lay, Pool: srv.Pool(), WriteBehind: true, FlushInterval: 5 * time.Millisecond}
 		a := newCounters(t, cfg)
 		b := newCounters(t, cfg)
 		var wg sync.WaitGroup
@@ -622,11 +625,13 @@ func TestWriteBehindConcurrentFlushers(t *testing.T) {
 	})
 }
 
-func TestWriteBehindCloseFlushes(t *testing.T) {
+func TestWriteBehindCloseFlushes(t *testing.T) { eachLayout(t, testWriteBehindCloseFlushes) }
+
+func testWriteBehindCloseFlushes(t *testing.T, lay Layout) {
 	db := sqliteDB(t)
 	srv := redistest.Start(t)
 	c, err := New(context.Background(), Config{DB: db, Dialect: SQLite, Pool: srv.Pool(), Kinds: forumKinds,
-		WriteBehind: true, FlushInterval: time.Hour})
+		WriteBehind: true, FlushInterval: time.Hour, Layout: lay})
 	if err == nil {
 		err = c.Migrate(context.Background())
 	}
@@ -656,9 +661,9 @@ func TestWriteBehindCloseFlushes(t *testing.T) {
 }
 
 func TestReconcileRepairsDrift(t *testing.T) {
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		srv := redistest.Start(t)
-		c := newCounters(t, Config{DB: db, Dialect: d, Pool: srv.Pool()})
+		c := newCounters(t, Config{DB: db, Dialect: d, Layout: lay, Pool: srv.Pool()})
 		ctx := context.Background()
 		mustIncr(t, c, "user", 1, "followers", 10)
 		mustIncr(t, c, "user", 2, "followers", 3)
@@ -736,14 +741,14 @@ func TestReconcileRepairsDrift(t *testing.T) {
 // A batch of 1000 ids is read in one Redis round trip once cached; cold,
 // in two, with one SQL query.
 func TestBatchGetRoundTrips(t *testing.T) {
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		srv := redistest.Start(t)
 		var trips atomic.Int64
 		var loads atomic.Int64
 		// A long CacheTimeout: warming 1,000 entities under -race on a
 		// busy machine can take over the default second, and a call cut
 		// short falls back to SQL, which is not what this test counts.
-		cfg := Config{DB: db, Dialect: d, Pool: countingPool(t, srv, &trips), FlushInterval: time.Hour, CacheTimeout: 10 * time.Second}
+		cfg := Config{DB: db, Dialect: d, Layout: lay, Pool: countingPool(t, srv, &trips), FlushInterval: time.Hour, CacheTimeout: 10 * time.Second}
 		cfg.hooks.afterLoad = func(string, []int64) { loads.Add(1) }
 		c := newCounters(t, cfg)
 		ctx := context.Background()
@@ -856,11 +861,11 @@ func TestHotFieldExactAcrossFolds(t *testing.T) {
 // finished before it began is gone, every one that began after it ended
 // is there, and none is counted twice.
 func TestResetRacingIncrements(t *testing.T) {
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		for i, m := range modes[1:] {
 			t.Run(m.name, func(t *testing.T) {
 				srv := redistest.Start(t)
-				c := newCounters(t, Config{DB: db, Dialect: d, Pool: srv.Pool(), Table: fmt.Sprintf("unread_%d", i),
+				c := newCounters(t, Config{DB: db, Dialect: d, Layout: lay, Pool: srv.Pool(), Table: fmt.Sprintf("unread_%d", i),
 					WriteBehind: m.writeBehind, FlushInterval: 10 * time.Millisecond})
 				ctx := context.Background()
 				type span struct{ start, end time.Time }
@@ -957,9 +962,9 @@ func TestTop(t *testing.T) {
 // still pending in Redis are flushed once it is back, and every increment
 // that returned nil is counted exactly once.
 func TestRedisDownWriteBehind(t *testing.T) {
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		srv := redistest.Start(t)
-		c := newCounters(t, Config{DB: db, Dialect: d, Pool: srv.Pool(), WriteBehind: true,
+		c := newCounters(t, Config{DB: db, Dialect: d, Layout: lay, Pool: srv.Pool(), WriteBehind: true,
 			FlushInterval: 20 * time.Millisecond, CacheTimeout: 300 * time.Millisecond, OnError: func(error) {}})
 		ctx := context.Background()
 		var counted int64
@@ -1002,11 +1007,11 @@ func TestRedisDownWriteBehind(t *testing.T) {
 // A write-behind flush moves the deltas between a cold read's SQL query
 // and its warm-up: the read starts over rather than miss or double them.
 func TestWriteBehindColdReadAcrossFlush(t *testing.T) {
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		srv := redistest.Start(t)
 		var armed atomic.Bool
 		var c *Counters
-		cfg := Config{DB: db, Dialect: d, Pool: srv.Pool(), Kinds: forumKinds, WriteBehind: true, FlushInterval: time.Hour}
+		cfg := Config{DB: db, Dialect: d, Layout: lay, Pool: srv.Pool(), Kinds: forumKinds, WriteBehind: true, FlushInterval: time.Hour}
 		cfg.hooks.afterLoad = func(string, []int64) {
 			if armed.CompareAndSwap(true, false) {
 				mustFlush(t, c) // SQL now has what the read took as pending

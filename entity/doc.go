@@ -122,6 +122,31 @@
 // pipeline of one script per entity, by EVALSHA), load the misses from SQL
 // in one query and warm them in one more round trip.
 //
+// # Compact layout
+//
+// Config.Layout = LayoutCompact keeps the cache in a fraction of the
+// memory (docs/entity-layouts.md has the figures). The entities of a kind
+// share buckets of redisstore.BucketSize consecutive ids: one small hash
+// per bucket, which Redis keeps listpack-encoded within its default
+// limits, one field per entity (the id's offset in the bucket) whose value
+// packs all its counts as zigzag varints. A present field is a cached
+// entity, so no offset is needed to tell cold from zero; each update is
+// one script that decodes, adds and re-encodes the value atomically. An
+// entity's lease and write marks are keys of their own that live only
+// while a warm-up or a write is under way, tagged like its bucket, so on a
+// cluster every script still touches one slot and a batch read is one
+// round trip per node.
+//
+// Fields in a bucket cannot expire one by one. Each bucket has a young and
+// an old hash instead: a script that finds the young hash older than TTL/2
+// by Config.Clock renames it over the old one, and an entity found in the
+// old hash moves back to the young one. Entities nobody read or wrote for
+// TTL/2 to TTL leave the cache with the old hash; the young hash also
+// carries a TTL, for buckets nobody touches at all. Values are exact to
+// ±2^53 (Lua's numbers); a kind has at most MaxCompactFields fields, and
+// fields may be appended to a kind but not reordered or removed without a
+// new Prefix.
+//
 // # Warm-up races
 //
 // A reader that loads a value from SQL and then caches it can be
@@ -189,9 +214,14 @@
 //
 // A field declared in Kind.Hot spreads its SQL value over N slot rows, so
 // concurrent writers to one entity rarely wait on the same row lock. The
-// slot is chosen in Go (MySQL would evaluate RAND() once per row scanned);
+// slots are taken in turn, chosen in Go (MySQL would evaluate RAND() once
+// per row scanned), so writers in flight at once hold different rows;
 // reads sum the slots; every FoldInterval a transaction moves the slots
 // into slot 0 under their row locks, so sums never change while it runs.
+// Slots take away the wait for the row lock; each increment still pays
+// its own commit (on MySQL with innodb_flush_log_at_trx_commit=1, a
+// redo-log flush to disk) and round trips, so a counter hotter than the
+// database commits is for Kind.Buffered.
 //
 // # Buffered fields
 //
@@ -248,7 +278,8 @@
 // # Where the code is
 //
 // counters.go holds New, Migrate and the background loop; read.go and
-// write.go the public reads and writes. Each consistency scheme has one
+// write.go the public reads and writes; layout.go the script calls of the
+// two cache layouts. Each consistency scheme has one
 // file: lease.go (leases and write marks), behind.go (write-behind
 // epochs and batches), outage.go (the stale table and the probe), hot.go
 // (hot slots), buffer.go (buffered fields); reconcile.go and unread.go

@@ -70,3 +70,37 @@ func Example() {
 	// [{2 5} {1 3}]
 	// [{Kind:post ID:2 Field:views Was:5 Now:4}]
 }
+
+// The compact layout keeps the cache of many entities in few Redis keys;
+// what the counters answer is the same.
+func Example_compactLayout() {
+	pool := &redis.Pool{DialContext: func(ctx context.Context) (redis.Conn, error) {
+		return redis.DialURLContext(ctx, os.Getenv("REDIS_URL"))
+	}}
+	defer pool.Close()
+	db, _ := sql.Open("sqlite", "file::memory:")
+	db.SetMaxOpenConns(1)
+	defer db.Close()
+
+	ctx := context.Background()
+	counters, err := entity.New(ctx, entity.Config{
+		DB: db, Dialect: entity.SQLite, Pool: pool,
+		Layout: entity.LayoutCompact, // 127 users per Redis hash, a packed value each
+		Kinds:  []entity.Kind{{Name: "user", Fields: []string{"following", "followers", "posts", "replies"}}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer counters.Close(ctx)
+	if err := counters.Migrate(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = counters.Incr(ctx, "user", 1, "followers", 52310)
+	_ = counters.Incr(ctx, "user", 1, "posts", 1204)
+	users, _ := counters.BatchGet(ctx, "user", []int64{1, 2})
+	fmt.Println(users[0]["followers"], users[0]["posts"], users[1]["followers"])
+	// Output:
+	// 52310 1204 0
+}

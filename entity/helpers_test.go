@@ -129,7 +129,39 @@ func sqlValue(t testing.TB, c *Counters, kind string, id int64, field string) in
 // removed; nil when it is not cached.
 func cached(t testing.TB, srv *redistest.Server, c *Counters, kind string, id int64) map[string]int64 {
 	t.Helper()
-	m, err := redis.Int64Map(srv.Do("HGETALL", c.keys.Entity(kind, id)), nil)
+	return cacheEntry(t, c, func(_, cmd string, args ...any) any { return srv.Do(cmd, args...) }, kind, id)
+}
+
+// cacheEntry reads one entity's cache entry, in either layout, through do
+// (which routes by its key argument on a cluster); nil when not cached.
+func cacheEntry(t testing.TB, c *Counters, do func(key, cmd string, args ...any) any, kind string, id int64) map[string]int64 {
+	t.Helper()
+	k := c.kinds[kind]
+	if c.layout == LayoutCompact {
+		b := c.keys.Bucket(kind, id)
+		v := do(b.Young, "HGET", b.Young, b.Field)
+		if v == nil {
+			v = do(b.Old, "HGET", b.Old, b.Field)
+		}
+		if v == nil {
+			return nil
+		}
+		packed, err := redis.Bytes(v, nil)
+		vals := make([]int64, len(k.fields))
+		if err == nil {
+			err = redisstore.Unpack(packed, vals)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int64{}
+		for j, f := range k.fields {
+			m[f] = vals[j]
+		}
+		return m
+	}
+	key := c.keys.Entity(kind, id)
+	m, err := redis.Int64Map(do(key, "HGETALL", key), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +172,36 @@ func cached(t testing.TB, srv *redistest.Server, c *Counters, kind string, id in
 		m[f] = v - redisstore.CountOffset
 	}
 	return m
+}
+
+// dropCached deletes one entity's cache entry behind the counters' back,
+// as an eviction would.
+func dropCached(srv *redistest.Server, c *Counters, kind string, id int64) {
+	if c.layout == LayoutCompact {
+		b := c.keys.Bucket(kind, id)
+		srv.Do("HDEL", b.Young, b.Field)
+		srv.Do("HDEL", b.Old, b.Field)
+		return
+	}
+	srv.Do("DEL", c.keys.Entity(kind, id))
+}
+
+// layouts are the cache layouts every cache test runs against.
+var layouts = []Layout{LayoutHash, LayoutCompact}
+
+// eachLayout runs fn once per cache layout.
+func eachLayout(t *testing.T, fn func(t *testing.T, lay Layout)) {
+	for _, lay := range layouts {
+		t.Run(string(lay), func(t *testing.T) { fn(t, lay) })
+	}
+}
+
+// eachStore runs fn against every cache layout on SQLite, MariaDB and
+// PostgreSQL.
+func eachStore(t *testing.T, fn func(t *testing.T, d Dialect, db *sql.DB, lay Layout)) {
+	eachLayout(t, func(t *testing.T, lay Layout) {
+		eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) { fn(t, d, db, lay) })
+	})
 }
 
 // assertCacheMatchesSQL fails unless the entity is not cached or its cache

@@ -2,7 +2,6 @@ package entity
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -38,9 +37,9 @@ type coldEntity struct {
 func (c *Counters) readCached(ctx context.Context, k *kindSpec, ids []int64) (vals []int64, ok bool, err error) {
 	nf := len(k.fields)
 	token := c.newToken()
-	keys := make([]string, len(ids))
+	keys := make([]entRef, len(ids))
 	for i, id := range ids {
-		keys[i] = c.keys.Entity(k.name, id)
+		keys[i] = c.ref(k.name, id)
 	}
 	vals = make([]int64, len(ids)*nf)
 	for attempt := 0; attempt < 5; attempt++ {
@@ -89,20 +88,11 @@ func (c *Counters) readCached(ctx context.Context, k *kindSpec, ids []int64) (va
 // readEntities runs the read script on every entity in one round trip,
 // fills vals for the warm ones and returns the cold ones, a lease taken
 // on those nobody else is warming.
-func (c *Counters) readEntities(ctx context.Context, k *kindSpec, keys []string, token string, vals []int64) ([]coldEntity, error) {
+func (c *Counters) readEntities(ctx context.Context, k *kindSpec, keys []entRef, token string, vals []int64) ([]coldEntity, error) {
 	nf := len(k.fields)
-	args := make([]any, 0, 3+nf)
-	args = append(args, token, redisstore.LeaseTTL.Milliseconds(), redisstore.ColdBelow)
-	for _, f := range k.fields {
-		args = append(args, f)
-	}
 	calls := make([]redisconn.Cmd, len(keys))
-	for i, key := range keys {
-		ks := []string{key, redisstore.LeaseKey(key)}
-		if c.writeBehind {
-			ks = append(ks, c.keys.Epoch, c.keys.Flushing)
-		}
-		calls[i] = redisstore.Read.Cmd(ks, args...)
+	for i, r := range keys {
+		calls[i] = c.readCmd(k, r, token)
 	}
 	replies, err := c.cache.RunAll(ctx, calls)
 	if err != nil {
@@ -123,13 +113,8 @@ func (c *Counters) readEntities(ctx context.Context, k *kindSpec, keys []string,
 			cold = append(cold, coldEntity{i: i, epoch: epoch, batch: batch})
 			continue
 		}
-		fields, _ := redis.Values(parts[1], nil)
-		for j := 0; j < nf && j < len(fields); j++ {
-			v, err := redis.Int64(fields[j], nil)
-			if err != nil {
-				return nil, err
-			}
-			vals[i*nf+j] = v - redisstore.CountOffset
+		if err := c.warmValues(parts[1], vals[i*nf:(i+1)*nf]); err != nil {
+			return nil, err
 		}
 	}
 	return cold, nil
@@ -140,12 +125,12 @@ func (c *Counters) readEntities(ctx context.Context, k *kindSpec, keys []string,
 // write-behind deltas are added to what SQL said. moved reports a flush
 // that moved deltas since the read began, which makes the caller start
 // over.
-func (c *Counters) warmEntities(ctx context.Context, k *kindSpec, keys []string, ids []int64, token string,
+func (c *Counters) warmEntities(ctx context.Context, k *kindSpec, keys []entRef, ids []int64, token string,
 	cold []coldEntity, base []int64, applied map[string]bool, vals []int64) (moved bool, err error) {
 	nf := len(k.fields)
 	calls := make([]redisconn.Cmd, len(cold))
 	for x, ce := range cold {
-		calls[x] = c.warmCall(k, keys[ce.i], ids[ce.i], token, ce, base[x*nf:(x+1)*nf], applied)
+		calls[x] = c.warmCall(k, keys[ce.i], token, ce, base[x*nf:(x+1)*nf], applied)
 	}
 	replies, err := c.cache.RunAll(ctx, calls)
 	if err != nil {
@@ -173,9 +158,8 @@ func (c *Counters) warmEntities(ctx context.Context, k *kindSpec, keys []string,
 
 // warmCall is the warm script call of one cold entity, base its values in
 // SQL.
-func (c *Counters) warmCall(k *kindSpec, key string, id int64, token string, ce coldEntity, base []int64, applied map[string]bool) redisconn.Cmd {
-	nf := len(k.fields)
-	ks := []string{key, redisstore.LeaseKey(key), redisstore.MarksKey(key)}
+func (c *Counters) warmCall(k *kindSpec, r entRef, token string, ce coldEntity, base []int64, applied map[string]bool) redisconn.Cmd {
+	script, ks, args := c.warmScript(r)
 	if c.writeBehind {
 		ks = append(ks, c.keys.Epoch, c.keys.Pending, c.keys.Flushing)
 	}
@@ -183,16 +167,21 @@ func (c *Counters) warmCall(k *kindSpec, key string, id int64, token string, ce 
 	if ce.batch == "" || applied[ce.batch] {
 		appliedArg = "1"
 	}
-	args := make([]any, 0, 7+2*nf)
-	args = append(args, token, int64(c.ttl/time.Second), ce.epoch, appliedArg, nf)
+	offset := int64(redisstore.CountOffset)
+	if script == redisstore.CompactWarm {
+		args = append(args, token, ce.epoch, appliedArg, len(k.fields))
+		offset = 0 // a bucket tells cold from zero by the field's presence
+	} else {
+		args = append(args, int64(c.ttl/time.Second), token, ce.epoch, appliedArg, len(k.fields))
+	}
 	for _, f := range k.fields {
 		args = append(args, f)
 	}
-	args = append(args, redisstore.PendingPrefix(k.name, id))
+	args = append(args, redisstore.PendingPrefix(k.name, r.id))
 	for _, v := range base {
-		args = append(args, v+redisstore.CountOffset)
+		args = append(args, v+offset)
 	}
-	return redisstore.Warm.Cmd(ks, args...)
+	return script.Cmd(ks, args...)
 }
 
 func optInt(v any) int64 {
@@ -205,12 +194,12 @@ func optInt(v any) int64 {
 
 // markWrite announces a write-through write to one entity before SQL has
 // it; the token is "" if the cache is out of use or the mark failed.
-func (c *Counters) markWrite(ctx context.Context, key string) (token string, err error) {
+func (c *Counters) markWrite(ctx context.Context, marks string) (token string, err error) {
 	if !c.cacheUp() {
 		return "", nil
 	}
 	token = c.newToken()
-	_, err = c.cache.Run(ctx, redisstore.MarkWrite.Cmd([]string{redisstore.MarksKey(key)}, token, redisstore.WriteMarkTTL.Milliseconds()))
+	_, err = c.cache.Run(ctx, redisstore.MarkWrite.Cmd([]string{marks}, token, redisstore.WriteMarkTTL.Milliseconds()))
 	if err == nil {
 		return token, nil
 	}
@@ -222,9 +211,7 @@ func (c *Counters) markWrite(ctx context.Context, key string) (token string, err
 // and withdraws its mark; a cold entry or an expired mark drops the entry
 // instead.
 func (c *Counters) applyWrite(ctx context.Context, w *entityWrite) {
-	args := append([]any{w.token, redisstore.ColdBelow}, w.deltas...)
-	ks := []string{w.key, redisstore.LeaseKey(w.key), redisstore.MarksKey(w.key)}
-	if _, err := c.cache.Run(ctx, redisstore.ThroughIncr.Cmd(ks, args...)); err != nil {
+	if _, err := c.cache.Run(ctx, c.throughCmd(w)); err != nil {
 		c.cacheError(ctx, "incr", err)
 		c.abandonWrite(ctx, w)
 	}
@@ -236,12 +223,7 @@ func (c *Counters) applyWrite(ctx context.Context, w *entityWrite) {
 func (c *Counters) abandonWrite(ctx context.Context, w *entityWrite) {
 	ctx = context.WithoutCancel(ctx)
 	if c.cacheUp() {
-		replies, err := c.cache.Send(ctx,
-			redisconn.Cmd{Key: w.key, Name: "ZREM", Args: []any{redisstore.MarksKey(w.key), w.token}},
-			redisconn.Cmd{Key: w.key, Name: "DEL", Args: []any{w.key, redisstore.LeaseKey(w.key)}})
-		if err == nil {
-			err = errors.Join(replies[0].Err, replies[1].Err)
-		}
+		err := c.cache.SendAll(ctx, c.dropCmds(w.ref, w.token))
 		if err == nil {
 			return
 		}

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/pulse-dev/pulse/entity/internal/redisstore"
+	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
 // Outage handling: while Redis fails, SQL answers alone and writes record
@@ -56,12 +56,11 @@ func (c *Counters) whileDown(ctx context.Context, kind string, id int64, fn func
 // dropEntries deletes entities' cache entries and leases, one DEL per
 // entity (its keys share a slot), in one round trip.
 func (c *Counters) dropEntries(ctx context.Context, kinds []string, ids []int64) error {
-	groups := make([][]any, len(ids))
+	cmds := make([]redisconn.Cmd, 0, len(ids))
 	for i, id := range ids {
-		k := c.keys.Entity(kinds[i], id)
-		groups[i] = []any{k, redisstore.LeaseKey(k)}
+		cmds = append(cmds, c.dropCmds(c.ref(kinds[i], id), "")...)
 	}
-	return c.cache.DelGroups(ctx, groups)
+	return c.cache.SendAll(ctx, cmds)
 }
 
 // invalidate drops entities' cache entries; when Redis cannot be reached

@@ -61,7 +61,9 @@ func recovered(t *testing.T, c *Counters) {
 	}
 }
 
-func TestSQLiteWriteLockHeld(t *testing.T) {
+func TestSQLiteWriteLockHeld(t *testing.T) { eachLayout(t, testSQLiteWriteLockHeld) }
+
+func testSQLiteWriteLockHeld(t *testing.T, lay Layout) {
 	path := filepath.Join(t.TempDir(), "counters.db")
 	dsn := "file:" + path + "?_pragma=busy_timeout(1000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	db, err := sql.Open("sqlite", dsn)
@@ -71,7 +73,7 @@ func TestSQLiteWriteLockHeld(t *testing.T) {
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	srv := redistest.Start(t)
-	c := newCounters(t, Config{DB: db, Dialect: SQLite, Pool: srv.Pool()})
+	c := newCounters(t, Config{DB: db, Dialect: SQLite, Pool: srv.Pool(), Layout: lay})
 	mustIncr(t, c, "post", 1, "likes", 1)
 	mustGet(t, c, "post", 1)
 	mustIncr(t, c, "post", 2, "likes", 1)
@@ -101,14 +103,16 @@ func TestSQLiteWriteLockHeld(t *testing.T) {
 	recovered(t, c)
 }
 
-func TestMariaDBStopped(t *testing.T) {
+func TestMariaDBStopped(t *testing.T) { eachLayout(t, testMariaDBStopped) }
+
+func testMariaDBStopped(t *testing.T, lay Layout) {
 	d, server, err := mariadbtest.StartPrivate(t, mariadbtest.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.DB.SetMaxOpenConns(16)
 	srv := redistest.Start(t)
-	c := newCounters(t, Config{DB: d.DB, Dialect: MySQL, Pool: srv.Pool()})
+	c := newCounters(t, Config{DB: d.DB, Dialect: MySQL, Pool: srv.Pool(), Layout: lay})
 	mustIncr(t, c, "post", 1, "likes", 1)
 	mustGet(t, c, "post", 1)
 

@@ -77,10 +77,10 @@ func tableRows(t *testing.T, c *Counters) map[string]int64 {
 
 func TestNoticeToManyUsersCostsConstantWrites(t *testing.T) {
 	const users = 10000
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		srv := redistest.Start(t)
 		var trips atomic.Int64
-		c := newCounters(t, Config{DB: db, Dialect: d, Pool: countingPool(t, srv, &trips), FlushInterval: time.Hour})
+		c := newCounters(t, Config{DB: db, Dialect: d, Layout: lay, Pool: countingPool(t, srv, &trips), FlushInterval: time.Hour})
 		if id := publish(t, c); id != 1 { // loads the script too
 			t.Errorf("first notice id = %d, want 1", id)
 		}
@@ -156,9 +156,9 @@ func TestNoticeToManyUsersCostsConstantWrites(t *testing.T) {
 }
 
 func TestFeedAndDot(t *testing.T) {
-	eachDialect(t, func(t *testing.T, d Dialect, db *sql.DB) {
+	eachStore(t, func(t *testing.T, d Dialect, db *sql.DB, lay Layout) {
 		srv := redistest.Start(t)
-		c := newCounters(t, Config{DB: db, Dialect: d, Pool: srv.Pool(), FlushInterval: time.Hour})
+		c := newCounters(t, Config{DB: db, Dialect: d, Layout: lay, Pool: srv.Pool(), FlushInterval: time.Hour})
 		ctx := context.Background()
 		post := func(author int64) {
 			t.Helper()

@@ -68,7 +68,7 @@ type Tx struct {
 type entityWrite struct {
 	kind   string
 	id     int64
-	key    string
+	ref    entRef
 	token  string // write mark held in Redis; "" if none (cache out of use)
 	deltas []any  // field, delta pairs
 }
@@ -81,15 +81,15 @@ func (t *Tx) Incr(kind string, id int64, field string, delta int64) error {
 	if err != nil || delta == 0 {
 		return err
 	}
-	ek := c.keys.Entity(kind, id)
-	w := t.byKey[ek]
+	r := c.ref(kind, id)
+	w := t.byKey[r.marks]
 	if w == nil {
-		w = &entityWrite{kind: kind, id: id, key: ek}
-		t.byKey[ek] = w
+		w = &entityWrite{kind: kind, id: id, ref: r}
+		t.byKey[r.marks] = w
 		t.writes = append(t.writes, w)
 		// Announce the write before SQL has it, so no reader caches a
 		// value that holds it and then sees it added again.
-		if w.token, err = c.markWrite(t.ctx, ek); err != nil {
+		if w.token, err = c.markWrite(t.ctx, r.marks); err != nil {
 			return err
 		}
 		if w.token == "" && c.cache != nil {

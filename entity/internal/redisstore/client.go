@@ -84,16 +84,11 @@ func (c *Client) RunAll(ctx context.Context, calls []redisconn.Cmd) ([]any, erro
 	return out, nil
 }
 
-// DelGroups deletes each group of keys (one entity's keys each) with one
-// DEL per group, pipelined per server.
-func (c *Client) DelGroups(ctx context.Context, groups [][]any) error {
-	if len(groups) == 0 {
+// SendAll runs cmds, pipelined per server, and fails with the first
+// error of any of them.
+func (c *Client) SendAll(ctx context.Context, cmds []redisconn.Cmd) error {
+	if len(cmds) == 0 {
 		return nil
-	}
-	cmds := make([]redisconn.Cmd, len(groups))
-	for i, g := range groups {
-		key, _ := g[0].(string)
-		cmds[i] = redisconn.Cmd{Key: key, Name: "DEL", Args: g}
 	}
 	replies, err := c.Send(ctx, cmds...)
 	if err != nil {

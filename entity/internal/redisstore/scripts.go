@@ -99,46 +99,61 @@ return {2, vals, epoch, batch}
 // write-through write is under way on the entity.
 //
 // KEYS: entity, lease, marks [, epoch, pending, flushing].
-// ARGV: token, ttl s, epoch, applied (1/0), nf, nf fields, pending-field
+// ARGV: ttl s, token, epoch, applied (1/0), nf, nf fields, pending-field
 // prefix, nf base values (SQL value + offset).
 // Reply: {0} if the epoch moved, else {1, cached, nf pending, nf flushing}.
 var Warm = redisconn.NewScript(`
-local behind = #KEYS > 3
-if behind and (redis.call('GET', KEYS[4]) or '0') ~= ARGV[3] then
+local k, o = 1, 1
+local function store(fields, vals)
+  local hs = {}
+  for j = 1, #fields do
+    hs[#hs + 1] = fields[j]
+    hs[#hs + 1] = string.format('%d', vals[j])
+  end
+  redis.call('DEL', KEYS[1])
+  redis.call('HSET', KEYS[1], unpack(hs))
+  redis.call('EXPIRE', KEYS[1], ARGV[1])
+end
+` + warmBody)
+
+// warmBody is the warm-up both layouts share. Before it a script sets k
+// (KEYS[k+1..k+5] are lease, marks, epoch, pending, flushing), o
+// (ARGV[o+1..] are token, epoch, applied, nf, fields, pending-field
+// prefix, base values) and store(fields, vals), which caches the values.
+const warmBody = `
+local behind = #KEYS > k + 2
+if behind and (redis.call('GET', KEYS[k + 3]) or '0') ~= ARGV[o + 2] then
   return {0}
 end
-local applied = ARGV[4] == '1'
-local nf = tonumber(ARGV[5])
+local applied = ARGV[o + 3] == '1'
+local nf = tonumber(ARGV[o + 4])
 local fields = {}
-for j = 1, nf do fields[j] = ARGV[5 + j] end
-local a = 6 + nf
+for j = 1, nf do fields[j] = ARGV[o + 4 + j] end
+local a = o + 5 + nf
 local pend, fl = {}, {}
 if behind then
   local pf = {}
   for j = 1, nf do pf[j] = ARGV[a] .. fields[j] end
-  pend = redis.call('HMGET', KEYS[5], unpack(pf))
-  if not applied then fl = redis.call('HMGET', KEYS[6], unpack(pf)) end
+  pend = redis.call('HMGET', KEYS[k + 4], unpack(pf))
+  if not applied then fl = redis.call('HMGET', KEYS[k + 5], unpack(pf)) end
 end
 local cached = 0
-if redis.call('GET', KEYS[2]) == ARGV[1] then
+if redis.call('GET', KEYS[k + 1]) == ARGV[o + 1] then
   local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-  if redis.call('ZCARD', KEYS[3]) == 0 then
-    local hs = {}
+  local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZREMRANGEBYSCORE', KEYS[k + 2], '-inf', ms)
+  if redis.call('ZCARD', KEYS[k + 2]) == 0 then
+    local vals = {}
     for j = 1, nf do
       local v = tonumber(ARGV[a + j])
       if pend[j] then v = v + tonumber(pend[j]) end
       if fl[j] then v = v + tonumber(fl[j]) end
-      hs[#hs + 1] = fields[j]
-      hs[#hs + 1] = string.format('%d', v)
+      vals[j] = v
     end
-    redis.call('DEL', KEYS[1])
-    redis.call('HSET', KEYS[1], unpack(hs))
-    redis.call('EXPIRE', KEYS[1], ARGV[2])
+    store(fields, vals)
     cached = 1
   end
-  redis.call('DEL', KEYS[2])
+  redis.call('DEL', KEYS[k + 1])
 end
 local out = {1, cached}
 for j = 1, nf do
@@ -146,7 +161,7 @@ for j = 1, nf do
   out[2 + nf + j] = fl[j] or false
 end
 return out
-`)
+`
 
 // Move is flush step 1: unless a batch is being flushed already
 // (then it names that one, to be finished first), it renames the pending

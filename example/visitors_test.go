@@ -10,8 +10,8 @@ import (
 	"github.com/pulse-dev/pulse/internal/series"
 )
 
-// The demo traffic plays several visitors, told apart by the forum's
-// trusted-proxy config (X-Forwarded-For from the loopback) and their
+// The demo traffic plays several visitors, told apart by their source
+// addresses (127.0.0.x; the forum trusts no proxy header) and their
 // browsers, so the hits series and the routes count more than one.
 func TestDemoTrafficHasVisitors(t *testing.T) {
 	srv := redistest.Start(t)

@@ -127,6 +127,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		redirectToRoot(w, r)
 		return
 	}
+	if redirectUnclean(w, r) {
+		return
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {

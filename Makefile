@@ -10,7 +10,17 @@ GO ?= go
 PKGS = github.com/pulse-dev/pulse/...
 ALLOC_PKGS = github.com/pulse-dev/pulse/middleware github.com/pulse-dev/pulse/echov5 github.com/pulse-dev/pulse/timeseries github.com/pulse-dev/pulse/internal/track
 
-.PHONY: run test setup assets bench vet
+# The tests that set their clock by the time of day (internal/testnow), run
+# again as if started at each of these UTC times: just before and after
+# midnight, and through the day.
+TEST_TIMES = 23:59:40 00:00:05 00:30:00 06:00:00 12:00:00 18:00:00 23:00:00
+TIMED_PKGS = ./timeseries ./dashboard
+TIMED_RUN = ^(TestVisitors|TestCloseReportsLostVisitors|TestDurations|TestFlushCommandBudgetWithDurations|TestDurationTotals|TestKnownListed|TestLatency|TestRoutes)
+# Slow ones (they fill 120 buckets per precision, crossing midnight from
+# any start): once, just before midnight.
+TIMED_SLOW_RUN = ^(TestRouteMemoryAtFullDepth|TestVisitorMemoryAtFullDepth)$$
+
+.PHONY: run test test-hours setup assets bench vet
 
 run: assets
 	$(GO) run ./example
@@ -21,6 +31,14 @@ test: setup
 	# Allocation counts, without the race detector (its sync.Pool drops
 	# items at random, so those tests skip under -race).
 	$(GO) test -count=1 -run 'Alloc' $(ALLOC_PKGS)
+	$(MAKE) --no-print-directory test-hours
+
+test-hours:
+	@for at in $(TEST_TIMES); do \
+		echo "PULSE_TEST_TIME=$$at"; \
+		PULSE_TEST_TIME=$$at $(GO) test -count=1 -run '$(TIMED_RUN)' $(TIMED_PKGS) || exit 1; \
+	done
+	PULSE_TEST_TIME=23:59:40 $(GO) test -count=1 -run '$(TIMED_SLOW_RUN)' ./timeseries
 
 setup:
 	scripts/setup.sh

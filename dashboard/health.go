@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -30,11 +31,6 @@ func (s *server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	h := s.cfg.Health.Health()
 	resp := healthResponse{Health: h, OK: true}
-	// The recorder learns of an outage only when it flushes, and an idle
-	// one does not: ask Redis too.
-	ctx, cancel := s.requestContext(r)
-	defer cancel()
-	pingErr := s.store.Ping(ctx)
 	// Since the last flush that ended well, empty or not: hits that
 	// arrived after an idle spell are not late.
 	since := h.LastFlush
@@ -48,9 +44,10 @@ func (s *server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	stale := time.Duration(DefaultStaleFlushes) * interval
 	switch {
 	case !h.RedisUp:
+		// Known already: a probe of a stopped Redis must not wait out
+		// another round trip.
 		resp.OK, resp.Problem = false, "redis is down: the last flush failed"
-	case pingErr != nil:
-		s.cfg.Logger.Warn("pulse dashboard: health: redis does not answer", "err", pingErr)
+	case s.ping(r) != nil:
 		resp.OK, resp.Problem = false, "redis does not answer"
 	case h.PendingHits > 0 && s.store.Now().Sub(since) > stale:
 		resp.OK, resp.Problem = false, fmt.Sprintf("no flush for more than %v while hits are pending", stale)
@@ -63,3 +60,27 @@ func (s *server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSONStatus(w, status, resp)
 }
+
+// ping asks Redis whether it answers, as the recorder learns of an outage
+// only when it flushes and an idle one does not. After a ping that
+// failed, the next gets recheckTimeout, not the whole request timeout: a
+// Redis that did not answer then and does not answer at once now is
+// still down, and a load balancer's probe gives up within a second or two.
+func (s *server) ping(r *http.Request) error {
+	ctx, cancel := s.requestContext(r)
+	defer cancel()
+	if s.pingFailed.Load() {
+		var cancelShort context.CancelFunc
+		ctx, cancelShort = context.WithTimeout(ctx, recheckTimeout)
+		defer cancelShort()
+	}
+	err := s.store.Ping(ctx)
+	s.pingFailed.Store(err != nil)
+	if err != nil {
+		s.cfg.Logger.Warn("pulse dashboard: health: redis does not answer", "err", err)
+	}
+	return err
+}
+
+// recheckTimeout bounds the ping of a Redis that did not answer the last.
+const recheckTimeout = 500 * time.Millisecond

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/dashtest"
+	"github.com/pulse-dev/pulse/internal/testnow"
 	"github.com/pulse-dev/pulse/internal/track"
 )
 
@@ -44,7 +45,7 @@ type heatAnswer struct {
 }
 
 func TestLatencyHeatmap(t *testing.T) {
-	start := time.Unix(time.Now().Unix()/60*60, 0)
+	start := time.Unix(testnow.Now().Unix()/60*60, 0)
 	f := dashtest.New(t, dashtest.Options{NoTraffic: true, NoEntities: true, Start: start})
 	tr, err := track.New(track.Config{Recorder: f.Rec, Routes: true, StatusClasses: true})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/dashtest"
 	"github.com/pulse-dev/pulse/internal/latency"
+	"github.com/pulse-dev/pulse/internal/testnow"
 	"github.com/pulse-dev/pulse/internal/track"
 )
 
@@ -63,7 +64,7 @@ func latTraffic() []timedRequest {
 // are latStart, latStart+5 (empty) and latStart+10.
 func latFixture(t *testing.T) (*dashtest.Fixture, int64) {
 	t.Helper()
-	start := time.Unix(time.Now().Unix()/60*60, 0)
+	start := time.Unix(testnow.Now().Unix()/60*60, 0)
 	f := dashtest.New(t, dashtest.Options{NoTraffic: true, NoEntities: true, Start: start})
 	tr, err := track.New(track.Config{Recorder: f.Rec, Routes: true, StatusClasses: true})
 	if err != nil {

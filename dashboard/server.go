@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -28,6 +29,8 @@ type server struct {
 	// windows joins identical overview reads under way into one.
 	windows singleflight.Group
 	mux     *http.ServeMux
+	// pingFailed: the health probe's last ping of Redis failed.
+	pingFailed atomic.Bool
 }
 
 func newServer(cfg Config) (*server, error) {
@@ -122,6 +125,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// would answer it with an absolute redirect, which a proxy's
 		// prefix breaks.
 		redirectToRoot(w, r)
+		return
+	}
+	if redirectUnclean(w, r) {
 		return
 	}
 	defer func() {

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"time"
 
@@ -21,7 +22,10 @@ type options struct {
 	DashboardUser string
 	DashboardPass string
 	DemoTraffic   bool
-	Timeouts      timeouts
+	// TrustedProxies are the ranges whose X-Forwarded-For names the
+	// client (TRUSTED_PROXIES); none by default.
+	TrustedProxies []*net.IPNet
+	Timeouts       timeouts
 	// Ready, when set, receives the listening address once the server
 	// accepts connections.
 	Ready func(addr string)
@@ -78,6 +82,12 @@ func parseOptions() options {
 		DashboardUser: os.Getenv("DASHBOARD_USER"),
 		DashboardPass: os.Getenv("DASHBOARD_PASSWORD"),
 	}
+	proxies, err := parseTrustedProxies(os.Getenv("TRUSTED_PROXIES"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	opts.TrustedProxies = proxies
 	flag.StringVar(&opts.Addr, "addr", addr, "listen address (env ADDR)")
 	flag.BoolVar(&opts.DemoTraffic, "demo-traffic", false, "generate light background traffic")
 	timeoutFlags(&opts.Timeouts)

@@ -65,7 +65,7 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 	if err != nil {
 		return err
 	}
-	e, err := newEcho(rec, app, auth, opts.DashboardUser, logger)
+	e, err := newEcho(rec, app, auth, opts.DashboardUser, opts.TrustedProxies, logger)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"log/slog"
+	"net"
 
 	"github.com/labstack/echo/v4"
 	echomw "github.com/labstack/echo/v4/middleware"
@@ -19,17 +20,15 @@ import (
 
 // newEcho routes the forum, the dashboard and the Prometheus metrics,
 // every request counted by rec. auth, when set, guards the dashboard and
-// the metrics as well as the forum's admin routes.
-func newEcho(rec *timeseries.Recorder, app *forum.App, auth echo.MiddlewareFunc, user string, logger *slog.Logger) (*echo.Echo, error) {
+// the metrics as well as the forum's admin routes. proxies are the
+// trusted proxies' ranges, none by default.
+func newEcho(rec *timeseries.Recorder, app *forum.App, auth echo.MiddlewareFunc, user string, proxies []*net.IPNet, logger *slog.Logger) (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = forum.ErrorHandler
-	// The client's address is the one a proxy on the loopback or a
-	// private network names in X-Forwarded-For (a reverse proxy in front
-	// of the forum, or the demo traffic), else the connection's. Hits
-	// reads it for unique visitors; an app facing clients directly
-	// leaves IPExtractor unset, so a forged header mints nobody.
-	e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	// Hits reads the client's address for unique visitors: the
+	// connection's, or with TRUSTED_PROXIES the one those proxies name.
+	e.IPExtractor = ipExtractor(proxies)
 	// Hits goes first so that Recover sits inside it and a panic is
 	// counted as the 500 it becomes; the forum's guards come after both,
 	// so a refused request is counted too.

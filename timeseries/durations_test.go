@@ -15,13 +15,14 @@ import (
 	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/testnow"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // recent is the start of the current minute: lat keys expire 121
 // buckets after their bucket by Redis's own clock, so a test clock far
 // in the past would see them go at once.
-func recent() time.Time { return time.Unix(time.Now().Unix()/60*60, 0) }
+func recent() time.Time { return time.Unix(testnow.Now().Unix()/60*60, 0) }
 
 // latTotals adds up, over every lat key of one series at one precision,
 // the count fields n and the bins, as do reads a command on the node of

@@ -13,6 +13,7 @@ import (
 	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/testnow"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -51,8 +52,10 @@ func TestRouteMemoryAtFullDepth(t *testing.T) {
 // fillRoute writes 120 buckets of one precision for route.
 func fillRoute(t *testing.T, srv *redistest.Server, route string, p int, acc float64) {
 	t.Helper()
-	// The newest bucket is the current one, so none has expired yet.
-	start := series.BucketStart(time.Now().Unix(), p) - 119*int64(p)
+	// The oldest bucket is the current one: Redis expires keys by the real
+	// clock, and a 5 s bucket's key lives 605 s from its start, too short
+	// for a fill that began 119 buckets back on a loaded machine.
+	start := series.BucketStart(testnow.Now().Unix(), p)
 	clock := timeseries.NewManualClock(time.Unix(start, 0))
 	r := newRecorder(t, srv, timeseries.Config{
 		Clock: clock, FlushInterval: time.Hour, DurationAccuracy: acc,

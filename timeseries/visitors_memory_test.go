@@ -11,6 +11,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/testnow"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -50,7 +51,9 @@ func TestVisitorMemoryAtFullDepth(t *testing.T) {
 // the salt does).
 func fillVisitors(t *testing.T, srv *redistest.Server, p, n int) {
 	t.Helper()
-	start := series.BucketStart(time.Now().Unix(), p) - 119*int64(p)
+	// The oldest bucket is the current one, so Redis (on the real clock)
+	// expires none of them while the test runs.
+	start := series.BucketStart(testnow.Now().Unix(), p)
 	clock := timeseries.NewManualClock(time.Unix(start, 0))
 	r := readyRecorder(t, srv, timeseries.Config{
 		Clock: clock, FlushInterval: time.Hour, DisableDurations: true,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/testnow"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -94,6 +95,9 @@ func readyRecorder(t *testing.T, srv *redistest.Server, cfg timeseries.Config) *
 // by both is one: the union, not the sum.
 func TestVisitorsDistinct(t *testing.T) {
 	srv := redistest.Start(t)
+	// A clock that stands still: the real one could cross midnight between
+	// the two recorders, and a new day's salt makes every visitor new.
+	at := testnow.Now()
 	tests := []struct {
 		name   string
 		ranges [][2]int // ids each recorder sees, [from, to)
@@ -105,7 +109,7 @@ func TestVisitorsDistinct(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv.FlushAll()
 			for _, rg := range tt.ranges {
-				r := readyRecorder(t, srv, timeseries.Config{})
+				r := readyRecorder(t, srv, timeseries.Config{Clock: timeseries.NewManualClock(at)})
 				hits := mustCounter(t, r, "hits")
 				for i := rg[0]; i < rg[1]; i++ {
 					visit(r, addrOf(i), hits)
@@ -125,10 +129,14 @@ func TestVisitorsDistinct(t *testing.T) {
 // union of the visitors of its parts, each bucket holding its own.
 func TestVisitorsWindowUnion(t *testing.T) {
 	srv := redistest.Start(t)
-	// The window lies within one UTC day (6:00 to 7:00 of today), so one
-	// salt serves it whenever the test runs.
-	start := time.Unix(series.BucketStart(time.Now().Unix(), 86400)+6*3600, 0)
-	clock := timeseries.NewManualClock(start)
+	// The window starts at the current bucket, so Redis (on the real
+	// clock) keeps every key it writes, and lies within one UTC day, so one
+	// salt serves it: when the hour would cross midnight it starts there.
+	start := series.BucketStart(testnow.Now().Unix(), 300)
+	if midnight := series.BucketStart(start, 86400) + 86400; start+12*300 > midnight {
+		start = midnight
+	}
+	clock := timeseries.NewManualClock(time.Unix(start, 0))
 	r := readyRecorder(t, srv, timeseries.Config{Clock: clock, MaxPendingAge: 24 * time.Hour})
 	hits := mustCounter(t, r, "hits")
 	union := map[int]bool{}
@@ -157,7 +165,7 @@ func TestVisitorsWindowUnion(t *testing.T) {
 // salt is the day's. Within a day it is one.
 func TestVisitorsSaltRotatesAtMidnight(t *testing.T) {
 	srv := redistest.Start(t)
-	midnight := (time.Now().Unix()/86400 + 1) * 86400
+	midnight := (testnow.Now().Unix()/86400 + 1) * 86400
 	tests := []struct {
 		name  string
 		after time.Duration // from 2 min before midnight to the second visit
@@ -196,7 +204,7 @@ func TestVisitorsSaltRotatesAtMidnight(t *testing.T) {
 // keys get their visitors and nothing stays pending.
 func TestVisitorsWrongTypeKey(t *testing.T) {
 	srv := redistest.Start(t)
-	clock := timeseries.NewManualClock(time.Unix(series.BucketStart(time.Now().Unix(), 300)+10, 0))
+	clock := timeseries.NewManualClock(time.Unix(series.BucketStart(testnow.Now().Unix(), 300)+10, 0))
 	r := readyRecorder(t, srv, timeseries.Config{Clock: clock})
 	hits := mustCounter(t, r, "hits")
 	bad, _ := series.Schema{}.UniqueKey(300, "hits", series.BucketStart(clock.Now().Unix(), 300))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"time"
 )
@@ -14,11 +15,16 @@ import (
 // RunDemoTraffic sends a few requests a second to the forum at base until
 // ctx is done: page views, likes, follows, replies and the odd broken
 // link, so a new user sees the dashboard move. The requests come from
-// demoVisitors made-up visitors, each with a browser of its own and an
-// address its (pretend) proxy names in X-Forwarded-For, so the
-// dashboard's unique visitors move too.
+// demoVisitors made-up visitors, each with a browser of its own and, on
+// a loopback forum, a source address of its own (127.0.0.x), so the
+// dashboard's unique visitors move too without the forum trusting any
+// proxy header.
 func RunDemoTraffic(ctx context.Context, base string) {
-	client := &http.Client{Timeout: 5 * time.Second}
+	clients := make([]*http.Client, demoVisitors)
+	for v := range clients {
+		clients[v] = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: demoDialer(v)}}
+		defer clients[v].CloseIdleConnections()
+	}
 	ticker := time.NewTicker(200 * time.Millisecond)
 	defer ticker.Stop()
 	for {
@@ -28,7 +34,8 @@ func RunDemoTraffic(ctx context.Context, base string) {
 		case <-ticker.C:
 		}
 		method, path, body := demoRequest()
-		demoSend(ctx, client, rand.IntN(demoVisitors), method, base+path, body)
+		v := rand.IntN(demoVisitors)
+		demoSend(ctx, clients[v], v, method, base+path, body)
 	}
 }
 
@@ -76,11 +83,32 @@ func demoSend(ctx context.Context, client *http.Client, v int, method, url strin
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", fmt.Sprintf("Mozilla/5.0 (demo visitor %d) Gecko/20100101 Firefox/%d.0", v, 120+v%15))
-	req.Header.Set("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", 1+v))
 	resp, err := client.Do(req)
 	if err != nil {
 		return
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+}
+
+// demoDialer connects visitor v to a forum on this machine from
+// 127.0.0.(10+v), the whole of 127.0.0.0/8 being the loopback's on Linux;
+// where that source cannot be bound, or the forum is elsewhere, it dials
+// as usual.
+func demoDialer(v int) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	plain := &net.Dialer{Timeout: 5 * time.Second}
+	own := &net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(10+v))}}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return plain.DialContext(ctx, network, addr)
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !(ip.IsLoopback() || ip.IsUnspecified())) {
+			return plain.DialContext(ctx, network, addr)
+		}
+		if c, err := own.DialContext(ctx, "tcp4", net.JoinHostPort("127.0.0.1", port)); err == nil {
+			return c, nil
+		}
+		return plain.DialContext(ctx, network, addr)
+	}
 }

@@ -57,6 +57,11 @@ func run() error {
 			return err
 		}
 	}
+	if v := os.Getenv("TIMEOUT"); v != "" {
+		if cfg.Timeout, err = time.ParseDuration(v); err != nil {
+			return err
+		}
+	}
 	h, err := dashboard.Handler(cfg)
 	if err != nil {
 		return err

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
+)
+
+func TestParseTrustedProxies(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    string // the ranges, space-separated
+		wantErr string
+	}{
+		{"", "", ""},
+		{"10.0.0.0/8", "10.0.0.0/8", ""},
+		{"10.0.0.0/8, 192.168.1.7 ,fd00::/8", "10.0.0.0/8 192.168.1.7/32 fd00::/8", ""},
+		{"::1", "::1/128", ""},
+		{"10.0.0.0/33", "", `"10.0.0.0/33" is not a CIDR range`},
+		{"proxy.local", "", `"proxy.local" is neither a CIDR range`},
+		{"10.0.0.0/8,*", "", `"*" is neither`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			nets, err := parseTrustedProxies(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.HasPrefix(err.Error(), "example: TRUSTED_PROXIES: ") {
+					t.Errorf("error %v, want one saying %s", err, tt.wantErr)
+				}
+				return
+			}
+			var got []string
+			for _, n := range nets {
+				got = append(got, n.String())
+			}
+			if err != nil || strings.Join(got, " ") != tt.want {
+				t.Errorf("%q: %v, %v; want %s", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// One loopback client forging X-Forwarded-For is one visitor on the
+// defaults; only a trusted range makes the header count.
+func TestForgedForwardedFor(t *testing.T) {
+	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
+	tests := []struct {
+		name    string
+		proxies []*net.IPNet
+		want    int64
+	}{
+		{"no proxy trusted (default)", nil, 1},
+		{"loopback trusted", []*net.IPNet{loopback}, 30},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			base, stop := startExample(t, srv, options{TrustedProxies: tt.proxies})
+			dayKey := func() string {
+				key, _ := series.Schema{}.UniqueKey(86400, "hits", series.BucketStart(time.Now().Unix(), 86400))
+				return key
+			}
+			first := dayKey()
+			client := &http.Client{Timeout: 10 * time.Second}
+			for i := range 30 {
+				req, _ := http.NewRequest(http.MethodGet, base+"/", nil)
+				req.Header.Set("User-Agent", "curl/8.5.0")
+				req.Header.Set("X-Forwarded-For", fmt.Sprintf("203.0.113.%d", 1+i))
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			if err := stop(); err != nil { // flushes the visitors
+				t.Fatal(err)
+			}
+			// A run across midnight counts the two days' keys.
+			got, err := redis.Int64(srv.Do("PFCOUNT", first, dayKey()), nil)
+			if err != nil || got != tt.want {
+				t.Errorf("30 requests forging X-Forwarded-For: %d visitors (%v), want %d", got, err, tt.want)
+			}
+		})
+	}
+}

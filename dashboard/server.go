@@ -15,12 +15,13 @@ import (
 	"github.com/pulse-dev/pulse/internal/dashguard"
 	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/pulsehttp"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // server holds what every request needs.
 type server struct {
 	cfg     Config
-	store   series.Handle // cfg.Store's connections, schema and clock
+	store   storeView // cfg.Store, and its schema
 	page    *pageData
 	echarts *asset // nil: loaded from EchartsCDN
 	reads   chan struct{}
@@ -35,7 +36,7 @@ func newServer(cfg Config) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	store := series.HandleOf(cfg.Store)
+	store := storeView{Store: cfg.Store, Schema: series.Schema(cfg.Store.Schema())}
 	s := &server{cfg: cfg, store: store, reads: make(chan struct{}, cfg.ConcurrentReads), started: store.Now()}
 	switch {
 	case len(cfg.Echarts) > 0:
@@ -49,6 +50,16 @@ func newServer(cfg Config) (*server, error) {
 	s.mux = s.routes()
 	return s, nil
 }
+
+// storeView is the Store the handlers read, with its schema (defaults
+// filled in) as package series checks precisions by.
+type storeView struct {
+	*timeseries.Store
+	Schema series.Schema
+}
+
+// Now is the time by the store's clock.
+func (v storeView) Now() time.Time { return v.Clock().Now() }
 
 // Handler returns the dashboard as a net/http handler with its root at
 // "/". Mount it under a prefix with http.StripPrefix, for both the prefix

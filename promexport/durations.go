@@ -3,8 +3,7 @@ package promexport
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/pulse-dev/pulse/internal/latency"
-	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // bounds are the upper bounds, in seconds, of the buckets of
@@ -18,18 +17,18 @@ var bounds = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 
 // width below a bound (a factor (1+α)/(1-α), 10.5 % at α = 5 %) may be
 // counted above it. -1 is +Inf only.
 type bucketOf struct {
-	m     *latency.Mapping
+	m     *timeseries.DurationMapping
 	lo    int
 	slots []int // by bin index - lo, then underflow, overflow
 }
 
-func newBucketOf(m *latency.Mapping) *bucketOf {
+func newBucketOf(m *timeseries.DurationMapping) *bucketOf {
 	lo, hi := m.Bins()
 	b := &bucketOf{m: m, lo: lo}
 	for i := lo; i <= hi; i++ {
 		b.slots = append(b.slots, bucketAt(m.Upper(i)))
 	}
-	b.slots = append(b.slots, bucketAt(m.Upper(latency.Underflow)), -1)
+	b.slots = append(b.slots, bucketAt(m.Upper(timeseries.UnderflowBin)), -1)
 	return b
 }
 
@@ -45,7 +44,7 @@ func bucketAt(upper float64) int {
 
 // cumulative returns the bucket counts of h by le, as Prometheus wants
 // them: each counts every duration at or below its bound.
-func (b *bucketOf) cumulative(h *latency.Histogram) map[float64]uint64 {
+func (b *bucketOf) cumulative(h *timeseries.Histogram) map[float64]uint64 {
 	counts := make([]uint64, len(bounds))
 	add := func(slot int, n uint64) {
 		if j := b.slots[slot]; j >= 0 && n > 0 {
@@ -55,7 +54,7 @@ func (b *bucketOf) cumulative(h *latency.Histogram) map[float64]uint64 {
 	for s := range len(b.slots) - 2 {
 		add(s, h.Bin(b.lo+s))
 	}
-	add(len(b.slots)-2, h.Bin(latency.Underflow))
+	add(len(b.slots)-2, h.Bin(timeseries.UnderflowBin))
 	out := make(map[float64]uint64, len(bounds))
 	var run uint64
 	for j, le := range bounds {
@@ -68,8 +67,12 @@ func (b *bucketOf) cumulative(h *latency.Histogram) map[float64]uint64 {
 // collectDurations sends one histogram per series of src that keeps
 // durations, when src is a recorder that keeps them.
 func (c *Collector) collectDurations(ch chan<- prometheus.Metric) {
-	tots, ok := series.DurationTotals(c.src)
-	if !ok || len(tots) == 0 {
+	rec, ok := c.src.(*timeseries.Recorder)
+	if !ok {
+		return
+	}
+	tots := rec.DurationTotals()
+	if len(tots) == 0 {
 		return
 	}
 	m := tots[0].Hist.Mapping()

@@ -17,7 +17,6 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/redistest"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/promexport"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -51,14 +50,17 @@ func timedRecorder(t *testing.T, n int) (*timeseries.Recorder, *latency.Mapping)
 		_ = rec.Close(ctx)
 	})
 	api, _ := rec.Counter("api")
-	record := series.FinishedHook[*timeseries.Recorder, *timeseries.Counter]()
 	for range n {
 		for _, d := range known {
-			record(rec, series.Finished[*timeseries.Counter]{Duration: d, Timed: [series.MaxTimed]*timeseries.Counter{api}})
+			rec.RecordRequest(timeseries.Request{Duration: d, Timed: [timeseries.MaxTimed]*timeseries.Counter{api}})
 		}
 		clock.Advance(time.Second)
 	}
-	return rec, series.HandleOf(rec).Latency
+	m, err := latency.NewMapping(latency.Config{}) // the recorder's: the defaults
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, m
 }
 
 // scrapeText is the exposition of c in the text format.

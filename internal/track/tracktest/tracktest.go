@@ -16,6 +16,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // A Sleeper makes handlers sleep known times and keeps the most any of
@@ -65,16 +66,15 @@ func Sleeps(n int) []time.Duration {
 }
 
 // CheckQuantiles reads the durations of series name over the current and
-// previous day from rec (a *timeseries.Recorder) and checks that they
+// previous day from rec and checks that they
 // count len(slept) requests and that their p50, p90 and p99 are within
 // the accuracy of the exact quantiles of slept, plus slack: the most any
 // handler overslept, as the handlers measured it, and overhead, the
 // middleware's own time around the handler. It returns the largest
 // relative error against the exact quantile of slept.
-func CheckQuantiles(t *testing.T, rec any, name string, slept []time.Duration, overslept, overhead time.Duration) float64 {
+func CheckQuantiles(t *testing.T, rec *timeseries.Recorder, name string, slept []time.Duration, overslept, overhead time.Duration) float64 {
 	t.Helper()
-	h := series.HandleOf(rec)
-	d, err := h.LastDurations(context.Background(), name, 86400, 2)
+	d, err := rec.Store().LastDurations(context.Background(), name, 86400, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func CheckQuantiles(t *testing.T, rec any, name string, slept []time.Duration, o
 	}
 	sorted := slices.Clone(slept)
 	slices.Sort(sorted)
-	a := h.Latency.Accuracy()
+	a := w.Mapping().Accuracy()
 	worst := 0.0
 	for _, q := range []float64{0.5, 0.9, 0.99} {
 		exact := sorted[latency.Rank(q, uint64(len(sorted)))-1]

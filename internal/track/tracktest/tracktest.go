@@ -149,3 +149,27 @@ func CheckLat(t *testing.T, do func(key, cmd string, args ...any) any, precision
 func globQuote(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`).Replace(s)
 }
+
+// NewRecorder returns a Recorder over pool, closed when the test ends.
+// Unset, cfg's precisions are 5 s and 1 day, and its OnError fails the
+// test.
+func NewRecorder(t testing.TB, pool timeseries.Pool, cfg timeseries.Config) *timeseries.Recorder {
+	t.Helper()
+	cfg.Pool = pool
+	if cfg.Schema.Precisions == nil {
+		cfg.Schema.Precisions = []int{5, 86400}
+	}
+	if cfg.OnError == nil {
+		cfg.OnError = func(err error) { t.Errorf("recorder: %v", err) }
+	}
+	rec, err := timeseries.NewRecorder(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = rec.Close(ctx)
+	})
+	return rec
+}

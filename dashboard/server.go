@@ -12,9 +12,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/pulse-dev/pulse/internal/dashguard"
 	"github.com/pulse-dev/pulse/internal/series"
-	"github.com/pulse-dev/pulse/pulsehttp"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -51,6 +49,16 @@ func newServer(cfg Config) (*server, error) {
 	return s, nil
 }
 
+// SecurityHeaders sets what every dashboard answer carries: no content
+// sniffing, no framing, no referrer sent off the origin. An adapter that
+// mounts the dashboard behind middleware of its own (a login) sets them
+// first, so that those answer with the same headers.
+func SecurityHeaders(h http.Header) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+}
+
 // storeView is the Store the handlers read, with its schema (defaults
 // filled in) as package series checks precisions by.
 type storeView struct {
@@ -69,7 +77,7 @@ func (v storeView) Now() time.Time { return v.Clock().Now() }
 //	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", h))
 //	mux.Handle("/dashboard", http.StripPrefix("/dashboard", h))
 //
-// Every request is marked with pulsehttp.Skip, so an app that counts its
+// Every request is marked with timeseries.Skip, so an app that counts its
 // traffic with pulsehttp does not count the dashboard's. For Echo v4, the
 // middleware package's Mount puts the dashboard under a prefix behind a
 // login.
@@ -120,9 +128,9 @@ func (s *server) routes() *http.ServeMux {
 // are served, and a panic answers a generic 500 (its value goes to the
 // log) instead of reaching the app's handlers.
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	pulsehttp.Skip(w)
+	timeseries.Skip(w)
 	hdr := w.Header()
-	dashguard.SetHeaders(hdr)
+	SecurityHeaders(hdr)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		hdr.Set("Allow", "GET, HEAD")
 		jsonError(w, http.StatusMethodNotAllowed, "the dashboard is read-only: only GET and HEAD are allowed")

@@ -3,7 +3,8 @@
 // for a framework Pulse does not ship needs. It counts the series the
 // shipped adapters count with Routes and StatusClasses on: hits (with
 // its duration and visitor), "<METHOD> <route pattern>" (with its
-// duration), "status:<class>" and "<METHOD> <route pattern> status:<class>".
+// duration), "status:<class>" and "<METHOD> <route pattern> status:<class>",
+// and leaves out requests marked with timeseries.Skip.
 package chiadapter
 
 import (
@@ -35,8 +36,11 @@ func Hits(rec *timeseries.Recorder) func(http.Handler) http.Handler {
 			if rec.KeepsDurations() {
 				start = time.Now()
 			}
-			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			ww := &writer{WrapResponseWriter: middleware.NewWrapResponseWriter(w, r.ProtoMajor)}
 			next.ServeHTTP(ww, r)
+			if ww.skip {
+				return
+			}
 			route := "unmatched"
 			if p := chi.RouteContext(r.Context()).RoutePattern(); p != "" {
 				route = methodName(r.Method) + " " + p
@@ -55,6 +59,15 @@ func Hits(rec *timeseries.Recorder) func(http.Handler) http.Handler {
 		})
 	}
 }
+
+// writer notes the status, and the mark of timeseries.Skip (which the
+// dashboard sets on its requests).
+type writer struct {
+	middleware.WrapResponseWriter
+	skip bool
+}
+
+func (w *writer) SkipRequest() { w.skip = true }
 
 // methodName is m, or "OTHER" for a method outside RFC 9110's: a client
 // cannot make series by inventing methods.

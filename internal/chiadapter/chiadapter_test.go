@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/internal/chiadapter"
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/internal/track/tracktest"
@@ -167,5 +168,32 @@ func TestVisitors(t *testing.T) {
 				t.Errorf("%d visitors, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// A dashboard mounted in the router marks its requests with
+// timeseries.Skip, and the adapter honours the mark: only the app's own
+// request is counted.
+func TestDashboardNotCounted(t *testing.T) {
+	srv := redistest.Start(t)
+	rec := tracktest.NewRecorder(t, srv.Pool(), timeseries.Config{FlushInterval: time.Hour})
+	dash, err := dashboard.Handler(dashboard.Config{Store: rec.Store()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := chi.NewRouter()
+	r.Use(chiadapter.Hits(rec))
+	r.Handle("/dashboard/*", http.StripPrefix("/dashboard", dash))
+	r.Get("/", func(w http.ResponseWriter, r *http.Request) {})
+	for _, target := range []string{"/dashboard/", "/dashboard/api/counters", "/dashboard/api/health", "/"} {
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, httptest.NewRequest("GET", target, nil))
+		if w.Code >= 500 {
+			t.Fatalf("%s answered %d", target, w.Code)
+		}
+	}
+	want := map[string]int64{"hits": 1, "GET /": 1, "status:2xx": 1, "GET / status:2xx": 1}
+	if got := daily(t, rec); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("series = %v\nwant     %v", got, want)
 	}
 }

@@ -116,15 +116,15 @@ type Cleaner struct {
 // Pass to clean once, or Start or Run.
 func New(cfg Config) (*Cleaner, error) {
 	if r := cfg.Recorder; r != nil {
-		h := series.HandleOf(r)
+		st := r.Store()
 		if cfg.Pool == nil {
-			cfg.Pool = h.Router.Pool()
+			cfg.Pool = st.Pool()
 		}
 		if cfg.Schema.Prefix == "" && cfg.Schema.Precisions == nil {
-			cfg.Schema = timeseries.Schema(h.Schema)
+			cfg.Schema = st.Schema()
 		}
 		if cfg.Clock == nil {
-			cfg.Clock = h.Clock
+			cfg.Clock = st.Clock()
 		}
 	}
 	if cfg.Pool == nil {

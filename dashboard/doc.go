@@ -21,10 +21,11 @@
 //	mux.Handle("/dashboard", http.StripPrefix("/dashboard", h)) // redirects to /dashboard/
 //	srv := &http.Server{Handler: pulsehttp.Hits(rec)(mux)}
 //
-// Every request the dashboard answers is marked with pulsehttp.Skip, so
-// watching the page is not counted as traffic. A login the app puts in
-// front of it answers first: for its refusals to go uncounted too, call
-// pulsehttp.Skip(w) before the login runs.
+// Every request the dashboard answers is marked with timeseries.Skip, so
+// watching the page is not counted as traffic by an adapter that wraps
+// the response writer (pulsehttp, or one of the app's own). A login the
+// app puts in front of it answers first: for its refusals to go uncounted
+// too, call timeseries.Skip(w) before the login runs.
 //
 // An Echo v4 app mounts it with the middleware package's Mount, behind the
 // middleware given to it (a login, say):

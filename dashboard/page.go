@@ -115,7 +115,7 @@ func newPageData(cfg Config, echarts *asset) (*pageData, error) {
 		Echarts:    echartsURL,
 		ChartInit:  newChartInit(),
 	}
-	schema := series.HandleOf(cfg.Store).Schema
+	schema := series.Schema(cfg.Store.Schema())
 	pc.Visitors = visitorsConfig{Name: cfg.VisitorsSeries, Precisions: schema.UniquePrecisions()}
 	last := min(windowBuckets, cfg.MaxBuckets)
 	for _, p := range schema.Precisions {

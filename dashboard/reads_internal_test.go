@@ -23,8 +23,8 @@ func TestReadsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Do("HSET", series.HandleOf(store).Schema.CountKey(5, "hits"), 1700000000, 3)
-	srv.Do("ZADD", series.HandleOf(store).Schema.KnownKey(), 0, series.Member(5, "hits"))
+	srv.Do("HSET", series.Schema(store.Schema()).CountKey(5, "hits"), 1700000000, 3)
+	srv.Do("ZADD", series.Schema(store.Schema()).KnownKey(), 0, series.Member(5, "hits"))
 	s, err := newServer(Config{Store: store, ConcurrentReads: 2, Timeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -13,15 +13,14 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/pulse-dev/pulse/internal/dashguard"
 	"github.com/pulse-dev/pulse/internal/series"
-	"github.com/pulse-dev/pulse/pulsehttp"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // server holds what every request needs.
 type server struct {
 	cfg     Config
-	store   series.Handle // cfg.Store's connections, schema and clock
+	store   storeView // cfg.Store, and its schema
 	page    *pageData
 	echarts *asset // nil: loaded from EchartsCDN
 	reads   chan struct{}
@@ -38,7 +37,7 @@ func newServer(cfg Config) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	store := series.HandleOf(cfg.Store)
+	store := storeView{Store: cfg.Store, Schema: series.Schema(cfg.Store.Schema())}
 	s := &server{cfg: cfg, store: store, reads: make(chan struct{}, cfg.ConcurrentReads), started: store.Now()}
 	switch {
 	case len(cfg.Echarts) > 0:
@@ -53,6 +52,26 @@ func newServer(cfg Config) (*server, error) {
 	return s, nil
 }
 
+// SecurityHeaders sets what every dashboard answer carries: no content
+// sniffing, no framing, no referrer sent off the origin. An adapter that
+// mounts the dashboard behind middleware of its own (a login) sets them
+// first, so that those answer with the same headers.
+func SecurityHeaders(h http.Header) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+}
+
+// storeView is the Store the handlers read, with its schema (defaults
+// filled in) as package series checks precisions by.
+type storeView struct {
+	*timeseries.Store
+	Schema series.Schema
+}
+
+// Now is the time by the store's clock.
+func (v storeView) Now() time.Time { return v.Clock().Now() }
+
 // Handler returns the dashboard as a net/http handler with its root at
 // "/". Mount it under a prefix with http.StripPrefix, for both the prefix
 // and the prefix with a slash, so that the root without its slash
@@ -61,7 +80,7 @@ func newServer(cfg Config) (*server, error) {
 //	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", h))
 //	mux.Handle("/dashboard", http.StripPrefix("/dashboard", h))
 //
-// Every request is marked with pulsehttp.Skip, so an app that counts its
+// Every request is marked with timeseries.Skip, so an app that counts its
 // traffic with pulsehttp does not count the dashboard's. For Echo v4, the
 // middleware package's Mount puts the dashboard under a prefix behind a
 // login.
@@ -112,9 +131,9 @@ func (s *server) routes() *http.ServeMux {
 // are served, and a panic answers a generic 500 (its value goes to the
 // log) instead of reaching the app's handlers.
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	pulsehttp.Skip(w)
+	timeseries.Skip(w)
 	hdr := w.Header()
-	dashguard.SetHeaders(hdr)
+	SecurityHeaders(hdr)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		hdr.Set("Allow", "GET, HEAD")
 		jsonError(w, http.StatusMethodNotAllowed, "the dashboard is read-only: only GET and HEAD are allowed")

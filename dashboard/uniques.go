@@ -79,7 +79,7 @@ func (s *server) uniques(r *http.Request) (uniquesResponse, error) {
 	if !ok {
 		return uniquesResponse{}, timeseries.ErrUnknownSeries
 	}
-	u, err := s.store.Uniques(ctx, name, p, rng.From, rng.To)
+	u, err := s.store.Visitors(ctx, name, p, rng.From, rng.To)
 	if err != nil {
 		return uniquesResponse{}, err
 	}

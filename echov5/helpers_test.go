@@ -17,6 +17,7 @@ import (
 	"github.com/pulse-dev/pulse/echov5"
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/track/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -26,23 +27,10 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 // 1 day precisions unless cfg names others, closed when the test ends.
 func recorder(t testing.TB, srv *redistest.Server, cfg timeseries.Config) *timeseries.Recorder {
 	t.Helper()
-	cfg.Pool = srv.Pool()
-	if cfg.Schema.Precisions == nil {
-		cfg.Schema.Precisions = []int{5, 86400}
-	}
 	if cfg.OnError == nil {
 		cfg.OnError = func(error) {}
 	}
-	rec, err := timeseries.NewRecorder(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = rec.Close(ctx)
-	})
-	return rec
+	return tracktest.NewRecorder(t, srv.Pool(), cfg)
 }
 
 // seriesCounts flushes rec and returns every series' total at the 1-day

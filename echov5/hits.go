@@ -7,7 +7,6 @@ import (
 	"github.com/labstack/echo/v5"
 	echomw "github.com/labstack/echo/v5/middleware"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/track"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -180,9 +179,9 @@ func route(c *echo.Context, status int) string {
 }
 
 // visitor is who made the request; see HitsConfig.VisitorID.
-func (h *hits) visitor(c *echo.Context) series.Visitor {
+func (h *hits) visitor(c *echo.Context) timeseries.Visitor {
 	if h.config.VisitorID != nil {
-		return series.Visitor{ID: h.config.VisitorID(c)}
+		return timeseries.Visitor{ID: h.config.VisitorID(c)}
 	}
 	var clientIP func(*http.Request) string
 	if e := c.Echo(); e != nil {

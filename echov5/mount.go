@@ -8,7 +8,6 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"github.com/pulse-dev/pulse/dashboard"
-	"github.com/pulse-dev/pulse/internal/dashguard"
 )
 
 // Mount serves the dashboard under prefix on e, behind the middleware mw
@@ -53,7 +52,7 @@ func Mount(e *echo.Echo, prefix string, cfg dashboard.Config, mw ...echo.Middlew
 func guard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		Skip(c)
-		dashguard.SetHeaders(c.Response().Header())
+		dashboard.SecurityHeaders(c.Response().Header())
 		return next(c)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pulse-dev/pulse/dashboard"
-	"github.com/pulse-dev/pulse/internal/dashguard"
 )
 
 // Mount serves the Pulse dashboard under prefix on e, behind the
@@ -63,7 +62,7 @@ func Mount(e *echo.Echo, prefix string, cfg dashboard.Config, m ...echo.Middlewa
 func dashboardGuard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		Skip(c)
-		dashguard.SetHeaders(c.Response().Header())
+		dashboard.SecurityHeaders(c.Response().Header())
 		return next(c)
 	}
 }

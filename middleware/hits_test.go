@@ -27,23 +27,10 @@ import (
 // keep the reads short, closed when the test ends.
 func recorder(t *testing.T, srv *redistest.Server, cfg timeseries.Config) *timeseries.Recorder {
 	t.Helper()
-	cfg.Pool = srv.Pool()
-	if cfg.Schema.Precisions == nil {
-		cfg.Schema.Precisions = []int{5, 86400}
-	}
 	if cfg.OnError == nil {
 		cfg.OnError = func(error) {}
 	}
-	rec, err := timeseries.NewRecorder(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = rec.Close(ctx)
-	})
-	return rec
+	return tracktest.NewRecorder(t, srv.Pool(), cfg)
 }
 
 // seriesCounts returns every series' total at the 1-day precision.

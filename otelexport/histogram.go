@@ -5,20 +5,20 @@ import (
 
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/pulse-dev/pulse/internal/latency"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // pointOf is h as an exponential histogram point, without attributes or
 // times. The recorder's bin i holds (2^((i-1)/2^s), 2^(i/2^s)] seconds,
 // OpenTelemetry's bucket i holds (2^(i/2^s), 2^((i+1)/2^s)]: bucket
 // i-1 is bin i.
-func pointOf(h *latency.Histogram) metricdata.ExponentialHistogramDataPoint[float64] {
+func pointOf(h *timeseries.Histogram) metricdata.ExponentialHistogramDataPoint[float64] {
 	m := h.Mapping()
 	point := metricdata.ExponentialHistogramDataPoint[float64]{
 		Count:         h.Count(),
 		Sum:           h.Sum().Seconds(),
 		Scale:         int32(m.Scale()),
-		ZeroCount:     h.Bin(latency.Underflow),
+		ZeroCount:     h.Bin(timeseries.UnderflowBin),
 		ZeroThreshold: m.ZeroThreshold() / 1e9,
 	}
 	if h.Count() > 0 {
@@ -32,7 +32,7 @@ func pointOf(h *latency.Histogram) metricdata.ExponentialHistogramDataPoint[floa
 // bucketsOf is h's tracked bins from the first non-empty one to the last
 // as a dense run, the overflow bin given to the bucket of the longest
 // duration.
-func bucketsOf(h *latency.Histogram) metricdata.ExponentialBucket {
+func bucketsOf(h *timeseries.Histogram) metricdata.ExponentialBucket {
 	m := h.Mapping()
 	lo, hi := m.Bins()
 	first, last := hi+1, lo-1
@@ -41,7 +41,7 @@ func bucketsOf(h *latency.Histogram) metricdata.ExponentialBucket {
 			first, last = min(first, i), i
 		}
 	}
-	over, overBin := h.Bin(latency.Overflow), 0
+	over, overBin := h.Bin(timeseries.OverflowBin), 0
 	if over > 0 {
 		overBin = max(hi+1, int(math.Ceil(math.Log2(h.Max().Seconds())*float64(int(1)<<m.Scale()))))
 		first, last = min(first, overBin), overBin

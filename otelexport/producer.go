@@ -2,7 +2,6 @@ package otelexport
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -10,7 +9,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -103,8 +101,8 @@ func cumulative(points []metricdata.DataPoint[int64]) metricdata.Sum[int64] {
 // durations are the histograms of every series that keeps durations: a
 // route's under the conventions' name, any other's under Pulse's.
 func (p *Producer) durations(now time.Time) []metricdata.Metrics {
-	tots, ok := series.DurationTotals(p.rec)
-	if !ok || len(tots) == 0 {
+	tots := p.rec.DurationTotals()
+	if len(tots) == 0 {
 		return nil
 	}
 	var routes, others []metricdata.ExponentialHistogramDataPoint[float64]
@@ -142,8 +140,7 @@ func histogram(points []metricdata.ExponentialHistogramDataPoint[float64]) metri
 // from Redis; ok is false when the recorder keeps no daily visitors or
 // Redis did not answer.
 func (p *Producer) visitors(ctx context.Context, totals []timeseries.SeriesTotal, now time.Time) (metricdata.Metrics, bool) {
-	h := series.HandleOf(p.rec)
-	if len(totals) == 0 || !slices.Contains(h.Schema.UniquePrecisions(), day) {
+	if len(totals) == 0 {
 		return metricdata.Metrics{}, false
 	}
 	names := make([]string, len(totals))
@@ -152,7 +149,8 @@ func (p *Producer) visitors(ctx context.Context, totals []timeseries.SeriesTotal
 	}
 	ctx, cancel := context.WithTimeout(ctx, visitorsTimeout)
 	defer cancel()
-	today, err := h.CurrentUniques(ctx, names, day)
+	// A schema that keeps no daily visitors answers an error too.
+	today, err := p.rec.Store().CurrentVisitors(ctx, names, day)
 	if err != nil {
 		return metricdata.Metrics{}, false
 	}

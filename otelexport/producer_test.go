@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/pulse-dev/pulse/internal/redistest"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/otelexport"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -44,10 +43,9 @@ func recorder(t *testing.T, srv *redistest.Server, rounds int) *timeseries.Recor
 	route, _ := rec.Counter("GET /api")
 	ok, _ := rec.Counter("GET /api status:2xx")
 	failed, _ := rec.Counter("unmatched status:4xx")
-	record := series.FinishedHook[*timeseries.Recorder, *timeseries.Counter]()
 	for range rounds {
 		for _, d := range known {
-			record(rec, series.Finished[*timeseries.Counter]{Duration: d, Timed: [series.MaxTimed]*timeseries.Counter{api, route}})
+			rec.RecordRequest(timeseries.Request{Duration: d, Timed: [timeseries.MaxTimed]*timeseries.Counter{api, route}})
 			ok.Inc()
 		}
 		failed.Inc()

@@ -3,7 +3,6 @@ package promexport
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -13,11 +12,11 @@ import (
 // app's hits, an app-named series) as
 // pulse_request_duration_seconds{series}.
 func (c *Collector) collectDurations(ch chan<- prometheus.Metric) {
-	tots, ok := series.DurationTotals(c.src)
+	rec, ok := c.src.(*timeseries.Recorder)
 	if !ok {
 		return
 	}
-	for _, t := range tots {
+	for _, t := range rec.DurationTotals() {
 		if t.Hist.Count() == 0 { // a series with no duration yet, or one that keeps none
 			continue
 		}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/redistest"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/promexport"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -37,7 +36,7 @@ var known = []time.Duration{
 
 // timedRecorder records known, n times over, in the series "api" and "GET /api" as the
 // middlewares do, and returns the recorder and the mapping it bins by.
-func timedRecorder(t *testing.T, n int) (*timeseries.Recorder, *latency.Mapping) {
+func timedRecorder(t *testing.T, n int) (*timeseries.Recorder, *timeseries.DurationMapping) {
 	t.Helper()
 	srv := redistest.Start(t)
 	clock := timeseries.NewManualClock(time.Unix(1700000000, 0))
@@ -52,14 +51,17 @@ func timedRecorder(t *testing.T, n int) (*timeseries.Recorder, *latency.Mapping)
 	})
 	api, _ := rec.Counter("api")
 	route, _ := rec.Counter("GET /api")
-	record := series.FinishedHook[*timeseries.Recorder, *timeseries.Counter]()
 	for range n {
 		for _, d := range known {
-			record(rec, series.Finished[*timeseries.Counter]{Duration: d, Timed: [series.MaxTimed]*timeseries.Counter{api, route}})
+			rec.RecordRequest(timeseries.Request{Duration: d, Timed: [timeseries.MaxTimed]*timeseries.Counter{api, route}})
 		}
 		clock.Advance(time.Second)
 	}
-	return rec, series.HandleOf(rec).Latency
+	m, err := latency.NewMapping(latency.Config{}) // the recorder's: the defaults
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, m
 }
 
 // scrapeText is the exposition of c in the text format.

@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/pulse-dev/pulse/internal/latency"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // The classic buckets' bounds are the powers of two from 2^lowestPower
@@ -35,7 +35,7 @@ func (m histogramMetric) Write(out *dto.Metric) error {
 	return nil
 }
 
-func newHistogramMetric(desc *prometheus.Desc, h *latency.Histogram, labelValues ...string) prometheus.Metric {
+func newHistogramMetric(desc *prometheus.Desc, h *timeseries.Histogram, labelValues ...string) prometheus.Metric {
 	return histogramMetric{desc: desc, labels: prometheus.MakeLabelPairs(desc, labelValues), h: histogramOf(h)}
 }
 
@@ -43,11 +43,11 @@ func newHistogramMetric(desc *prometheus.Desc, h *latency.Histogram, labelValues
 // schema is the mapping's scale, its zero bucket the underflow bin with
 // the mapping's zero threshold, and bucket i the bin i: the bins' index
 // is the native histograms' own.
-func histogramOf(h *latency.Histogram) *dto.Histogram {
+func histogramOf(h *timeseries.Histogram) *dto.Histogram {
 	m := h.Mapping()
 	count, sum := h.Count(), h.Sum().Seconds()
 	schema, zero := int32(m.Scale()), m.ZeroThreshold()/1e9
-	under := h.Bin(latency.Underflow)
+	under := h.Bin(timeseries.UnderflowBin)
 	out := &dto.Histogram{
 		SampleCount: &count, SampleSum: &sum,
 		Schema: &schema, ZeroThreshold: &zero, ZeroCount: &under,
@@ -60,11 +60,11 @@ func histogramOf(h *latency.Histogram) *dto.Histogram {
 // classicBuckets are h's cumulative counts at each power-of-two bound
 // from the first at or above the zero threshold to the last at or below
 // the top of Max's bin; +Inf is implied by the count.
-func classicBuckets(h *latency.Histogram) []*dto.Bucket {
+func classicBuckets(h *timeseries.Histogram) []*dto.Bucket {
 	m := h.Mapping()
 	lo, hi := m.Bins()
 	per := 1 << m.Scale() // bins per power of two
-	run := h.Bin(latency.Underflow)
+	run := h.Bin(timeseries.UnderflowBin)
 	next := lo // the next bin to add to run
 	var out []*dto.Bucket
 	for k := lowestPower; k <= highestPower; k++ {
@@ -85,7 +85,7 @@ func classicBuckets(h *latency.Histogram) []*dto.Bucket {
 // above the top of Max's bin have no bin of their own: they are given to
 // the bucket of the longest duration, so the count and the sum stay
 // whole and a quantile among them falls between that top and the max.
-func nativeBuckets(h *latency.Histogram) ([]*dto.BucketSpan, []int64) {
+func nativeBuckets(h *timeseries.Histogram) ([]*dto.BucketSpan, []int64) {
 	m := h.Mapping()
 	lo, hi := m.Bins()
 	var idx []int
@@ -95,7 +95,7 @@ func nativeBuckets(h *latency.Histogram) ([]*dto.BucketSpan, []int64) {
 			idx, counts = append(idx, i), append(counts, int64(n))
 		}
 	}
-	if over := h.Bin(latency.Overflow); over > 0 {
+	if over := h.Bin(timeseries.OverflowBin); over > 0 {
 		i := max(hi+1, int(math.Ceil(math.Log2(h.Max().Seconds())*float64(int(1)<<m.Scale()))))
 		idx, counts = append(idx, i), append(counts, int64(over))
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/promtest"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/promexport"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -55,8 +54,7 @@ func TestPrometheusServerQuantile(t *testing.T) {
 // in seconds.
 func ownMedian(t *testing.T, rec *timeseries.Recorder, name string) float64 {
 	t.Helper()
-	tots, _ := series.DurationTotals(rec)
-	for _, tot := range tots {
+	for _, tot := range rec.DurationTotals() {
 		if tot.Name == name {
 			return tot.Hist.Quantile(0.5).Seconds()
 		}

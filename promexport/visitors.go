@@ -2,12 +2,10 @@ package promexport
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -29,17 +27,14 @@ func (c *Collector) collectVisitors(ch chan<- prometheus.Metric, totals []timese
 	if !ok || len(totals) == 0 {
 		return
 	}
-	h := series.HandleOf(rec)
-	if !slices.Contains(h.Schema.UniquePrecisions(), day) {
-		return
-	}
 	names := make([]string, len(totals))
 	for i, t := range totals {
 		names[i] = t.Name
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), visitorsTimeout)
 	defer cancel()
-	today, err := h.CurrentUniques(ctx, names, day)
+	// A schema that keeps no daily visitors answers ErrNoVisitors.
+	today, err := rec.Store().CurrentVisitors(ctx, names, day)
 	if err != nil {
 		return
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/track"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -163,7 +162,7 @@ func (h *handler) record(rw *responseWriter, r *http.Request, finished bool, d t
 	switch {
 	case !h.track.Visits():
 	case h.cfg.VisitorID != nil:
-		req.Visitor = series.Visitor{ID: h.cfg.VisitorID(r)}
+		req.Visitor = timeseries.Visitor{ID: h.cfg.VisitorID(r)}
 	default:
 		req.Visitor = track.ClientVisitor(r, h.cfg.ClientIP)
 	}

@@ -27,26 +27,10 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 // flushed only when a test asks, closed when the test ends.
 func recorder(t testing.TB, srv *redistest.Server, cfg timeseries.Config) *timeseries.Recorder {
 	t.Helper()
-	cfg.Pool = srv.Pool()
-	if cfg.Schema.Precisions == nil {
-		cfg.Schema.Precisions = []int{5, 86400}
-	}
 	if cfg.FlushInterval == 0 {
 		cfg.FlushInterval = time.Hour
 	}
-	if cfg.OnError == nil {
-		cfg.OnError = func(err error) { t.Errorf("recorder: %v", err) }
-	}
-	rec, err := timeseries.NewRecorder(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = rec.Close(ctx)
-	})
-	return rec
+	return tracktest.NewRecorder(t, srv.Pool(), cfg)
 }
 
 // seriesCounts flushes rec and returns every series' total at the 1 day

@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"sync"
+
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // responseWriter notes the status a handler answers with, and whether the
@@ -104,19 +106,11 @@ func (w *responseWriter) finalStatus(finished bool) int {
 }
 
 // Skip marks the request answered through w so the middleware does not
-// count it. It finds the middleware's writer through any wrappers that
-// have an Unwrap method; called outside the middleware, it does nothing.
-// The dashboard calls it for its own requests.
-func Skip(w http.ResponseWriter) {
-	for w != nil {
-		switch t := w.(type) {
-		case *responseWriter:
-			t.skip = true
-			return
-		case interface{ Unwrap() http.ResponseWriter }:
-			w = t.Unwrap()
-		default:
-			return
-		}
-	}
-}
+// count it: timeseries.Skip, which finds the middleware's writer through
+// any wrappers that have an Unwrap method; called outside the
+// middleware, it does nothing.
+func Skip(w http.ResponseWriter) { timeseries.Skip(w) }
+
+// SkipRequest is the mark timeseries.Skip sets: the middleware does not
+// count the request.
+func (w *responseWriter) SkipRequest() { w.skip = true }

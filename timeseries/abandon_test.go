@@ -48,7 +48,7 @@ func TestLedgerAbandon(t *testing.T) {
 
 	spilled := &batch{Marker: "old", Seq: 1, Node: true, Keys: []string{"count:5:s0", "count:5:s1"},
 		Fields: []string{"100", "100"}, Deltas: []int64{4, 5}, Members: []string{"5:s0", "5:s1"}, incr: 9}
-	l.settle(again[0], nil)
+	l.settle(again[0], scriptReply{})
 	l.queue("f", []*batch{spilled})
 	taken, _ := l.take()
 	l.abandon(taken[0], bySlot)
@@ -62,7 +62,7 @@ func TestLedgerAbandon(t *testing.T) {
 		if p.Node || p.Seq <= again[0].Seq {
 			t.Errorf("part %s: node %v, seq %d, want a per-slot batch with a fresh seq", p.Marker, p.Node, p.Seq)
 		}
-		f, _ := l.settle(p, nil)
+		f, _ := l.settle(p, scriptReply{})
 		done = append(done, f)
 	}
 	if !slices.Equal(done, []string{"", "f"}) {

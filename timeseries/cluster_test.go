@@ -293,7 +293,7 @@ func TestClusterPing(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := series.HandleOf(store).Ping(ctx); err != nil {
+	if err := store.Ping(ctx); err != nil {
 		t.Fatalf("healthy cluster: %v", err)
 	}
 	owner := cl.MasterOf(series.Schema{}.KnownKey())
@@ -301,7 +301,7 @@ func TestClusterPing(t *testing.T) {
 	defer owner.Resume()
 	short, cancelShort := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancelShort()
-	if err := series.HandleOf(store).Ping(short); err == nil {
+	if err := store.Ping(short); err == nil {
 		t.Error("Ping answered while the known set's node was paused")
 	}
 }

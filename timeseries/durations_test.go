@@ -113,8 +113,6 @@ func quantileErrors(t *testing.T, what string, h *latency.Histogram, ds []time.D
 	return worst
 }
 
-func handle(r *timeseries.Recorder) series.Handle { return series.HandleOf(r) }
-
 // A recorder fed known durations on a manual clock: every 5 s bucket
 // holds exactly the histogram of its durations, bin for bin; the minute
 // is the merge of its twelve 5 s buckets; the quantiles of a bucket and
@@ -128,7 +126,7 @@ func TestDurationsExactPerBucket(t *testing.T) {
 			clock := timeseries.NewManualClock(start)
 			r := newRecorder(t, srv, timeseries.Config{Clock: clock, FlushInterval: time.Hour, DurationAccuracy: acc})
 			hits := mustCounter(t, r, "hits")
-			m := handle(r).Latency
+			m := timeseries.MappingOf(r)
 			all := drawn(60*50, uint64(acc*1000)+1)
 			want := make([]*latency.Histogram, 12) // per 5 s bucket
 			for sec := range 60 {
@@ -143,7 +141,7 @@ func TestDurationsExactPerBucket(t *testing.T) {
 			}
 			flush(t, r)
 			ctx := context.Background()
-			five, err := handle(r).Durations(ctx, "hits", 5, start.Unix(), start.Unix()+55)
+			five, err := r.Store().Durations(ctx, "hits", 5, start.Unix(), start.Unix()+55)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +153,7 @@ func TestDurationsExactPerBucket(t *testing.T) {
 					t.Errorf("bucket %d: %d durations, not bin for bin those recorded (%d)", i, b.Hist.Count(), want[i].Count())
 				}
 			}
-			minute, err := handle(r).Durations(ctx, "hits", 60, start.Unix(), start.Unix())
+			minute, err := r.Store().Durations(ctx, "hits", 60, start.Unix(), start.Unix())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +186,7 @@ func TestDurationsTwoRecordersMerge(t *testing.T) {
 		rs = append(rs, r)
 		c := mustCounter(t, r, "GET /x")
 		if i == 0 {
-			want = latency.NewHistogram(handle(r).Latency)
+			want = latency.NewHistogram(timeseries.MappingOf(r))
 		}
 		for j, d := range all[i*2000 : i*2000+2000] {
 			r.RecordDuration(d, c)
@@ -199,7 +197,7 @@ func TestDurationsTwoRecordersMerge(t *testing.T) {
 		}
 		flush(t, r)
 	}
-	got, err := handle(rs[0]).Durations(context.Background(), "GET /x", 60, start.Unix(), start.Unix())
+	got, err := rs[0].Store().Durations(context.Background(), "GET /x", 60, start.Unix(), start.Unix())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +229,7 @@ func TestDurationsBraceNames(t *testing.T) {
 		if timed && len(keys) != 1 {
 			t.Errorf("%q: lat keys %v, want one", name, keys)
 		}
-		if _, err := handle(r).LastDurations(context.Background(), name, 5, 1); (err == nil) != timed {
+		if _, err := r.Store().LastDurations(context.Background(), name, 5, 1); (err == nil) != timed {
 			t.Errorf("%q: read error %v, want one only when untimed", name, err)
 		}
 	}
@@ -273,7 +271,7 @@ func TestDurationsDisabled(t *testing.T) {
 	if keys, _ := redis.Strings(srv.Do("KEYS", "lat:*"), nil); len(keys) != 0 {
 		t.Errorf("lat keys %v with durations off", keys)
 	}
-	if _, err := handle(r).LastDurations(context.Background(), "hits", 5, 1); err == nil {
+	if _, err := r.Store().LastDurations(context.Background(), "hits", 5, 1); err == nil {
 		t.Error("durations read with durations off")
 	}
 	for _, acc := range []float64{0.005, 0.2} {

@@ -4,17 +4,27 @@ import (
 	"context"
 	"time"
 
+	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/redisconn"
 )
+
+// MappingOf is the mapping r bins durations by; nil with durations off.
+func MappingOf(r *Recorder) *latency.Mapping {
+	if r.lat == nil {
+		return nil
+	}
+	return r.lat.m
+}
 
 // CounterName is the series name of c, for the tests of the package's
 // API.
 func CounterName(c *Counter) string { return c.name }
 
 // RecordDuration records one hit in each counter and the duration d in
-// their durations, as the middlewares do through series.RecordFinished.
+// their durations, through the path of RecordRequest, for any number of
+// counters.
 func (r *Recorder) RecordDuration(d time.Duration, counters ...*Counter) {
-	r.record(counters, d, true)
+	r.record(counters, nil, d, nil)
 }
 
 // RecordDurations records n requests of duration d in c at once, as n

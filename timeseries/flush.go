@@ -3,7 +3,6 @@ package timeseries
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/mna/redisc"
@@ -98,14 +97,14 @@ func (r *Recorder) round(ctx context.Context) (more, wrote bool, err error) {
 // applied settles a batch Redis answered.
 func (r *Recorder) applied(b *batch, sr scriptReply) {
 	r.mu.Lock()
-	fileDone, refused := r.ledger.settle(b, sr.refused)
+	fileDone, refused := r.ledger.settle(b, sr)
 	if !b.Node && r.router.IsCluster() {
 		delete(r.moving, redisc.Slot(b.Marker)) // the slot has settled
 	}
-	if b.renewAt != 0 && sr.status == 1 {
+	if b.renewAt != 0 && sr.status == statusApplied {
 		r.markerRenewed[b.Marker] = b.renewAt
 	}
-	r.noteListing(b, sr, slices.Contains(refused, r.schema.KnownKey()))
+	r.noteListing(b, sr)
 	for _, key := range refused {
 		r.status.refused(key)
 	}

@@ -27,9 +27,9 @@ func (r *Recorder) isListed(m string) bool {
 // cluster the members never listed, those of created hashes, and all of
 // a batch applied before (whose first reply, and what it created, were
 // lost) wait for listLanded. Called under r.mu.
-func (r *Recorder) noteListing(b *batch, sr scriptReply, knownRefused bool) {
+func (r *Recorder) noteListing(b *batch, sr scriptReply) {
 	if !r.router.IsCluster() {
-		if knownRefused {
+		if sr.known {
 			return
 		}
 		for _, m := range b.Members {
@@ -38,14 +38,12 @@ func (r *Recorder) noteListing(b *batch, sr scriptReply, knownRefused bool) {
 		return
 	}
 	for _, m := range b.Members {
-		if sr.status == 0 || !r.isListed(m) {
+		if sr.status == statusSeen || !r.isListed(m) {
 			r.unlisted[m] = struct{}{}
 		}
 	}
 	for _, i := range sr.created {
-		if i >= 1 && int(i) <= len(b.Members) {
-			r.unlisted[b.Members[i-1]] = struct{}{}
-		}
+		r.unlisted[b.Members[i]] = struct{}{}
 	}
 }
 

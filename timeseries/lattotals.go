@@ -2,7 +2,6 @@ package timeseries
 
 import (
 	"github.com/pulse-dev/pulse/internal/latency"
-	"github.com/pulse-dev/pulse/internal/series"
 )
 
 // Process totals of durations: every duration the ledger takes (a drained
@@ -26,17 +25,27 @@ func (l *ledger) totalOf(id int32) *latency.Histogram {
 	return h
 }
 
-// durationTotals drains what the stripes hold, so every duration recorded
-// before the call is counted, and copies each timed series' cumulative
-// histogram, in the order of Totals. With durations off it returns nil.
-func (r *Recorder) durationTotals() []series.DurationTotal {
+// DurationTotal is one series' durations recorded by this process since
+// its recorder started, written to Redis or not: the durations' side of
+// Totals. Hist is a copy the caller owns.
+type DurationTotal struct {
+	Name string
+	Hist *Histogram
+}
+
+// DurationTotals returns the duration totals of r, one per series that
+// keeps durations, in the order of Totals; nil when r keeps no
+// durations. It first drains what the recording stripes hold, so a
+// series whose every hit came with a duration counts as many durations
+// as hits once those requests have returned.
+func (r *Recorder) DurationTotals() []DurationTotal {
 	if r.lat == nil {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.drainLocked()
-	out := make([]series.DurationTotal, 0, len(r.counters))
+	out := make([]DurationTotal, 0, len(r.counters))
 	for _, c := range r.counters {
 		if !c.timed {
 			continue
@@ -47,19 +56,7 @@ func (r *Recorder) durationTotals() []series.DurationTotal {
 		} else {
 			h = latency.NewHistogram(r.lat.m)
 		}
-		out = append(out, series.DurationTotal{Name: c.name, Hist: h})
+		out = append(out, DurationTotal{Name: c.name, Hist: h})
 	}
 	return out
-}
-
-// Exporters read the totals through this hook, so the package exports no
-// method for them (see series.DurationTotals).
-func init() {
-	series.DurationTotals = func(rec any) ([]series.DurationTotal, bool) {
-		r, ok := rec.(*Recorder)
-		if !ok || r == nil {
-			return nil, false
-		}
-		return r.durationTotals(), true
-	}
 }

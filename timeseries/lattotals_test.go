@@ -7,11 +7,10 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/redistest"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// The process totals of durations through series.DurationTotals: bin for
+// The process totals of durations through Recorder.DurationTotals: bin for
 // bin the histogram of every duration recorded, whether flushed or still
 // in the stripes, growing across flushes; their count is the hits total
 // of a series recorded only with durations, in both write modes.
@@ -23,7 +22,7 @@ func TestDurationTotals(t *testing.T) {
 			clock := timeseries.NewManualClock(recent())
 			r := newRecorder(t, srv, timeseries.Config{Clock: clock, FlushInterval: time.Hour, WriteThrough: wt})
 			timed, plain := mustCounter(t, r, "timed"), mustCounter(t, r, "plain")
-			want := latency.NewHistogram(handle(r).Latency)
+			want := latency.NewHistogram(timeseries.MappingOf(r))
 			for i, d := range drawn(600, 7) {
 				r.RecordDuration(d, timed)
 				want.Add(d)
@@ -58,17 +57,11 @@ func TestDurationTotals(t *testing.T) {
 	if got := durationTotals(t, r); len(got) != 0 {
 		t.Errorf("durations off: %v", got)
 	}
-	if _, ok := series.DurationTotals((*timeseries.Store)(nil)); ok {
-		t.Error("a Store has duration totals")
-	}
 }
 
 func durationTotals(t *testing.T, r *timeseries.Recorder) map[string]*latency.Histogram {
 	t.Helper()
-	tots, ok := series.DurationTotals(r)
-	if !ok {
-		t.Fatal("DurationTotals: not a recorder")
-	}
+	tots := r.DurationTotals()
 	out := map[string]*latency.Histogram{}
 	for _, tot := range tots {
 		out[tot.Name] = tot.Hist

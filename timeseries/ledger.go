@@ -227,11 +227,11 @@ func (r *roundBuilder) batchFor(g int) *building {
 	return bl
 }
 
-// settle closes a batch Redis applied (or had applied before). refused
-// are the script's indexes of keys that took none of their increments:
-// those are dropped and their keys returned. fileDone names a spill file
-// whose batches are now all written.
-func (l *ledger) settle(b *batch, refused []int64) (fileDone string, refusedKeys []string) {
+// settle closes a batch Redis applied (or had applied before). The keys
+// sr names refused took none of their increments: those are dropped and
+// their keys returned. fileDone names a spill file whose batches are now
+// all written.
+func (l *ledger) settle(b *batch, sr scriptReply) (fileDone string, refusedKeys []string) {
 	if l.outstanding[b.Marker] == b {
 		delete(l.outstanding, b.Marker)
 	}
@@ -241,19 +241,16 @@ func (l *ledger) settle(b *batch, refused []int64) (fileDone string, refusedKeys
 			fileDone = b.file
 		}
 	}
-	n := len(b.Keys)
-	for _, i := range refused {
-		switch {
-		case int(i) == n+1:
-			refusedKeys = append(refusedKeys, l.schema.KnownKey())
-		case i >= 1 && int(i) <= n:
-			l.dropped += b.Deltas[i-1]
-			refusedKeys = append(refusedKeys, b.Keys[i-1])
-		case int(i) > n+1 && int(i) <= n+1+len(b.Lat):
-			d := b.Lat[int(i)-n-2]
-			l.droppedLat += d.count()
-			refusedKeys = append(refusedKeys, d.Key)
-		}
+	for _, i := range sr.refused {
+		l.dropped += b.Deltas[i]
+		refusedKeys = append(refusedKeys, b.Keys[i])
+	}
+	if sr.known {
+		refusedKeys = append(refusedKeys, l.schema.KnownKey())
+	}
+	for _, j := range sr.refusedLat {
+		l.droppedLat += b.Lat[j].count()
+		refusedKeys = append(refusedKeys, b.Lat[j].Key)
 	}
 	return fileDone, refusedKeys
 }

@@ -119,7 +119,7 @@ func TestLedgerTakeFullBatch(t *testing.T) {
 	if len(out) != 1 || len(out[0].Keys) != maxBatchDeltas || !leftover || len(l.pending) != 1 {
 		t.Fatalf("%d batches, leftover %v, %d pending: want one full batch and one hit left", len(out), leftover, len(l.pending))
 	}
-	l.settle(out[0], nil)
+	l.settle(out[0], scriptReply{})
 	if out, leftover = l.take(); len(out) != 1 || len(out[0].Keys) != 1 || leftover {
 		t.Errorf("next round: %d batches, leftover %v: want the one hit left", len(out), leftover)
 	}
@@ -154,7 +154,7 @@ func TestLedgerOneBatchPerMarkerInFlight(t *testing.T) {
 			if got := deltas(out[1:]); !slices.Equal(got, tt.wantNew) || leftover != tt.wantLeft {
 				t.Errorf("new batches %v leftover %v, want %v leftover %v", got, leftover, tt.wantNew, tt.wantLeft)
 			}
-			l.settle(first[0], nil)
+			l.settle(first[0], scriptReply{})
 			out, _ = l.take()
 			for _, b := range out {
 				if b.Marker == first[0].Marker && b.Seq <= first[0].Seq {
@@ -185,7 +185,7 @@ func TestLedgerSettle(t *testing.T) {
 			l := testLedger([]int{5, 60}, []int{0, 0})
 			l.add(0, 100, 3)
 			out, _ := l.take()
-			file, keys := l.settle(out[0], tt.refused)
+			file, keys := l.settle(out[0], readReply(out[0], append([]int64{statusApplied}, tt.refused...)))
 			if file != "" || !slices.Equal(keys, tt.wantKeys) || l.dropped != tt.wantDropped {
 				t.Errorf("settle = %q %v, dropped %d; want no file, %v, dropped %d", file, keys, l.dropped, tt.wantKeys, tt.wantDropped)
 			}
@@ -300,7 +300,7 @@ func TestLedgerQueuedSpill(t *testing.T) {
 				l.fail(b, true)
 				continue
 			}
-			if file, _ := l.settle(b, nil); file != "" {
+			if file, _ := l.settle(b, scriptReply{}); file != "" {
 				files = append(files, file)
 			}
 		}

@@ -62,7 +62,7 @@ func fillRoute(t *testing.T, srv *redistest.Server, route string, p int, acc flo
 		Schema: timeseries.Schema{Precisions: []int{p}}, MaxPendingAge: 1000 * time.Hour,
 	})
 	c := mustCounter(t, r, route)
-	m := handle(r).Latency
+	m := timeseries.MappingOf(r)
 	lows, probs := binProbabilities(m)
 	rng := rand.New(rand.NewPCG(uint64(p), uint64(acc*1000)))
 	n := 200 * float64(p)

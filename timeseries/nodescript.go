@@ -49,20 +49,20 @@ import "github.com/pulse-dev/pulse/internal/redisconn"
 // triples, m lat blocks (key, expireat, sum, min, max, k, k field/count
 // pairs). Returns flushScript's reply, {status, refused indexes...,
 // -created indexes...}, or {2[, index of the key not on the node]}.
-var nodeScript = redisconn.NewScript("#!lua flags=allow-cross-slot-keys\n" + latLua + `
-local marker, seq, ttl = KEYS[1], tonumber(ARGV[1]), ARGV[2]
+var nodeScript = redisconn.NewScript("#!lua flags=allow-cross-slot-keys\n" + protocolLua + latLua + `
+local marker, seq, ttl = KEYS[1], tonumber(ARGV[NODE_SEQ]), ARGV[NODE_TTL]
 local old
-if ARGV[3] == '0' then
-  old = redis.call('SET', marker, ARGV[1], 'KEEPTTL', 'GET')
+if ARGV[NODE_RENEW] == '0' then
+  old = redis.call('SET', marker, ARGV[NODE_SEQ], 'KEEPTTL', 'GET')
   if not old then redis.call('EXPIRE', marker, ttl) end
 else
-  old = redis.call('SET', marker, ARGV[1], 'EX', ARGV[3], 'GET')
+  old = redis.call('SET', marker, ARGV[NODE_SEQ], 'EX', ARGV[NODE_RENEW], 'GET')
 end
 local prev = tonumber(old or '0') or 0
 if seq <= math.abs(prev) then
   if prev ~= seq then redis.call('SET', marker, old, 'EX', ttl) end
-  if prev == -seq then return {2} end
-  return {0}
+  if prev == -seq then return {STATUS_FENCED} end
+  return {STATUS_SEEN}
 end
 -- res holds the HINCRBY replies (false for a refused key), lats the undo
 -- of the lat keys written.
@@ -85,13 +85,13 @@ local function fence(keys, nres, i)
     end
   end
   redis.call('SET', marker, -seq, 'EX', ttl)
-  return {2, i}
+  return {STATUS_FENCED, i}
 end
-local n, m, f = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local out = {1}
+local n, m, f = tonumber(ARGV[NODE_NKEYS]), tonumber(ARGV[NODE_NLAT]), tonumber(ARGV[NODE_NLISTED])
+local out = {STATUS_APPLIED}
 local listing = {}
-for j = 1, f do listing[tonumber(ARGV[6 + j])] = true end
-local a = 7 + f
+for j = 1, f do listing[tonumber(ARGV[NODE_HEAD + j])] = true end
+local a = NODE_HEAD + 1 + f
 local keys = a
 for i = 1, n do
   local key, d = ARGV[a], ARGV[a + 2]
@@ -110,10 +110,10 @@ for j = 1, m do
   local e, u = latAdd(ARGV[a], a + 1)
   if u then lats[#lats + 1] = u end
   if e then
-    if u or not refused(e) then return fence(keys, n, n + 1 + j) end
-    out[#out + 1] = n + 1 + j
+    if u or not refused(e) then return fence(keys, n, lat_ref(n, j)) end
+    out[#out + 1] = lat_ref(n, j)
   end
-  a = a + 6 + 2 * tonumber(ARGV[a + 5])
+  a = a + 1 + lat_len(a + 1)
 end
 return out
 `)
@@ -135,23 +135,3 @@ func (r *Recorder) ttlFor(b *batch) int64 {
 // stays around 100,000 arguments at most; a node's writes beyond it wait
 // for the next round of the same flush.
 const maxNodeDeltas = 25_000
-
-// nodeCmd is the node script call of node batch b. listed reports whether
-// this recorder has listed a member already; the call is made under r.mu.
-func (r *Recorder) nodeCmd(b *batch, listed func(string) bool) redisconn.Cmd {
-	size := 6 + 4*len(b.Keys)
-	for _, d := range b.Lat {
-		size += 6 + 2*len(d.Fields)
-	}
-	args := make([]any, 0, size)
-	args = append(args, b.Seq, r.markerTTL(), r.ttlFor(b), len(b.Keys), len(b.Lat))
-	args = appendUnlisted(args, b, listed)
-	for i, k := range b.Keys {
-		args = append(args, k, b.Fields[i], b.Deltas[i])
-	}
-	for _, d := range b.Lat {
-		args = append(args, d.Key)
-		args = appendLat(args, []latDelta{d})
-	}
-	return nodeScript.Cmd([]string{b.Marker}, args...)
-}

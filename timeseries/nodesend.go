@@ -57,9 +57,9 @@ func (r *Recorder) call(b *batch) redisconn.Cmd {
 // not land goes back to pending; any other stays, to be resent as it is.
 func (r *Recorder) settleReply(b *batch, rep redisconn.Reply) (wrote, abandoned bool, err error) {
 	if rep.Err == nil {
-		sr, perr := parseScriptReply(rep.Value)
+		sr, perr := decodeReply(b, rep.Value)
 		if perr == nil {
-			if sr.status == 2 {
+			if sr.status == statusFenced {
 				r.abandoned(b, sr)
 				return false, true, nil
 			}
@@ -85,25 +85,10 @@ func (r *Recorder) settleReply(b *batch, rep redisconn.Reply) (wrote, abandoned 
 func (r *Recorder) abandoned(b *batch, sr scriptReply) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(sr.refused) > 0 {
-		if key := keyAt(b, sr.refused[0]); key != "" {
-			r.moving[redisc.Slot(key)] = struct{}{}
-		}
+	if sr.outside != "" {
+		r.moving[redisc.Slot(sr.outside)] = struct{}{}
 	}
 	r.ledger.abandon(b, func(key string) string { return r.slotMarker(redisc.Slot(key)) })
-}
-
-// keyAt is the key at a script reply's index i in b: count keys from 1,
-// then lat keys from len(b.Keys)+2; "" for any other.
-func keyAt(b *batch, i int64) string {
-	n := int64(len(b.Keys))
-	switch {
-	case i >= 1 && i <= n:
-		return b.Keys[i-1]
-	case i > n+1 && i <= n+1+int64(len(b.Lat)):
-		return b.Lat[i-n-2].Key
-	}
-	return ""
 }
 
 // unsupportedScript reports whether an error reply says the server cannot

@@ -282,38 +282,6 @@ func (r *Recorder) newCounterLocked(name string) *Counter {
 	return c
 }
 
-// Record records one hit in each counter, stamped with the clock once.
-// In the default mode it only adds to memory; in write-through mode it
-// writes to Redis before returning, unless Redis is failing, in which
-// case the hits wait in memory for the flusher.
-func (r *Recorder) Record(counters ...*Counter) { r.record(counters, 0, false) }
-
-// record is Record, and with timed also counts the duration d in each
-// counter that keeps durations.
-func (r *Recorder) record(counters []*Counter, d time.Duration, timed bool) {
-	sec := r.now()
-	timed = timed && r.lat != nil
-	if r.writeThrough {
-		if timed {
-			r.writeNow(sec, counters, d, nil)
-		} else {
-			r.writeNow(sec, nil, 0, counters)
-		}
-		return
-	}
-	st := stripes.Get().(*stripe)
-	for _, c := range counters {
-		c.add(st.index, sec, 1)
-	}
-	if timed {
-		mu := &r.locks[st.index]
-		mu.Lock()
-		r.lat.recordLocked(st.index, sec, d, counters)
-		mu.Unlock()
-	}
-	stripes.Put(st)
-}
-
 // now is the unix second to stamp a hit with.
 func (r *Recorder) now() int64 {
 	if r.coarseClock {

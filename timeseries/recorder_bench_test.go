@@ -8,7 +8,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/redistest"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -28,7 +27,7 @@ import (
 //   - duration/serial and duration/parallel: the same three series and
 //     a request duration (log-normal, median 20 ms) in the hits and
 //     route series, through the call the middlewares make
-//     (series.RecordFinished, without a visitor); Redis must then hold as
+//     (Recorder.RecordRequest, without a visitor); Redis must then hold as
 //     many durations.
 func BenchmarkRecord(b *testing.B) {
 	if !redistest.Installed() {
@@ -84,7 +83,7 @@ func BenchmarkRecord(b *testing.B) {
 	}
 	ds := drawn(1<<12, 1)
 	request := func(s trio, d time.Duration) finished {
-		return finished{Duration: d, Timed: [series.MaxTimed]*timeseries.Counter{s.hits, s.route}, Counted: [series.MaxCounted]*timeseries.Counter{s.status}}
+		return finished{Duration: d, Timed: [timeseries.MaxTimed]*timeseries.Counter{s.hits, s.route}, Counted: [timeseries.MaxCounted]*timeseries.Counter{s.status}}
 	}
 	timedSerial := func(b *testing.B, r *timeseries.Recorder, s trio) {
 		for i := range b.N {

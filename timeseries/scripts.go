@@ -2,7 +2,6 @@ package timeseries
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -24,9 +23,9 @@ local function refused(e)
     or string.find(e, 'overflow', 1, true)
 end
 local function latAdd(key, e)
-  local k = tonumber(ARGV[e + 4])
+  local k = tonumber(ARGV[e + LAT_BINS])
   local names = {}
-  for i = 1, k do names[i] = ARGV[e + 3 + 2 * i] end
+  for i = 1, k do names[i] = ARGV[e + LAT_HEAD + 2 * i - 2] end
   names[k + 1], names[k + 2], names[k + 3] = 's', 'min', 'max'
   local cur = redis.pcall('HMGET', key, unpack(names))
   if failed(cur) then return cur.err end
@@ -36,22 +35,22 @@ local function latAdd(key, e)
   local set = {}
   for i = 1, k do
     set[#set + 1] = names[i]
-    set[#set + 1] = string.format('%d', (tonumber(cur[i]) or 0) + tonumber(ARGV[e + 4 + 2 * i]))
+    set[#set + 1] = string.format('%d', (tonumber(cur[i]) or 0) + tonumber(ARGV[e + LAT_HEAD + 2 * i - 1]))
   end
-  if not cur[k + 2] or tonumber(cur[k + 2]) > tonumber(ARGV[e + 2]) then
+  if not cur[k + 2] or tonumber(cur[k + 2]) > tonumber(ARGV[e + LAT_MIN]) then
     set[#set + 1] = 'min'
-    set[#set + 1] = ARGV[e + 2]
+    set[#set + 1] = ARGV[e + LAT_MIN]
   end
-  if not cur[k + 3] or tonumber(cur[k + 3]) < tonumber(ARGV[e + 3]) then
+  if not cur[k + 3] or tonumber(cur[k + 3]) < tonumber(ARGV[e + LAT_MAX]) then
     set[#set + 1] = 'max'
-    set[#set + 1] = ARGV[e + 3]
+    set[#set + 1] = ARGV[e + LAT_MAX]
   end
   local undo = {key = key, names = names, cur = cur}
   local r = redis.pcall('HSET', key, unpack(set))
   if failed(r) then return r.err, undo end
-  r = redis.pcall('HINCRBY', key, 's', ARGV[e + 1])
+  r = redis.pcall('HINCRBY', key, 's', ARGV[e + LAT_SUM])
   if failed(r) then return r.err, undo end
-  redis.pcall('EXPIREAT', key, ARGV[e])
+  redis.pcall('EXPIREAT', key, ARGV[e + LAT_EXPIREAT])
   return nil, undo
 end
 `
@@ -83,31 +82,32 @@ end
 // On a cluster it sends the batches of slots found moving; node batches
 // go by the node script (nodescript.go), under markers of their own.
 //
-// KEYS: marker, n count keys, m lat keys[, known]. ARGV: seq, marker
-// ttl, n, m, n field/delta pairs, m lat blocks (expireat, sum, min, max,
-// k, k field/count pairs)[, f, f key indexes to list, the length of a
-// count key's part before its member]. Returns
+// KEYS: marker, n count keys, m lat keys[, known]. ARGV (its offsets are
+// named in protocol.go): seq, marker ttl, n, m, n field/delta pairs, m lat
+// blocks (expireat, sum, min, max, k, k field/count pairs)[, f, f key
+// indexes to list, the length of a count key's part before its member].
+// Returns
 // {1, refused key indexes..., -created key indexes...}, or {0} for a
 // batch applied before; index n+1 means the known set refused, n+1+j lat
 // key j. Created keys are reported only without a known key.
-var flushScript = redisconn.NewScript("\n" + latLua + `
-local seq = tonumber(ARGV[1])
+var flushScript = redisconn.NewScript("\n" + protocolLua + latLua + `
+local seq = tonumber(ARGV[FLUSH_SEQ])
 local done = tonumber(redis.call('GET', KEYS[1]) or '0')
-if seq <= done then return {0} end
-local n, m = tonumber(ARGV[3]), tonumber(ARGV[4])
-local out = {1}
+if seq <= done then return {STATUS_SEEN} end
+local n, m = tonumber(ARGV[FLUSH_NKEYS]), tonumber(ARGV[FLUSH_NLAT])
+local out = {STATUS_APPLIED}
 -- Keys whose member is listed anyway need no look at whether the write
 -- created their hash.
-local tail = 5 + 2 * n
-for _ = 1, m do tail = tail + 5 + 2 * tonumber(ARGV[tail + 4]) end
+local tail = FLUSH_HEAD + 1 + 2 * n
+for _ = 1, m do tail = tail + lat_len(tail) end
 local listing = {}
 if #KEYS > n + m + 1 then
   for j = 1, tonumber(ARGV[tail]) do listing[tonumber(ARGV[tail + j])] = true end
 end
 local made = {}
 for i = 1, n do
-  local key, d = KEYS[i + 1], ARGV[4 + 2 * i]
-  local r = redis.pcall('HINCRBY', key, ARGV[3 + 2 * i], d)
+  local key, d = KEYS[i + 1], ARGV[FLUSH_HEAD + 2 * i]
+  local r = redis.pcall('HINCRBY', key, ARGV[FLUSH_HEAD + 2 * i - 1], d)
   if type(r) == 'table' and r.err then
     if not refused(r.err) then return redis.error_reply(r.err) end
     out[#out + 1] = i
@@ -115,16 +115,16 @@ for i = 1, n do
     made[#made + 1] = i
   end
 end
-local a = 5 + 2 * n
+local a = FLUSH_HEAD + 1 + 2 * n
 for j = 1, m do
   local e, written = latAdd(KEYS[n + 1 + j], a)
   if e then
     -- Refused before any write: skipped and reported; any other error,
     -- or one after a write, fails the call.
     if written or not refused(e) then return redis.error_reply(e) end
-    out[#out + 1] = n + 1 + j
+    out[#out + 1] = lat_ref(n, j)
   end
-  a = a + 5 + 2 * tonumber(ARGV[a + 4])
+  a = a + lat_len(a)
 end
 if #KEYS > n + m + 1 then
   -- Members to list: those ARGV names (never listed by this recorder)
@@ -146,7 +146,7 @@ if #KEYS > n + m + 1 then
       local r = redis.pcall('ZADD', KEYS[n + m + 2], unpack(members))
       if type(r) == 'table' and r.err then
         if not refused(r.err) then return redis.error_reply(r.err) end
-        out[#out + 1] = n + 1
+        out[#out + 1] = known_ref(n)
         break
       end
       members = {}
@@ -155,58 +155,9 @@ if #KEYS > n + m + 1 then
 else
   for _, i in ipairs(made) do out[#out + 1] = -i end
 end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+redis.call('SET', KEYS[1], ARGV[FLUSH_SEQ], 'EX', ARGV[FLUSH_TTL])
 return out
 `)
-
-// cmd is the script call of b. listed reports whether this recorder has
-// listed a member already; the call is made under r.mu.
-func (r *Recorder) cmd(b *batch, listed func(string) bool) redisconn.Cmd {
-	keys := make([]string, 0, len(b.Keys)+len(b.Lat)+2)
-	keys = append(keys, b.Marker)
-	keys = append(keys, b.Keys...)
-	args := make([]any, 0, 5+3*len(b.Keys))
-	args = append(args, b.Seq, r.markerTTL(), len(b.Keys), len(b.Lat))
-	for i := range b.Keys {
-		args = append(args, b.Fields[i], b.Deltas[i])
-	}
-	args = appendLat(args, b.Lat)
-	for _, d := range b.Lat {
-		keys = append(keys, d.Key)
-	}
-	if !r.router.IsCluster() {
-		keys = append(keys, r.schema.KnownKey())
-		args = appendUnlisted(args, b, listed)
-		// A count key is the member after this: the script needs no list.
-		args = append(args, len(r.schema.MemberKey("")))
-	}
-	return flushScript.Cmd(keys, args...)
-}
-
-// appendUnlisted appends the count, then the 1-based indexes, of b's keys
-// whose member this recorder has not listed yet.
-func appendUnlisted(args []any, b *batch, listed func(string) bool) []any {
-	at := len(args)
-	args = append(args, 0)
-	for i, m := range b.Members {
-		if !listed(m) {
-			args = append(args, i+1)
-		}
-	}
-	args[at] = len(args) - at - 1
-	return args
-}
-
-// appendLat appends the lat blocks of both scripts.
-func appendLat(args []any, lat []latDelta) []any {
-	for _, d := range lat {
-		args = append(args, d.Expire, d.Sum, d.Min, d.Max, len(d.Fields))
-		for i, f := range d.Fields {
-			args = append(args, f, d.Counts[i])
-		}
-	}
-	return args
-}
 
 // markerLife is how long a marker outlives its last batch at least, in
 // seconds: a resend comes at most MaxPendingAge later.
@@ -230,31 +181,4 @@ func notApplied(rep redisconn.Reply) bool {
 	}
 	var re redis.Error
 	return errors.As(rep.Err, &re)
-}
-
-// scriptReply is a script's answer for one batch: its status (1 applied,
-// 0 applied before, 2 abandoned: a node batch fenced because a key was
-// not on the node, now or before), the indexes of keys that refused
-// their increments (for status 2, the key not on the node, if any) and
-// those of count keys whose hash the batch created.
-type scriptReply struct {
-	status  int64
-	refused []int64
-	created []int64
-}
-
-func parseScriptReply(reply any) (scriptReply, error) {
-	vals, err := redis.Int64s(reply, nil)
-	if err != nil || len(vals) == 0 {
-		return scriptReply{}, fmt.Errorf("unexpected flush script reply %v: %w", reply, err)
-	}
-	out := scriptReply{status: vals[0]}
-	for _, v := range vals[1:] {
-		if v < 0 {
-			out.created = append(out.created, -v)
-		} else {
-			out.refused = append(out.refused, v)
-		}
-	}
-	return out, nil
 }

@@ -74,24 +74,6 @@ func (r *Recorder) Store() *Store {
 	return s
 }
 
-// The cleaner and the dashboard reach a Recorder's or Store's pool,
-// schema and clock through series.HandleOf.
-func init() {
-	series.HandleOf = func(v any) series.Handle {
-		switch v := v.(type) {
-		case *Recorder:
-			h := series.Handle{Router: v.router, Schema: v.schema, Clock: v.clock}
-			if v.lat != nil {
-				h.Latency = v.lat.m
-			}
-			return h
-		case *Store:
-			return series.Handle{Router: v.router, Schema: v.schema, Clock: v.clock, Latency: v.lat}
-		}
-		panic(fmt.Sprintf("timeseries: no handle for a %T", v))
-	}
-}
-
 const knownPage = 1000
 
 // Series lists every known series, sorted by name, each with its

@@ -162,8 +162,8 @@ func TestSamplesManyUnknownAndInvalid(t *testing.T) {
 	if _, err := store.SamplesMany(ctx, []string{"hits"}, 5, huge); !errors.Is(err, series.ErrRangeTooLarge) {
 		t.Errorf("huge zero-filled range: err = %v, want ErrRangeTooLarge", err)
 	}
-	if !series.HandleOf(store).Now().Equal(t0) {
-		t.Errorf("Now = %v, want the store clock's %v", series.HandleOf(store).Now(), t0)
+	if !store.Clock().Now().Equal(t0) {
+		t.Errorf("Now = %v, want the store clock's %v", store.Clock().Now(), t0)
 	}
 }
 

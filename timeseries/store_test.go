@@ -96,7 +96,7 @@ func TestStorePing(t *testing.T) {
 	ping := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		return series.HandleOf(store).Ping(ctx)
+		return store.Ping(ctx)
 	}
 	if err := ping(); err != nil {
 		t.Fatalf("Redis up: %v", err)

@@ -83,7 +83,7 @@ func (u *visitorState) salt(sec int64) *visitors.Salt {
 // recordLocked counts visitor v, hashed under salt, at second sec in the
 // series cs[i] whose bit i is set in which, in stripe shard, whose lock
 // the caller holds.
-func (u *visitorState) recordLocked(shard uint32, sec int64, salt *visitors.Salt, v series.Visitor, cs *[series.MaxTimed]*Counter, which uint8) {
+func (u *visitorState) recordLocked(shard uint32, sec int64, salt *visitors.Salt, v Visitor, cs *[MaxTimed]*Counter, which uint8) {
 	s := &u.stripes[shard]
 	step := series.BucketStart(sec, int(u.step))
 	var id uint64

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/redistest"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -48,10 +47,10 @@ func BenchmarkRecordVisitor(b *testing.B) {
 	}{{"none", 0}, {"new", 1000}, {"repeat", 1}} {
 		fs := make([]finished, max(v.distinct, 1))
 		for i := range fs {
-			fs[i] = finished{Duration: 20 * time.Millisecond, Timed: [series.MaxTimed]*timeseries.Counter{hits}}
+			fs[i] = finished{Duration: 20 * time.Millisecond, Timed: [timeseries.MaxTimed]*timeseries.Counter{hits}}
 			if v.distinct > 0 {
 				addr := "198.51.100." + strconv.Itoa(i%250) + ":" + strconv.Itoa(i)
-				fs[i].Visitor, fs[i].Visited = series.Visitor{Addr: addr, UserAgent: ua}, 1
+				fs[i].Visitor, fs[i].Visited = timeseries.Visitor{Addr: addr, UserAgent: ua}, 1
 			}
 		}
 		b.Run(v.name+"/serial", func(b *testing.B) {
@@ -88,8 +87,8 @@ func TestRecordVisitorAllocs(t *testing.T) {
 	srv := redistest.Start(t)
 	r := readyRecorder(t, srv, timeseries.Config{})
 	hits := mustCounter(t, r, "hits")
-	v := series.Visitor{Addr: "192.0.2.1", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/128.0"}
-	f := finished{Visitor: v, Timed: [series.MaxTimed]*timeseries.Counter{hits}, Visited: 1}
+	v := timeseries.Visitor{Addr: "192.0.2.1", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/128.0"}
+	f := finished{Visitor: v, Timed: [timeseries.MaxTimed]*timeseries.Counter{hits}, Visited: 1}
 	recordFinished(r, f) // the stripe's first table
 	if n := testing.AllocsPerRun(1000, func() { recordFinished(r, f) }); n != 0 {
 		t.Errorf("%v allocations per visitor, want 0", n)

@@ -21,14 +21,14 @@ import (
 
 // finished is a request as the middlewares record it, and recordFinished
 // records it as they do.
-type finished = series.Finished[*timeseries.Counter]
+type finished = timeseries.Request
 
-var recordFinished = series.FinishedHook[*timeseries.Recorder, *timeseries.Counter]()
+var recordFinished = (*timeseries.Recorder).RecordRequest
 
 // visit records one request of the visitor at addr (a fixed User-Agent)
 // in cs, as the middlewares do: a hit and the visitor in each.
 func visit(r *timeseries.Recorder, addr string, cs ...*timeseries.Counter) {
-	f := finished{Visitor: series.Visitor{Addr: addr, UserAgent: "test-agent/1.0"}}
+	f := finished{Visitor: timeseries.Visitor{Addr: addr, UserAgent: "test-agent/1.0"}}
 	for i, c := range cs {
 		f.Timed[i] = c
 		f.Visited |= 1 << i
@@ -338,8 +338,8 @@ func TestCloseReportsLostVisitors(t *testing.T) {
 	r := readyRecorder(t, srv, timeseries.Config{FlushTimeout: 100 * time.Millisecond})
 	hits := mustCounter(t, r, "hits")
 	recordFinished(r, finished{
-		Timed:   [series.MaxTimed]*timeseries.Counter{hits},
-		Visitor: series.Visitor{Addr: "192.0.2.7", UserAgent: "test-agent/1.0"},
+		Timed:   [timeseries.MaxTimed]*timeseries.Counter{hits},
+		Visitor: timeseries.Visitor{Addr: "192.0.2.7", UserAgent: "test-agent/1.0"},
 		Visited: 1,
 	})
 	srv.Stop()

@@ -1,8 +1,8 @@
 // Package series is what Pulse's packages share about the series a
 // timeseries.Recorder writes: the names of their keys and known-set
 // members, the checks on names and precisions, bucket arithmetic and
-// zero-filling, the recorder's defaults, and a Handle on a Recorder's or
-// Store's pool, schema and clock. Package timeseries is built on it;
+// zero-filling, the recorder's defaults, and the reads behind
+// timeseries.Store's durations, visitors and Ping. Package timeseries is built on it;
 // cleaner, dashboard and the tests of the other packages use it so that
 // each of these rules has one implementation.
 //
@@ -17,10 +17,4 @@
 //
 //	start := series.BucketStart(1700000007, 5)            // 1700000005
 //	points := series.FillZero(samples, 5, from, to)       // one point per bucket
-//
-// A sibling package reaches a Recorder's or Store's pool, schema and clock
-// without timeseries exporting them:
-//
-//	h := series.HandleOf(rec)
-//	err := h.Ping(ctx)
 package series

@@ -90,20 +90,3 @@ func (h Handle) Durations(ctx context.Context, name string, precision int, from,
 	}
 	return out, nil
 }
-
-// DurationTotal is one series' durations recorded by this process since
-// its recorder started, written to Redis or not: the durations' side of
-// the recorder's Totals. Hist is a copy the caller owns.
-type DurationTotal struct {
-	Name string
-	Hist *latency.Histogram
-}
-
-// DurationTotals returns the duration totals of a *timeseries.Recorder,
-// one per series that keeps durations (none when the recorder keeps no
-// durations), in the order of its Totals; ok is false when rec is not a
-// recorder. A series whose every hit came with a duration has
-// a count equal to its hits total, once those requests have returned. Package timeseries sets
-// it at init, like HandleOf; it is a hook so that the package's exported
-// surface stays small.
-var DurationTotals func(rec any) (totals []DurationTotal, ok bool)

@@ -11,9 +11,8 @@ import (
 	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
-// Handle is what a timeseries.Recorder or Store works through: its
-// connections, its schema (defaults filled in) and its clock. The cleaner
-// takes a recorder's, the dashboard a store's.
+// Handle is what a timeseries.Store reads through: its connections, its
+// schema (defaults filled in), its clock and its duration mapping.
 type Handle struct {
 	Router *redisconn.Router
 	Schema Schema
@@ -23,12 +22,6 @@ type Handle struct {
 	// keeps no durations.
 	Latency *latency.Mapping
 }
-
-// HandleOf returns the Handle of a *timeseries.Recorder or a
-// *timeseries.Store, and panics on anything else. Package timeseries sets
-// it when it is initialized, so it is set in any program that has one of
-// those to pass.
-var HandleOf func(recorderOrStore any) Handle
 
 // Now is the time by the handle's clock: the bucket holding it is the
 // still-open one, and zero-filled reads end there.

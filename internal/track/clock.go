@@ -20,7 +20,7 @@ func (s Start) Elapsed() time.Duration { return time.Since(monoBase) - time.Dura
 // Begin returns the Start of a request beginning now, or 0 without
 // reading the clock when the Recorder keeps no durations.
 func (t *Tracker) Begin() Start {
-	if !t.keeps.Durations {
+	if !t.durations {
 		return 0
 	}
 	return Begin()
@@ -29,12 +29,12 @@ func (t *Tracker) Begin() Start {
 // Visits reports whether the Recorder counts unique visitors: an adapter
 // works out a request's Visitor only then, so that with visitors off no
 // address is parsed and the app's VisitorID hook is never called.
-func (t *Tracker) Visits() bool { return t.keeps.Visitors }
+func (t *Tracker) Visits() bool { return t.visitors }
 
 // Elapsed is the time since s, or 0 without reading the clock when the
 // Recorder keeps no durations.
 func (t *Tracker) Elapsed(s Start) time.Duration {
-	if !t.keeps.Durations {
+	if !t.durations {
 		return 0
 	}
 	return s.Elapsed()

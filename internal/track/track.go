@@ -25,7 +25,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -85,7 +84,7 @@ type Request struct {
 	Duration time.Duration
 	// Visitor is who made the request; zero for a request that counts no
 	// visitor (the app's VisitorID hook said so).
-	Visitor series.Visitor
+	Visitor timeseries.Visitor
 }
 
 // routeSeries is a route's series and, made on first use, those of its
@@ -105,8 +104,9 @@ type Tracker struct {
 	hits      *timeseries.Counter
 	unmatched *routeSeries
 	status    [6]*timeseries.Counter // index: status/100, 0 for other
-	record    func(*timeseries.Recorder, series.Finished[*timeseries.Counter])
-	keeps     series.Kept // Begin and Elapsed read the clock only with Durations; Visits
+	// Begin and Elapsed read the clock only when the Recorder keeps
+	// durations; Visits reports whether it keeps visitors.
+	durations, visitors bool
 
 	// Read without locks on every request; replaced whole, under mu, when
 	// a name is first seen. Route templates are few, so copies are rare.
@@ -128,8 +128,7 @@ func New(cfg Config) (*Tracker, error) {
 		cfg.UnmatchedName = DefaultUnmatchedName
 	}
 	t := &Tracker{cfg: cfg, rec: cfg.Recorder,
-		record: series.FinishedHook[*timeseries.Recorder, *timeseries.Counter](),
-		keeps:  series.KeepsHook[*timeseries.Recorder]()(cfg.Recorder)}
+		durations: cfg.Recorder.KeepsDurations(), visitors: cfg.Recorder.KeepsVisitors()}
 	var err error
 	if t.hits, err = t.rec.Counter(cfg.HitsName); err != nil {
 		return nil, fmt.Errorf("HitsName: %w", err)
@@ -167,7 +166,7 @@ func StatusClassName(status int) string {
 // lock each for the durations and the visitor, no allocation once its
 // names have been seen.
 func (t *Tracker) Record(r Request) {
-	f := series.Finished[*timeseries.Counter]{Duration: r.Duration, Visitor: r.Visitor}
+	f := timeseries.Request{Duration: r.Duration, Visitor: r.Visitor}
 	f.Timed[0] = t.hits
 	f.Visited = 1 << 0
 	class := r.Status / 100
@@ -199,7 +198,7 @@ func (t *Tracker) Record(r Request) {
 			}
 		}
 	}
-	t.record(t.rec, f)
+	t.rec.RecordRequest(f)
 }
 
 // route returns the series of the request's route.

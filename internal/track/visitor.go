@@ -4,7 +4,7 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // RemoteAddr is the address of the connection r came on, without its
@@ -33,9 +33,9 @@ func UserAgent(r *http.Request) string {
 // ClientVisitor is the visitor of a request identified by its client:
 // the address clientIP gives (the app's trusted-proxy rule), or the
 // connection's when clientIP is nil, and the User-Agent.
-func ClientVisitor(r *http.Request, clientIP func(*http.Request) string) series.Visitor {
+func ClientVisitor(r *http.Request, clientIP func(*http.Request) string) timeseries.Visitor {
 	if clientIP == nil {
 		clientIP = RemoteAddr
 	}
-	return series.Visitor{Addr: clientIP(r), UserAgent: UserAgent(r)}
+	return timeseries.Visitor{Addr: clientIP(r), UserAgent: UserAgent(r)}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // A Sleeper makes handlers sleep known times and keeps the most any of
@@ -65,16 +66,15 @@ func Sleeps(n int) []time.Duration {
 }
 
 // CheckQuantiles reads the durations of series name over the current and
-// previous day from rec (a *timeseries.Recorder) and checks that they
+// previous day from rec and checks that they
 // count len(slept) requests and that their p50, p90 and p99 are within
 // the accuracy of the exact quantiles of slept, plus slack: the most any
 // handler overslept, as the handlers measured it, and overhead, the
 // middleware's own time around the handler. It returns the largest
 // relative error against the exact quantile of slept.
-func CheckQuantiles(t *testing.T, rec any, name string, slept []time.Duration, overslept, overhead time.Duration) float64 {
+func CheckQuantiles(t *testing.T, rec *timeseries.Recorder, name string, slept []time.Duration, overslept, overhead time.Duration) float64 {
 	t.Helper()
-	h := series.HandleOf(rec)
-	d, err := h.LastDurations(context.Background(), name, 86400, 2)
+	d, err := rec.Store().LastDurations(context.Background(), name, 86400, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func CheckQuantiles(t *testing.T, rec any, name string, slept []time.Duration, o
 	}
 	sorted := slices.Clone(slept)
 	slices.Sort(sorted)
-	a := h.Latency.Accuracy()
+	a := w.Mapping().Accuracy()
 	worst := 0.0
 	for _, q := range []float64{0.5, 0.9, 0.99} {
 		exact := sorted[latency.Rank(q, uint64(len(sorted)))-1]
@@ -148,4 +148,28 @@ func CheckLat(t *testing.T, do func(key, cmd string, args ...any) any, precision
 // globQuote quotes what KEYS patterns treat specially.
 func globQuote(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`).Replace(s)
+}
+
+// NewRecorder returns a Recorder over pool, closed when the test ends.
+// Unset, cfg's precisions are 5 s and 1 day, and its OnError fails the
+// test.
+func NewRecorder(t testing.TB, pool timeseries.Pool, cfg timeseries.Config) *timeseries.Recorder {
+	t.Helper()
+	cfg.Pool = pool
+	if cfg.Schema.Precisions == nil {
+		cfg.Schema.Precisions = []int{5, 86400}
+	}
+	if cfg.OnError == nil {
+		cfg.OnError = func(err error) { t.Errorf("recorder: %v", err) }
+	}
+	rec, err := timeseries.NewRecorder(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = rec.Close(ctx)
+	})
+	return rec
 }

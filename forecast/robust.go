@@ -1,0 +1,104 @@
+package forecast
+
+import (
+	"math"
+	"slices"
+)
+
+// madToSigma turns a median absolute deviation into a normal standard
+// deviation.
+const madToSigma = 1.4826
+
+// median returns the median of the non-NaN values of x, NaN when none.
+// It sorts a copy held in buf, so callers can reuse the buffer.
+func median(x []float64, buf []float64) float64 {
+	buf = buf[:0]
+	for _, v := range x {
+		if !math.IsNaN(v) {
+			buf = append(buf, v)
+		}
+	}
+	return medianInPlace(buf)
+}
+
+func medianInPlace(b []float64) float64 {
+	n := len(b)
+	if n == 0 {
+		return math.NaN()
+	}
+	slices.Sort(b)
+	if n%2 == 1 {
+		return b[n/2]
+	}
+	return (b[n/2-1] + b[n/2]) / 2
+}
+
+// movingMedian returns, for each t, the median of the width values around
+// it; windows are clamped at the ends so every point gets one.
+func movingMedian(x []float64, width int) []float64 {
+	n := len(x)
+	out := make([]float64, n)
+	buf := make([]float64, 0, width)
+	if width > n {
+		width = n
+	}
+	for t := range x {
+		lo := t - width/2
+		lo = max(0, min(lo, n-width))
+		out[t] = median(x[lo:lo+width], buf)
+	}
+	return out
+}
+
+// dispersionFit finds the extra-noise parameter d >= 0 at which the
+// residuals, each divided by its standard deviation sd(i, d), have a
+// median absolute value of a standard normal's. sd must grow with d.
+// Solving on the median keeps one spike or outage from moving the answer.
+func dispersionFit(res []float64, sd func(i int, d float64) float64, hi float64) float64 {
+	buf := make([]float64, 0, len(res))
+	medAt := func(d float64) float64 {
+		buf = buf[:0]
+		for i, r := range res {
+			if !math.IsNaN(r) {
+				buf = append(buf, math.Abs(r)/sd(i, d))
+			}
+		}
+		return medianInPlace(buf)
+	}
+	const target = 1 / madToSigma
+	if m := medAt(0); math.IsNaN(m) || m <= target {
+		return 0
+	}
+	lo := 0.0
+	if medAt(hi) > target {
+		return hi
+	}
+	for range 40 {
+		mid := (lo + hi) / 2
+		if medAt(mid) > target {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// normCDF is the standard normal distribution function.
+func normCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+
+// normQuantile is its inverse.
+func normQuantile(p float64) float64 {
+	switch {
+	case p <= 0:
+		return math.Inf(-1)
+	case p >= 1:
+		return math.Inf(1)
+	}
+	return -math.Sqrt2 * math.Erfcinv(2*p)
+}
+
+// maxZ caps scores so a bucket far out of any band still compares.
+const maxZ = 12
+
+func clampZ(z float64) float64 { return math.Max(-maxZ, math.Min(maxZ, z)) }

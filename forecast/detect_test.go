@@ -58,7 +58,7 @@ var detectCases = []detectCase{
 	{"shift +30% 1h", Counts, time.Hour, 500, event{Kind: LevelShift, Size: 0.3}, 60},
 	{"shift -30% 5m", Counts, 5 * time.Minute, 500, event{Kind: LevelShift, Size: -0.3}, 60},
 	{"latency x2 1m", Latency, time.Minute, 100, event{Kind: LatencyRegression, Len: 3, Size: 2}, 60},
-	{"errors x3 1h", ErrorRatio, time.Hour, 200, event{Kind: ErrorSurge, Len: 3, Size: 3}, 60},
+	{"errors x3 1h", ErrorRatio, time.Hour, 1000, event{Kind: ErrorSurge, Len: 3, Size: 3}, 60},
 	{"none 5s", Counts, 5 * time.Second, 20, event{}, 60},
 	{"none 1h low", Counts, time.Hour, 3, event{}, 60},
 	{"none 1h", Counts, time.Hour, 300, event{}, 60},

@@ -18,7 +18,8 @@ type Fitted struct {
 	p      params
 	sc     scales
 	last   run
-	hits   float64
+	hits   float64 // ErrorRatio: hits per future bucket, when fixed
+	hitsFd *Fitted // ErrorRatio: the forecast of the hits, when not
 }
 
 // Fit fits a Counts series with the defaults.
@@ -63,6 +64,15 @@ func FitWithConfig(s Series, cfg Config) (*Fitted, error) {
 	m.Cleaned = last.cleaned + prof.cleaned
 	fd := &Fitted{Model: m, series: s, f: f, prof: prof, lent: lent, p: p, sc: sc, last: last}
 	fd.hits = futureHits(s, cfg)
+	if cfg.Kind == ErrorRatio && cfg.FutureHits <= 0 {
+		// The band of a future ratio depends on the hits it will be over:
+		// forecast them too, so a quiet night gets a wider band.
+		hs := Series{Name: s.Name, Step: s.Step, Start: s.Start, Values: s.Hits}
+		cx := Context{Hourly: hitsOf(cfg.Context.Hourly), Daily: hitsOf(cfg.Context.Daily)}
+		if hf, err := FitWithConfig(hs, Config{Context: cx, off: cfg.off}); err == nil {
+			fd.hitsFd = hf
+		}
+	}
 	fd.history()
 	fd.Flags = flag(s, cfg, fd.History, last.warm)
 	return fd, nil
@@ -111,7 +121,7 @@ func build(s Series, cfg Config, w []float64, period int, lent borrowed) (*filte
 			return math.Abs(w[t]-exp[t]) > 4*sd(t)
 		})
 		if day%s.Step == 0 && period == int(day/s.Step) {
-			prof.smooth(phaseNoise(w, exp, trend, ext, ph, period, f, sd))
+			prof.smooth(phaseNoise(w, trend, ext, med, ph, f))
 		}
 	}
 	for t := range w {
@@ -123,15 +133,21 @@ func build(s Series, cfg Config, w []float64, period int, lent borrowed) (*filte
 }
 
 // phaseNoise is the variance of each phase's mean ratio that the noise
-// alone would give it.
-func phaseNoise(w, exp, trend, ext []float64, ph []int, period int, f *filter, sd func(int) float64) []float64 {
+// alone would give it. A phase is judged at the larger of its median and
+// its neighbours', so a phase of quiet nights that saw only zeros is not
+// taken for a certain zero.
+func phaseNoise(w, trend, ext, med []float64, ph []int, f *filter) []float64 {
+	period := len(med)
 	nv := make([]float64, period)
 	cnt := make([]float64, period)
 	for t := range w {
 		if math.IsNaN(w[t]) || math.IsNaN(trend[t]) {
 			continue
 		}
-		v := sd(t) * sd(t)
+		j := ph[t]
+		m := math.Max(med[j], (med[(j+period-1)%period]+med[j]+med[(j+1)%period])/3)
+		mu := f.combine(f.combine(trend[t], m), ext[t])
+		v := noiseVar(f.kind, mu, f.disp, f.hitsAt(t))
 		if f.mult {
 			den := trend[t] * ext[t]
 			if den <= 0 {
@@ -139,8 +155,8 @@ func phaseNoise(w, exp, trend, ext []float64, ph []int, period int, f *filter, s
 			}
 			v /= den * den
 		}
-		nv[ph[t]] += v
-		cnt[ph[t]]++
+		nv[j] += v
+		cnt[j]++
 	}
 	for j := range nv {
 		if cnt[j] > 0 {
@@ -174,6 +190,14 @@ func dispersion(kind Kind, w, exp, hits []float64) float64 {
 	return dispersionFit(res, func(t int, d float64) float64 {
 		return math.Sqrt(noiseVar(kind, exp[t], d, 0))
 	}, 3)
+}
+
+// hitsOf returns the hits of an ErrorRatio series as a Counts series.
+func hitsOf(s *Series) *Series {
+	if s == nil || s.Hits == nil {
+		return nil
+	}
+	return &Series{Name: s.Name, Step: s.Step, Start: s.Start, Values: s.Hits}
 }
 
 // futureHits is the hits an ErrorRatio forecast assumes per bucket.
@@ -233,6 +257,10 @@ func (fd *Fitted) Forecast(horizon int) []Point {
 	f, p := fd.f, fd.p
 	base, pw := fd.last.level, 1.0
 	phiSum := 0.0
+	var hitsFc []Point
+	if fd.hitsFd != nil {
+		hitsFc = fd.hitsFd.Forecast(horizon)
+	}
 	for h := 1; h <= horizon; h++ {
 		t := fd.series.Time(n - 1 + h)
 		pw *= p.phi
@@ -243,6 +271,9 @@ func (fd *Fitted) Forecast(horizon int) []Point {
 		}
 		mu := f.clampMu(f.combine(base+phiSum*fd.last.trend, fac))
 		hits := fd.hits
+		if hitsFc != nil {
+			hits = math.Max(1, math.Round(hitsFc[h-1].Expected))
+		}
 		v := noiseVar(f.kind, mu, f.disp, hits) * fd.sc.at(p, h)
 		pt := fd.predictive(mu, v, hits).point(t)
 		pt.Value, pt.Score = math.NaN(), math.NaN()

@@ -195,7 +195,9 @@ func (p *profile) smooth(nv []float64) {
 	out := make([]float64, n)
 	for j := range n {
 		b := 0.375 * nv[j] / (0.375*nv[j] + tau)
-		if math.IsNaN(b) {
+		if math.IsInf(nv[j], 1) {
+			b = 1 // a phase never seen takes its neighbours'
+		} else if math.IsNaN(b) {
 			b = 0
 		}
 		p.keep[j] = 1 - b

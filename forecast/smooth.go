@@ -14,6 +14,8 @@ const (
 	// quickMax is the mean above which parameter search scores counts with
 	// the normal approximation; below it the normal's tails are too wrong.
 	quickMax = 20
+	// calm is the share of loss a calmer fit may cost and still be chosen.
+	calm = 0.02
 )
 
 // filter is a damped-trend exponential smoothing of the level of a series
@@ -229,7 +231,7 @@ var grid = func() []params {
 	var g []params
 	for _, a := range []float64{0.05, 0.1, 0.2, 0.3, 0.5} {
 		for _, b := range []float64{0, 0.05} {
-			g = append(g, params{alpha: a, beta: b, phi: 0.9})
+			g = append(g, params{alpha: a, beta: b, phi: 0.98})
 		}
 	}
 	return g
@@ -239,10 +241,20 @@ var grid = func() []params {
 // ahead steps before each bucket, then sets the scales from the median
 // residuals at both leads, and runs the final pass with exact scores.
 func (f *filter) fit() (params, scales, run) {
-	best, bestLoss := grid[0], math.Inf(1)
-	for _, p := range grid {
-		if r := f.pass(p, 1, false); r.loss < bestLoss {
-			best, bestLoss = p, r.loss
+	losses := make([]float64, len(grid))
+	least := math.Inf(1)
+	for i, p := range grid {
+		losses[i] = f.pass(p, 1, false).loss
+		least = math.Min(least, losses[i])
+	}
+	// The calmest parameters within a small margin of the least loss: a
+	// level that moves less estimates it from more buckets, which
+	// narrows the bands and sharpens the flags.
+	best := grid[0]
+	for i, p := range grid {
+		if losses[i] <= least*(1+calm) {
+			best = p
+			break
 		}
 	}
 	r := f.pass(best, 1, false)
@@ -282,7 +294,9 @@ func (f *filter) scale(r run, lead int, p params) float64 {
 		phiSum += pw
 	}
 	u := make([]float64, 0, len(f.w))
-	for t := r.warm; t < len(f.w); t++ {
+	// The first quarter of the history is left out: there the level is
+	// still finding its feet, which the forecast's own errors will not.
+	for t := r.warm + len(f.w)/4; t < len(f.w); t++ {
 		from := t - lead // the state after bucket from forecasts bucket t
 		if from < r.warm-1 || math.IsNaN(f.w[t]) {
 			continue

@@ -60,7 +60,7 @@ func runAccuracy(t *testing.T, c accuracyCase, test uint64, cfg Config) accuracy
 // points of nominal, at every precision, for every kind.
 func TestCoverage(t *testing.T) {
 	for i, c := range []accuracyCase{
-		{"counts 5s", Counts, 5 * time.Second, 12, 0, 30, true, 40},
+		{"counts 5s", Counts, 5 * time.Second, 12, 0, 100, true, 40},
 		{"counts 1m", Counts, time.Minute, 12, 0, 50, true, 40},
 		{"counts 5m", Counts, 5 * time.Minute, 12, 0, 100, true, 40},
 		{"counts 1h", Counts, time.Hour, 24, 24, 200, true, 40},

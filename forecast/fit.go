@@ -78,6 +78,11 @@ func FitWithConfig(s Series, cfg Config) (*Fitted, error) {
 	return fd, nil
 }
 
+// cleanZ is how far, in noise deviations, a bucket must lie from its
+// season's median to be replaced in the profile: far enough that an
+// underestimated noise does not clean the season's real peaks away.
+const cleanZ = 5
+
 // build estimates the season and the noise and returns the filter ready
 // to run.
 func build(s Series, cfg Config, w []float64, period int, lent borrowed) (*filter, *profile) {
@@ -111,14 +116,14 @@ func build(s Series, cfg Config, w []float64, period int, lent borrowed) (*filte
 	for t := range w {
 		exp[t] = f.clampMu(f.combine(f.combine(trend[t], med[ph[t]]), ext[t]))
 	}
-	f.disp = dispersion(cfg.Kind, w, exp, s.Hits)
+	f.disp = dispersion(cfg.Kind, w, others(w, adj, raw, trend, ext, ph, period, f), s.Hits)
 	sd := func(t int) float64 {
 		return math.Sqrt(noiseVar(cfg.Kind, exp[t], f.disp, f.hitsAt(t)))
 	}
 	prof := flatProfile(n, mult)
 	if period > 0 {
 		prof = fitProfile(raw, ph, med, mult, !cfg.off.clean, func(t int) bool {
-			return math.Abs(w[t]-exp[t]) > 4*sd(t)
+			return math.Abs(w[t]-exp[t]) > cleanZ*sd(t)
 		})
 		if day%s.Step == 0 && period == int(day/s.Step) {
 			prof.smooth(phaseNoise(w, trend, ext, med, ph, f))
@@ -168,27 +173,74 @@ func phaseNoise(w, trend, ext, med []float64, ph []int, f *filter) []float64 {
 	return nv
 }
 
-// dispersion estimates the noise parameter from the residuals of the
-// decomposition.
-func dispersion(kind Kind, w, exp, hits []float64) float64 {
+// others is what the other buckets expect of each bucket: the median of
+// its phase in the other seasons, or of its neighbours without a season,
+// with how many buckets that median was over. A median that includes the
+// bucket itself would be the bucket one time in five, and the noise would
+// look smaller than it is.
+func others(w, adj, raw, trend, ext []float64, ph []int, period int, f *filter) othersExp {
+	n := len(w)
+	o := othersExp{exp: make([]float64, n), m: make([]int, n)}
+	buf := make([]float64, 0, 16)
+	for t := range w {
+		buf = buf[:0]
+		if period > 0 {
+			for u := t % period; u < n; u += period {
+				if u != t && !math.IsNaN(raw[u]) {
+					buf = append(buf, raw[u])
+				}
+			}
+		} else {
+			for u := max(0, t-3); u <= min(n-1, t+3); u++ {
+				if u != t && !math.IsNaN(adj[u]) {
+					buf = append(buf, adj[u])
+				}
+			}
+		}
+		o.m[t] = len(buf)
+		m := medianInPlace(buf)
+		switch {
+		case math.IsNaN(m):
+			o.exp[t] = math.NaN()
+		case period > 0:
+			o.exp[t] = f.clampMu(f.combine(f.combine(trend[t], m), ext[t]))
+		default:
+			o.exp[t] = f.clampMu(f.combine(m, ext[t]))
+		}
+	}
+	return o
+}
+
+type othersExp struct {
+	exp []float64
+	m   []int
+}
+
+// dispersion estimates the noise parameter from the residuals of each
+// bucket to what the others expect of it, allowing for the noise of that
+// median itself.
+func dispersion(kind Kind, w []float64, o othersExp, hits []float64) float64 {
+	exp := o.exp
 	res := make([]float64, len(w))
+	infl := make([]float64, len(w))
 	for t := range w {
 		res[t] = w[t] - exp[t]
+		infl[t] = math.Sqrt(1 + math.Pi/(2*float64(max(o.m[t], 1))))
 	}
 	switch kind {
 	case Latency:
 		abs := make([]float64, len(res))
 		for t, r := range res {
-			abs[t] = math.Abs(r)
+			abs[t] = math.Abs(r) / infl[t]
 		}
 		return math.Max(madToSigma*median(abs, nil), 1e-3)
 	case ErrorRatio:
 		return dispersionFit(res, func(t int, d float64) float64 {
-			return math.Sqrt(noiseVar(kind, exp[t], d, hits[t]))
+			return infl[t] * math.Sqrt(noiseVar(kind, exp[t], d, hits[t]))
 		}, 1)
 	}
 	return dispersionFit(res, func(t int, d float64) float64 {
-		return math.Sqrt(noiseVar(kind, exp[t], d, 0))
+		return infl[t] * math.Sqrt(noiseVar(kind, exp[t], d, 0))
 	}, 3)
 }
 

@@ -22,7 +22,7 @@ type Config struct {
 	// Persistence of a flag; DefaultPersistence(Step) when zero.
 	Persistence Persistence
 	// Band is the score (a normal quantile) beyond which a bucket is out of
-	// band for flagging. Default DefaultBand.
+	// band for flagging. Default DefaultBandFor(Step).
 	Band float64
 	// Single is the score that flags one bucket alone, without waiting
 	// for K of N. Default DefaultSingleFor(Step).
@@ -54,6 +54,7 @@ type guards struct {
 // Defaults of Config.
 const (
 	DefaultBand     = 2.5
+	DefaultFineBand = 2.25
 	DefaultSingle   = 5.0
 	DefaultShiftRun = 4
 	DefaultRelevel  = 6
@@ -63,6 +64,17 @@ const (
 // precision: one bucket out of band is not an anomaly, whatever its width.
 func DefaultPersistence(step time.Duration) Persistence {
 	return Persistence{K: 2, N: 3}
+}
+
+// DefaultBandFor is the score beyond which a bucket is out of band:
+// DefaultBand from 1 h up, where the series' own season is estimated from
+// a few days and the expectation is less sure, DefaultFineBand below,
+// where the season is borrowed from the coarser series.
+func DefaultBandFor(step time.Duration) float64 {
+	if step < time.Hour {
+		return DefaultFineBand
+	}
+	return DefaultBand
 }
 
 // DefaultSingleFor is the score that flags one bucket alone: DefaultSingle
@@ -80,7 +92,7 @@ func (c Config) withDefaults(step time.Duration) Config {
 	}
 	c.Persistence.K = min(c.Persistence.K, c.Persistence.N)
 	if c.Band <= 0 {
-		c.Band = DefaultBand
+		c.Band = DefaultBandFor(step)
 	}
 	if c.Single <= 0 {
 		c.Single = DefaultSingleFor(step)

@@ -11,15 +11,16 @@ type Fitted struct {
 	History []Point
 	Flags   []Flag // oldest first
 
-	series Series
-	f      *filter
-	prof   *profile
-	lent   borrowed
-	p      params
-	sc     scales
-	last   run
-	hits   float64 // ErrorRatio: hits per future bucket, when fixed
-	hitsFd *Fitted // ErrorRatio: the forecast of the hits, when not
+	series   Series
+	f        *filter
+	prof     *profile
+	lent     borrowed
+	p        params
+	sc       scales
+	last     run
+	hits     float64 // ErrorRatio: hits per future bucket, when fixed
+	hitsFd   *Fitted // ErrorRatio: the forecast of the hits, when not
+	flagFrom int     // the first bucket that may flag
 }
 
 // Fit fits a Counts series with the defaults.
@@ -74,7 +75,11 @@ func FitWithConfig(s Series, cfg Config) (*Fitted, error) {
 		}
 	}
 	fd.history()
-	fd.Flags = flag(s, cfg, fd.History, last.warm)
+	// The first quarter of the history is scored but not flagged: the
+	// level and its trend are still settling there, the scales leave it
+	// out too, and a reader looks at the end.
+	fd.flagFrom = max(last.warm, len(w)/4)
+	fd.Flags = flag(s, cfg, fd.History, fd.flagFrom)
 	return fd, nil
 }
 

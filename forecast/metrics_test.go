@@ -83,7 +83,7 @@ func (d *detection) add(g *generated, fd *Fitted, ev *event) {
 		flagged[f.Bucket] = f
 	}
 	for t, p := range fd.History {
-		if math.IsNaN(p.Score) {
+		if math.IsNaN(p.Score) || t < fd.flagFrom {
 			continue
 		}
 		if !g.abnormal[t] {

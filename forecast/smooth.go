@@ -32,7 +32,8 @@ type filter struct {
 	disp        float64   // noise parameter of noiseVar
 	ref         []float64 // per bucket, a parameter-free noise scale for the grid search
 	relevel     int
-	ahead       int // the lead whose errors join the one-step ones in choosing parameters
+	ahead       int       // the lead whose errors join the one-step ones in choosing parameters
+	init        []float64 // level, trend and warm-up, once found
 	off         guards
 }
 
@@ -80,12 +81,15 @@ func (f *filter) hitsAt(t int) float64 {
 	return f.hits[t]
 }
 
-// start returns the initial level and the index of the first scored
-// bucket. The level starts from the first day of buckets (at least
+// start returns the initial level and trend and the index of the first
+// scored bucket. The level comes from the first day of buckets (at least
 // warmup, at most 24): on a multiplicative scale as their sum over the
-// sum of their factors, so a quiet night at the start cannot pin the
-// level to zero; otherwise their median.
-func (f *filter) start() (float64, int) {
+// sum of their factors, so a quiet night at the start cannot pin it to
+// zero, otherwise their median. Computed once per fit.
+func (f *filter) start() (float64, float64, int) {
+	if f.init != nil {
+		return f.init[0], f.init[1], int(f.init[2])
+	}
 	var first, sw, sf []float64
 	warm := len(f.w)
 	for t, w := range f.w {
@@ -101,10 +105,17 @@ func (f *filter) start() (float64, int) {
 		first = append(first, f.remove(w, f.fFull[t]))
 		sw, sf = append(sw, w), append(sf, f.fFull[t])
 	}
+	var level float64
 	if f.mult {
-		return f.newLevel(first, sw, sf), warm
+		level = f.newLevel(first, sw, sf)
+	} else {
+		level = medianInPlace(first)
 	}
-	return medianInPlace(first), warm
+	// The trend starts flat: a slope read from a day of buckets is mostly
+	// noise, and the damped trend would carry it on.
+	trend := 0.0
+	f.init = []float64{level, trend, float64(warm)}
+	return level, trend, warm
 }
 
 // pass runs the filter with parameters p and scale k. exact scores with
@@ -113,9 +124,8 @@ func (f *filter) start() (float64, int) {
 func (f *filter) pass(p params, k float64, exact bool) run {
 	n := len(f.w)
 	r := run{mu: make([]float64, n), v: make([]float64, n), z: make([]float64, n), rejected: make([]bool, n)}
-	level, warm := f.start()
+	level, trend, warm := f.start()
 	r.warm = warm
-	trend := 0.0
 	side := 0
 	var held, heldW, heldF []float64
 	lv, tr := make([]float64, n), make([]float64, n)

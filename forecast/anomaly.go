@@ -27,6 +27,8 @@ type Flag struct {
 	Expected  float64       `json:"expected"`
 	Band      Band          `json:"band"` // the 95 % one-step band
 	Score     float64       `json:"score"`
+
+	at int // index of the bucket in the history
 }
 
 // flag walks the scored history and raises a flag on each bucket that
@@ -74,7 +76,7 @@ func flag(s Series, cfg Config, hist []Point, warm int) []Flag {
 			continue
 		}
 		fl := Flag{Series: s.Name, Precision: s.Step, Bucket: pt.Time, Kind: kindOf(cfg.Kind, side, run >= cfg.ShiftRun),
-			Observed: pt.Value, Expected: pt.Expected, Band: pt.Band95, Score: z}
+			Observed: pt.Value, Expected: pt.Expected, Band: pt.Band95, Score: z, at: t}
 		flags = append(flags, fl)
 		at = append(at, t)
 	}

@@ -38,6 +38,10 @@ type Config struct {
 	// forecast. Default: the median hits of the last day of buckets, at
 	// most the last 24.
 	FutureHits float64
+	// FlagsOnly leaves the bands of the history's buckets out (NaN) but
+	// for the flagged ones: a scan for anomalies across many series does
+	// not draw them, and they are a fair share of the cost.
+	FlagsOnly bool
 
 	off guards // tests switch parts off to show they matter
 }

@@ -74,12 +74,19 @@ func FitWithConfig(s Series, cfg Config) (*Fitted, error) {
 			fd.hitsFd = hf
 		}
 	}
-	fd.history()
+	fd.history(!cfg.FlagsOnly)
 	// The first quarter of the history is scored but not flagged: the
 	// level and its trend are still settling there, the scales leave it
 	// out too, and a reader looks at the end.
 	fd.flagFrom = max(last.warm, len(w)/4)
 	fd.Flags = flag(s, cfg, fd.History, fd.flagFrom)
+	for i := range fd.Flags {
+		if t := fd.Flags[i].at; cfg.FlagsOnly {
+			pr := fd.predictive(last.mu[t], last.v[t], f.hitsAt(t))
+			_, fd.Flags[i].Band = pr.bands()
+			fd.History[t].Band80, fd.History[t].Band95 = pr.bands()
+		}
+	}
 	return fd, nil
 }
 
@@ -278,11 +285,18 @@ func (fd *Fitted) predictive(mu, v, hits float64) predictive {
 }
 
 // history fills the one-step expectation and bands of every past bucket.
-func (fd *Fitted) history() {
+// With bands false it leaves the bands of the history out (NaN), as a
+// scan for flags does not draw them.
+func (fd *Fitted) history(bands bool) {
 	s, r := fd.series, fd.last
 	fd.History = make([]Point, len(s.Values))
+	nan := math.NaN()
 	for t := range s.Values {
-		pt := fd.predictive(r.mu[t], r.v[t], fd.f.hitsAt(t)).point(s.Time(t))
+		pr := fd.predictive(r.mu[t], r.v[t], fd.f.hitsAt(t))
+		pt := Point{Time: s.Time(t), Hits: pr.hits, Expected: pr.expected(), Band80: Band{nan, nan}, Band95: Band{nan, nan}}
+		if bands {
+			pt = pr.point(s.Time(t))
+		}
 		pt.Value = observed(s, fd.f.kind, t)
 		pt.Score = r.z[t]
 		pt.Cleaned = r.rejected[t]

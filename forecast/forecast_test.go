@@ -129,3 +129,31 @@ func TestPointsShape(t *testing.T) {
 		}
 	}
 }
+
+// FlagsOnly finds the same flags and expectations, and leaves out the
+// bands of the buckets that did not flag.
+func TestFlagsOnly(t *testing.T) {
+	gc := genConfig{Step: time.Minute, N: 120, Base: 100, Events: []event{{Kind: Drop, At: 100, Len: 4}}}
+	s := generate(gc, seeded(4, 0)).series(Counts)
+	full, err := Fit(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean, err := FitWithConfig(s, Config{FlagsOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Flags) == 0 || len(full.Flags) != len(lean.Flags) {
+		t.Fatalf("flags %d and %d", len(full.Flags), len(lean.Flags))
+	}
+	for i := range full.Flags {
+		if full.Flags[i] != lean.Flags[i] {
+			t.Fatalf("flag %d: %+v and %+v", i, full.Flags[i], lean.Flags[i])
+		}
+	}
+	for i, p := range lean.History {
+		if p.Expected != full.History[i].Expected || (p.Anomaly == nil) != math.IsNaN(p.Band95.Lo) {
+			t.Fatalf("bucket %d: %+v against %+v", i, p, full.History[i])
+		}
+	}
+}

@@ -5,7 +5,7 @@ import "math"
 // discreteMax is the mean above which counts use the normal
 // approximation; below it the Poisson or negative binomial is summed, so
 // a route with 3 hits a bucket gets bands from its own count noise.
-const discreteMax = 150
+const discreteMax = 50
 
 // countDist is the predictive distribution of a count: Poisson when its
 // variance is the mean's, negative binomial when larger.
@@ -84,6 +84,30 @@ func (d countDist) quantile(q float64) float64 {
 	return out
 }
 
+// quantiles returns the quantiles qs (ascending) in one walk.
+func (d countDist) quantiles(qs []float64) []float64 {
+	out := make([]float64, len(qs))
+	if !d.discrete() {
+		for i, q := range qs {
+			out[i] = d.quantile(q)
+		}
+		return out
+	}
+	i, cdf := 0, 0.0
+	d.terms(func(k int, p float64) bool {
+		cdf += p
+		for i < len(qs) && cdf >= qs[i] {
+			out[i] = float64(k)
+			i++
+		}
+		return i < len(qs)
+	})
+	for ; i < len(qs); i++ {
+		out[i] = d.mu + normQuantile(qs[i])*math.Sqrt(d.v)
+	}
+	return out
+}
+
 // predictive is one bucket's forecast on the working scale (mu, v) with
 // what is needed to turn it into the observed scale.
 type predictive struct {
@@ -139,9 +163,31 @@ type Band struct {
 	Hi float64 `json:"hi"`
 }
 
-func (p predictive) band(level float64) Band {
-	a := (1 - level) / 2
-	return Band{Lo: p.quantile(a), Hi: p.quantile(1 - a)}
+// bandQs are the quantiles of the 95 % and 80 % bands, ascending.
+var bandQs = []float64{0.025, 0.1, 0.9, 0.975}
+
+// bands returns the 80 % and 95 % bands.
+func (p predictive) bands() (b80, b95 Band) {
+	var q []float64
+	switch p.kind {
+	case Counts:
+		q = p.counts().quantiles(bandQs)
+	case ErrorRatio:
+		if p.hits <= 0 {
+			nan := math.NaN()
+			return Band{nan, nan}, Band{nan, nan}
+		}
+		q = p.counts().quantiles(bandQs)
+		for i := range q {
+			q[i] = math.Min(1, q[i]/p.hits)
+		}
+	default:
+		q = make([]float64, len(bandQs))
+		for i, a := range bandQs {
+			q[i] = p.quantile(a)
+		}
+	}
+	return Band{q[1], q[2]}, Band{q[0], q[3]}
 }
 
 // noiseVar is the variance of one bucket's noise around a mean mu on the

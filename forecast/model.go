@@ -49,5 +49,6 @@ type Point struct {
 }
 
 func (p predictive) point(t time.Time) Point {
-	return Point{Time: t, Hits: p.hits, Expected: p.expected(), Band80: p.band(0.8), Band95: p.band(0.95)}
+	b80, b95 := p.bands()
+	return Point{Time: t, Hits: p.hits, Expected: p.expected(), Band80: b80, Band95: b95}
 }

@@ -13,7 +13,7 @@ const (
 	warmup  = 5 // valid buckets before the first one-step score
 	// quickMax is the mean above which parameter search scores counts with
 	// the normal approximation; below it the normal's tails are too wrong.
-	quickMax = 20
+	quickMax = 5
 	// calm is the share of loss a calmer fit may cost and still be chosen.
 	calm = 0.02
 )
@@ -34,6 +34,7 @@ type filter struct {
 	relevel     int
 	ahead       int       // the lead whose errors join the one-step ones in choosing parameters
 	init        []float64 // level, trend and warm-up, once found
+	scratch     *run      // arrays reused by the passes that choose parameters
 	off         guards
 }
 
@@ -123,12 +124,12 @@ func (f *filter) start() (float64, float64, int) {
 // which is enough to choose parameters.
 func (f *filter) pass(p params, k float64, exact bool) run {
 	n := len(f.w)
-	r := run{mu: make([]float64, n), v: make([]float64, n), z: make([]float64, n), rejected: make([]bool, n)}
+	r := f.buffers(exact)
 	level, trend, warm := f.start()
 	r.warm = warm
 	side := 0
 	var held, heldW, heldF []float64
-	lv, tr := make([]float64, n), make([]float64, n)
+	lv, tr := r.lv, r.tr
 	for t, w := range f.w {
 		if t > 0 {
 			lv[t-1], tr[t-1] = level, trend
@@ -146,9 +147,11 @@ func (f *filter) pass(p params, k float64, exact bool) run {
 			continue
 		}
 		pr := predictive{kind: f.kind, mu: mu, v: v, hits: f.hitsAt(t)}
-		z := pr.z(w)
-		if !exact && pr.kind != Latency && pr.counts().mu > quickMax {
+		var z float64
+		if !exact && (pr.kind == Latency || pr.counts().mu > quickMax) {
 			z = (w - mu) / math.Sqrt(v)
+		} else {
+			z = pr.z(w)
 		}
 		if t >= warm {
 			r.z[t] = z
@@ -190,7 +193,24 @@ func (f *filter) pass(p params, k float64, exact bool) run {
 	r.level, r.trend = level, trend
 	lv[n-1], tr[n-1] = level, trend
 	r.loss += f.aheadLoss(p, lv, tr, warm)
-	r.lv, r.tr = lv, tr
+	return r
+}
+
+// buffers returns a run to fill: fresh for the final pass, whose arrays
+// the fit keeps, and otherwise the filter's scratch one, reused.
+func (f *filter) buffers(fresh bool) run {
+	n := len(f.w)
+	if !fresh && f.scratch != nil {
+		r := *f.scratch
+		r.loss, r.cleaned = 0, 0
+		clear(r.rejected)
+		return r
+	}
+	r := run{mu: make([]float64, n), v: make([]float64, n), z: make([]float64, n), rejected: make([]bool, n),
+		lv: make([]float64, n), tr: make([]float64, n)}
+	if !fresh {
+		f.scratch = &r
+	}
 	return r
 }
 
@@ -241,6 +261,9 @@ var grid = func() []params {
 	var g []params
 	for _, a := range []float64{0.05, 0.1, 0.2, 0.3, 0.5} {
 		for _, b := range []float64{0, 0.05} {
+			if b > 0 && (a < 0.1 || a > 0.3) {
+				continue // a trend under a level that barely moves, or one that chases, adds little
+			}
 			g = append(g, params{alpha: a, beta: b, phi: 0.98})
 		}
 	}

@@ -127,8 +127,7 @@ func (f *filter) pass(p params, k float64, exact bool) run {
 	r := f.buffers(exact)
 	level, trend, warm := f.start()
 	r.warm = warm
-	side := 0
-	var held, heldW, heldF []float64
+	var h holdout
 	lv, tr := r.lv, r.tr
 	for t, w := range f.w {
 		if t > 0 {
@@ -146,13 +145,7 @@ func (f *filter) pass(p params, k float64, exact bool) run {
 			level, trend = base, p.phi*trend
 			continue
 		}
-		pr := predictive{kind: f.kind, mu: mu, v: v, hits: f.hitsAt(t)}
-		var z float64
-		if !exact && (pr.kind == Latency || pr.counts().mu > quickMax) {
-			z = (w - mu) / math.Sqrt(v)
-		} else {
-			z = pr.z(w)
-		}
+		z := f.score(t, w, mu, v, exact)
 		if t >= warm {
 			r.z[t] = z
 			r.loss += math.Min(math.Abs(w-mu)/f.ref[t], 3)
@@ -161,32 +154,19 @@ func (f *filter) pass(p params, k float64, exact bool) run {
 		if t >= warm && math.Abs(z) > rejectZ && !f.off.clean {
 			r.rejected[t] = true
 			r.cleaned++
-			s := sign(z)
-			if s != side {
-				side, held, heldW, heldF = s, held[:0], heldW[:0], heldF[:0]
-			}
-			held, heldW, heldF = append(held, d), append(heldW, w), append(heldF, f.fFull[t])
 			level, trend = base, p.phi*trend
-			if len(held) >= f.relevel {
-				level, trend, side = f.newLevel(held, heldW, heldF), 0, 0
-				held, heldW, heldF = held[:0], heldW[:0], heldF[:0]
+			if h.add(sign(z), d, w, f.fFull[t]) >= f.relevel {
+				level, trend = f.newLevel(h.d, h.w, h.f), 0
+				h.reset(0)
 			}
 			continue
 		}
-		side, held, heldW, heldF = 0, held[:0], heldW[:0], heldF[:0]
+		h.reset(0)
 		e := d - base
 		if math.Abs(z) > huberZ && !f.off.clean {
 			e *= huberZ / math.Abs(z)
 		}
-		gain := p.alpha
-		if f.mult && base > 0 {
-			// A bucket where the season expects little says little about
-			// the level: its share of the update is its precision relative
-			// to a bucket of average season.
-			ff, c2l := f.fFull[t], f.disp*f.disp*base
-			gain *= math.Min(1, ff*(1+c2l)/(1+c2l*ff))
-		}
-		next := base + gain*e
+		next := base + f.gain(p, t, base)*e
 		trend = p.beta*(next-level) + (1-p.beta)*p.phi*trend
 		level = next
 	}
@@ -194,6 +174,48 @@ func (f *filter) pass(p params, k float64, exact bool) run {
 	lv[n-1], tr[n-1] = level, trend
 	r.loss += f.aheadLoss(p, lv, tr, warm)
 	return r
+}
+
+// score places w in its predictive distribution; the parameter search
+// takes the normal approximation where it is good enough.
+func (f *filter) score(t int, w, mu, v float64, exact bool) float64 {
+	pr := predictive{kind: f.kind, mu: mu, v: v, hits: f.hitsAt(t)}
+	if !exact && (pr.kind == Latency || pr.counts().mu > quickMax) {
+		return (w - mu) / math.Sqrt(v)
+	}
+	return pr.z(w)
+}
+
+// gain is the share of a residual the level takes. On a multiplicative
+// scale a bucket where the season expects little says little about the
+// level: its share follows its precision relative to a bucket of average
+// season.
+func (f *filter) gain(p params, t int, base float64) float64 {
+	if !f.mult || base <= 0 {
+		return p.alpha
+	}
+	ff, c2l := f.fFull[t], f.disp*f.disp*base
+	return p.alpha * math.Min(1, ff*(1+c2l)/(1+c2l*ff))
+}
+
+// holdout is the run of buckets left out of the level on one side: the
+// deseasonalized values, the observations and their factors.
+type holdout struct {
+	side    int
+	d, w, f []float64
+}
+
+func (h *holdout) reset(side int) {
+	h.side, h.d, h.w, h.f = side, h.d[:0], h.w[:0], h.f[:0]
+}
+
+// add appends a bucket left out on side and returns the run's length.
+func (h *holdout) add(side int, d, w, f float64) int {
+	if side != h.side {
+		h.reset(side)
+	}
+	h.d, h.w, h.f = append(h.d, d), append(h.w, w), append(h.f, f)
+	return len(h.d)
 }
 
 // buffers returns a run to fill: fresh for the final pass, whose arrays

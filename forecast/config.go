@@ -1,0 +1,111 @@
+package forecast
+
+import (
+	"math"
+	"time"
+)
+
+// Persistence says when buckets out of band make a flag: K of the last N
+// scored buckets out of band on the same side. One noisy 5-s bucket is not
+// an anomaly; two of three are.
+type Persistence struct {
+	K, N int
+}
+
+// Config tunes FitWithConfig. The zero value of every field means its
+// default.
+type Config struct {
+	// Kind of the values; Counts by default.
+	Kind Kind
+	// Context lends the daily and weekly shape of coarser precisions.
+	Context Context
+	// Persistence of a flag; DefaultPersistence(Step) when zero.
+	Persistence Persistence
+	// Band is the score (a normal quantile) beyond which a bucket is out of
+	// band for flagging. Default DefaultBandFor(Step).
+	Band float64
+	// Single is the score that flags one bucket alone, without waiting
+	// for K of N. Default DefaultSingleFor(Step).
+	Single float64
+	// ShiftRun is the run of buckets out of band on one side that makes a
+	// count flag a level shift. Default DefaultShiftRun.
+	ShiftRun int
+	// Relevel is the run of buckets left out of the fit on one side after
+	// which the level moves to them: a change that lasts is the new
+	// normal. Default DefaultRelevel.
+	Relevel int
+	// FutureHits are the hits assumed per future bucket of an ErrorRatio
+	// forecast. Default: the median hits of the last day of buckets, at
+	// most the last 24.
+	FutureHits float64
+	// FlagsOnly leaves the bands of the history's buckets out (NaN) but
+	// for the flagged ones: a scan for anomalies across many series does
+	// not draw them, and they are a fair share of the cost.
+	FlagsOnly bool
+
+	off guards // tests switch parts off to show they matter
+}
+
+// guards are the parts of the model that tests switch off one by one.
+type guards struct {
+	clean       bool // no cleaning: every bucket updates the fit
+	leaveOut    bool // score buckets with the profile that saw them
+	countNoise  bool // counts: no Poisson floor under the scale
+	season      bool // no season, own or borrowed
+	persistence bool // every bucket out of band flags
+}
+
+// Defaults of Config.
+const (
+	DefaultBand     = 2.5
+	DefaultFineBand = 2.25
+	DefaultSingle   = 5.0
+	DefaultShiftRun = 4
+	DefaultRelevel  = 6
+)
+
+// DefaultPersistence is two of the last three buckets at every
+// precision: one bucket out of band is not an anomaly, whatever its width.
+func DefaultPersistence(step time.Duration) Persistence {
+	return Persistence{K: 2, N: 3}
+}
+
+// DefaultBandFor is the score beyond which a bucket is out of band:
+// DefaultBand from 1 h up, where the series' own season is estimated from
+// a few days and the expectation is less sure, DefaultFineBand below,
+// where the season is borrowed from the coarser series.
+func DefaultBandFor(step time.Duration) float64 {
+	if step < time.Hour {
+		return DefaultFineBand
+	}
+	return DefaultBand
+}
+
+// DefaultSingleFor is the score that flags one bucket alone: DefaultSingle
+// from 5 min up; never below, where one short bucket can be any burst.
+func DefaultSingleFor(step time.Duration) float64 {
+	if step < 5*time.Minute {
+		return math.Inf(1)
+	}
+	return DefaultSingle
+}
+
+func (c Config) withDefaults(step time.Duration) Config {
+	if c.Persistence.K <= 0 || c.Persistence.N <= 0 {
+		c.Persistence = DefaultPersistence(step)
+	}
+	c.Persistence.K = min(c.Persistence.K, c.Persistence.N)
+	if c.Band <= 0 {
+		c.Band = DefaultBandFor(step)
+	}
+	if c.Single <= 0 {
+		c.Single = DefaultSingleFor(step)
+	}
+	if c.ShiftRun <= 0 {
+		c.ShiftRun = DefaultShiftRun
+	}
+	if c.Relevel <= 0 {
+		c.Relevel = DefaultRelevel
+	}
+	return c
+}

@@ -1,0 +1,169 @@
+package fromstore_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/pulse-dev/pulse/forecast"
+	"github.com/pulse-dev/pulse/forecast/fromstore"
+	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// rate is the traffic's true mean hits per minute at t: a daily shape
+// and quieter weekends.
+func rate(t time.Time) float64 {
+	h := float64(t.Unix()%86400) / 3600
+	r := 20 * math.Exp(0.7*math.Cos(2*math.Pi*(h-15)/24))
+	if wd := t.Weekday(); wd == time.Saturday || wd == time.Sunday {
+		r *= 0.7
+	}
+	return r
+}
+
+// poisson draws a count of mean mu as a sum of exact small draws.
+func poisson(rng *rand.Rand, mu float64) int {
+	n := 0
+	for mu > 0 {
+		m := math.Min(mu, 30)
+		mu -= m
+		l, p := math.Exp(-m), rng.Float64()
+		for p > l {
+			p *= rng.Float64()
+			n++
+		}
+	}
+	return n
+}
+
+// record writes three weeks of traffic through a recorder whose clock
+// ends at the real time: hourly batches for the old days, then every
+// 5 minutes for the last 12 hours, whose last 3 closed buckets are an
+// outage. It returns the store and the outage's first bucket.
+func record(t *testing.T, srv *redistest.Server, name string) (*timeseries.Store, time.Time) {
+	t.Helper()
+	now := time.Now().UTC()
+	current := now.Truncate(5 * time.Minute)
+	dense := current.Add(-12 * time.Hour)
+	outage := current.Add(-15 * time.Minute)
+	clock := timeseries.NewManualClock(now.Add(-21 * 24 * time.Hour).Truncate(time.Hour))
+	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := rec.Counter(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(31, 0))
+	step := time.Hour
+	for clock.Now().Before(now) {
+		at := clock.Now()
+		if !at.Before(dense) {
+			step = 5 * time.Minute
+		}
+		mid := at.Add(step / 2)
+		if mid.After(now) {
+			mid = now
+		}
+		clock.Advance(mid.Sub(at))
+		hits := poisson(rng, rate(mid)*step.Minutes())
+		if !at.Before(outage) && at.Before(current) {
+			hits = 0
+		}
+		for range hits {
+			c.Inc()
+		}
+		if err := rec.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		end := at.Add(step)
+		if end.After(now) {
+			end = now
+		}
+		clock.Advance(end.Sub(clock.Now()))
+		if !clock.Now().After(at) {
+			break
+		}
+	}
+	if err := rec.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return rec.Store(), outage
+}
+
+// A series written by the recorder forecasts from Redis: the 5 min
+// precision borrows its day from the 1 h series and its week from the
+// 1 d one, expects what the traffic's rate says, and flags the outage.
+func TestFitFromRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	store, outage := record(t, srv, "GET /api/orders")
+	ctx := context.Background()
+
+	fd, err := fromstore.Fit(ctx, store, "GET /api/orders", 300, forecast.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := fd.Model.Seasons; len(s) != 2 || s[0].Source != "1h" || s[1].Source != "1d" {
+		t.Fatalf("seasons %+v, want the day from 1h and the week from 1d", s)
+	}
+	if n := len(fd.History); n != fromstore.Window {
+		t.Fatalf("%d buckets of history, want %d", n, fromstore.Window)
+	}
+	var dropped bool
+	for _, f := range fd.Flags {
+		if !f.Bucket.Before(outage) && (f.Kind == forecast.Drop || f.Kind == forecast.LevelShift) {
+			dropped = true
+		}
+	}
+	if !dropped {
+		t.Errorf("the outage from %v is not flagged: %+v", outage, fd.Flags)
+	}
+	// Before the outage, the one-step expectations follow the true rate.
+	var rel float64
+	for _, p := range fd.History[60:110] {
+		want := rate(p.Time.Add(150*time.Second)) * 5
+		rel += math.Abs(p.Expected-want) / want / 50
+	}
+	t.Logf("one-step expectations within %.3f of the true rate on average; flags %d", rel, len(fd.Flags))
+	if rel > 0.15 {
+		t.Errorf("expectations stray %.2f from the true rate on average", rel)
+	}
+	next := fd.Forecast(1)[0]
+	if !next.Time.Equal(outage.Add(15 * time.Minute)) {
+		t.Errorf("forecast starts at %v, want the current bucket %v", next.Time, outage.Add(15*time.Minute))
+	}
+
+	// The same series at 1 h borrows only the week.
+	fh, err := fromstore.Fit(ctx, store, "GET /api/orders", 3600, forecast.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := fh.Model.Seasons; s[0].Source != "own" || s[1].Source != "1d" {
+		t.Errorf("1 h seasons %+v", s)
+	}
+}
+
+func TestFitFromRedisErrors(t *testing.T) {
+	srv := redistest.Start(t)
+	store, err := timeseries.NewStore(srv.Pool(), timeseries.Schema{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := fromstore.Fit(ctx, store, "nope", 60, forecast.Config{}); !errors.Is(err, timeseries.ErrUnknownSeries) {
+		t.Errorf("unknown series: %v", err)
+	}
+	if _, err := fromstore.Fit(ctx, store, "nope", 60, forecast.Config{Kind: forecast.Latency}); err == nil {
+		t.Error("latency from count hashes accepted")
+	}
+	srv.Stop()
+	if _, err := fromstore.Fit(ctx, store, "x", 60, forecast.Config{}); err == nil {
+		t.Error("no error with Redis down")
+	}
+}

@@ -1,0 +1,132 @@
+package forecast
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// borrowed holds the shape lent by coarser precisions, on the working
+// scale: the daily profile of the 1 h series (24 phases) and the
+// day-of-week profile of the 1 d series (7 phases). nil when not lent.
+type borrowed struct {
+	mult   bool
+	daily  []float64
+	weekly []float64
+}
+
+// lend fits the profile of a coarser series of the given step and period,
+// or says why it cannot.
+func lend(c *Series, kind Kind, step time.Duration, period int) ([]float64, error) {
+	if c.Step != step {
+		return nil, fmt.Errorf("step %v, want %v", c.Step, step)
+	}
+	if err := c.validate(kind); err != nil {
+		return nil, err
+	}
+	w := working(*c, kind)
+	valid := 0
+	for _, v := range w {
+		if !math.IsNaN(v) {
+			valid++
+		}
+	}
+	if valid < 2*period {
+		return nil, fmt.Errorf("%d buckets, need 2 seasons (%d)", valid, 2*period)
+	}
+	mult := kind == Counts
+	ph := make([]int, len(w))
+	for t := range w {
+		ph[t] = phase(c.Time(t), step, period)
+	}
+	_, raw := decompose(w, period, mult)
+	med := phaseMedians(raw, ph, period, mult)
+	// One scale for all phases: a spike in the coarser series is cleaned
+	// if it is far beyond the spread of the other seasons.
+	res := make([]float64, len(raw))
+	for t, r := range raw {
+		res[t] = math.Abs(r - med[ph[t]])
+	}
+	scale := madToSigma * median(res, nil)
+	p := fitProfile(raw, ph, med, mult, true, func(t int) bool { return res[t] > 5*scale })
+	return p.s, nil
+}
+
+// borrow decides what a series of step takes from its context, records it
+// in seasons and returns the shape.
+func borrow(cx Context, kind Kind, step time.Duration, seasons []Season) (borrowed, []Season, []string) {
+	b := borrowed{mult: kind == Counts}
+	var notes []string
+	if step >= day || kind == ErrorRatio {
+		return b, seasons, notes
+	}
+	need := func(name string) (int, bool) {
+		for i, s := range seasons {
+			if s.Name == name {
+				return i, s.Source != "own"
+			}
+		}
+		return -1, false
+	}
+	if i, ok := need("daily"); ok && cx.Hourly != nil {
+		p, err := lend(cx.Hourly, kind, time.Hour, 24)
+		if err != nil {
+			notes = append(notes, "1 h series not borrowed: "+err.Error())
+		} else {
+			b.daily = p
+			seasons[i].Source, seasons[i].Refused = "1h", ""
+		}
+	}
+	if i, ok := need("weekly"); ok && cx.Daily != nil {
+		p, err := lend(cx.Daily, kind, day, 7)
+		if err != nil {
+			notes = append(notes, "1 d series not borrowed: "+err.Error())
+		} else {
+			b.weekly = p
+			seasons[i].Source, seasons[i].Refused = "1d", ""
+		}
+	}
+	return b, seasons, notes
+}
+
+// at returns the borrowed factor of the bucket of step starting at t.
+func (b borrowed) at(t time.Time, step time.Duration) float64 {
+	v := neutral(b.mult)
+	if b.daily != nil {
+		v = b.combine(v, b.dailyAt(t, step))
+	}
+	if b.weekly != nil {
+		mid := t.Add(step / 2)
+		v = b.combine(v, b.weekly[phase(mid, day, 7)])
+	}
+	return v
+}
+
+func (b borrowed) combine(a, f float64) float64 {
+	if b.mult {
+		return a * f
+	}
+	return a + f
+}
+
+// dailyAt interpolates the hourly profile at the middle of a bucket
+// shorter than an hour, and averages it over the hours of a longer one.
+func (b borrowed) dailyAt(t time.Time, step time.Duration) float64 {
+	if step >= time.Hour {
+		hours := int(step / time.Hour)
+		h0 := phase(t, time.Hour, 24)
+		sum := 0.0
+		for h := range hours {
+			sum += b.daily[(h0+h)%24]
+		}
+		return sum / float64(hours)
+	}
+	mid := t.Add(step / 2).Unix()
+	sec := ((mid % 86400) + 86400) % 86400
+	x := float64(sec)/3600 - 0.5 // hour profiles sit at the middle of their hour
+	i0 := int(math.Floor(x))
+	f := x - float64(i0)
+	return b.daily[(i0+24)%24]*(1-f) + b.daily[(i0+1+24)%24]*f
+}
+
+func (b borrowed) any() bool { return b.daily != nil || b.weekly != nil }

@@ -1,0 +1,125 @@
+package forecast
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// MaxSamples bounds the history one fit reads. Pulse keeps 120 buckets
+// per precision; the bound only guards against a caller's mistake.
+const MaxSamples = 100000
+
+// Kind says what a series measures, and so which noise its buckets have.
+type Kind int
+
+const (
+	// Counts are hits, routes or status classes per bucket: non-negative
+	// integers whose noise is Poisson at low volume.
+	Counts Kind = iota
+	// ErrorRatio is errors over hits: Series.Values hold the error counts
+	// and Series.Hits the hits, so the noise is binomial given the hits.
+	ErrorRatio
+	// Latency is one latency quantile per bucket (p50, p90, p99). It is
+	// skewed and multiplicative, so it is modelled on a log scale.
+	Latency
+)
+
+// String returns "counts", "error_ratio" or "latency".
+func (k Kind) String() string {
+	switch k {
+	case Counts:
+		return "counts"
+	case ErrorRatio:
+		return "error_ratio"
+	case Latency:
+		return "latency"
+	}
+	return fmt.Sprintf("kind(%d)", int(k))
+}
+
+// Series is one series' buckets at one precision, oldest first.
+//
+// A bucket with no data is NaN. For Counts a bucket with no hits is 0, not
+// NaN: Pulse writes nothing for an idle bucket, and idle is a value. For
+// Latency a bucket of 0 or NaN (no requests) is treated as missing. For
+// ErrorRatio a bucket with no hits is missing.
+type Series struct {
+	Name   string        // carried into flags
+	Step   time.Duration // bucket width, the precision
+	Start  time.Time     // start of the bucket of Values[0]
+	Values []float64     // counts, error counts, or latencies
+	Hits   []float64     // ErrorRatio only: the hits of each bucket
+}
+
+// Time returns the start of bucket i; i may run past the history.
+func (s Series) Time(i int) time.Time {
+	return s.Start.Add(time.Duration(i) * s.Step)
+}
+
+// Context holds the same series at coarser precisions. A precision whose
+// window is shorter than a day cannot see a daily season itself; it
+// borrows the daily profile from Hourly and the day-of-week factor from
+// Daily. Either may be nil.
+type Context struct {
+	Hourly *Series // the series at 1 h
+	Daily  *Series // the series at 1 d
+}
+
+var errNoValues = errors.New("forecast: no values")
+
+func (s Series) validate(kind Kind) error {
+	if s.Step < time.Second || s.Step%time.Second != 0 {
+		return fmt.Errorf("forecast: series %q: step %v is not a whole number of seconds", s.Name, s.Step)
+	}
+	if len(s.Values) == 0 {
+		return fmt.Errorf("%w in series %q", errNoValues, s.Name)
+	}
+	if len(s.Values) > MaxSamples {
+		return fmt.Errorf("forecast: series %q: %d values, at most %d", s.Name, len(s.Values), MaxSamples)
+	}
+	if kind == ErrorRatio && len(s.Hits) != len(s.Values) {
+		return fmt.Errorf("forecast: series %q: %d hits for %d error counts", s.Name, len(s.Hits), len(s.Values))
+	}
+	for i, v := range s.Values {
+		if math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("forecast: series %q: value %v at bucket %d", s.Name, v, i)
+		}
+		if kind == ErrorRatio && !math.IsNaN(v) && s.Hits[i] < v {
+			return fmt.Errorf("forecast: series %q: %v errors over %v hits at bucket %d", s.Name, v, s.Hits[i], i)
+		}
+	}
+	return nil
+}
+
+// working returns the values on the scale the model works on: counts as
+// they are, latency as its logarithm, errors as a ratio of the hits.
+func working(s Series, kind Kind) []float64 {
+	w := make([]float64, len(s.Values))
+	for i, v := range s.Values {
+		switch {
+		case math.IsNaN(v):
+			w[i] = math.NaN()
+		case kind == Latency:
+			if v <= 0 {
+				w[i] = math.NaN()
+			} else {
+				w[i] = math.Log(v)
+			}
+		case kind == ErrorRatio:
+			if s.Hits[i] <= 0 || math.IsNaN(s.Hits[i]) {
+				w[i] = math.NaN()
+			} else {
+				w[i] = v / s.Hits[i]
+			}
+		default:
+			w[i] = v
+		}
+	}
+	return w
+}
+
+func errorf(format string, args ...any) error {
+	return fmt.Errorf("forecast: "+format, args...)
+}

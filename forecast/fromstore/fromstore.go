@@ -1,7 +1,8 @@
 // Package fromstore forecasts the series a Pulse recorder wrote to Redis.
 // It reads a series at one precision, with the same series at 1 h and
-// 1 d whose shape the forecast borrows, in one round trip per Redis node,
-// and hands them to package forecast, which knows nothing of Redis.
+// 1 d whose shape the forecast borrows, through the store's exported
+// reads (one round trip per Redis node for each precision), and hands
+// them to package forecast, which knows nothing of Redis.
 package fromstore
 
 import (

@@ -22,11 +22,14 @@ func (e badRequest) Error() string { return string(e) }
 // details going to the log only.
 func (s *server) answerError(w http.ResponseWriter, r *http.Request, err error) {
 	var bad badRequest
+	var unfit unprocessable
 	var perr *series.PrecisionError
 	var uerr *series.UniquePrecisionError
 	switch {
 	case errors.As(err, &bad):
 		jsonError(w, http.StatusBadRequest, bad.Error())
+	case errors.As(err, &unfit):
+		jsonError(w, http.StatusUnprocessableEntity, unfit.Error())
 	case errors.As(err, &perr):
 		jsonError(w, http.StatusBadRequest, fmt.Sprintf("precision %d is not kept; use one of %v", perr.Precision, perr.Valid))
 	case errors.As(err, &uerr):

@@ -115,6 +115,8 @@ func (s *server) routes() *http.ServeMux {
 	mux.HandleFunc("/api/latency/{name}", s.handleLatency)
 	mux.HandleFunc("/api/uniques/{name}", s.handleUniques)
 	mux.HandleFunc("/api/routes", s.handleRoutes)
+	mux.HandleFunc("/api/forecast/{name}", s.handleForecast)
+	mux.HandleFunc("/api/anomalies", s.handleAnomalies)
 	mux.HandleFunc("/api/health", s.handleHealth)
 	mux.HandleFunc("/api/entities", s.handleKinds)
 	mux.HandleFunc("/api/entities/{kind}", s.entityHandler(s.handleEntityBatch))

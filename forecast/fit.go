@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"fmt"
 	"math"
 )
 
@@ -42,7 +43,7 @@ func FitWithConfig(s Series, cfg Config) (*Fitted, error) {
 		}
 	}
 	if valid < warmup+1 {
-		return nil, errorf("series %q: %d buckets with a value, need %d", s.Name, valid, warmup+1)
+		return nil, fmt.Errorf("%w: series %q: %d buckets with a value, need %d", ErrTooShort, s.Name, valid, warmup+1)
 	}
 	m := Model{Kind: cfg.Kind.String(), Step: s.Step, Samples: valid}
 	period, seasons := 0, []Season(nil)

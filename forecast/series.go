@@ -67,7 +67,11 @@ type Context struct {
 	Daily  *Series // the series at 1 d
 }
 
-var errNoValues = errors.New("forecast: no values")
+// ErrTooShort is returned for a series with too few buckets with a
+// value to fit: a route seen for the first time, or a quiet one.
+var ErrTooShort = errors.New("forecast: too little history")
+
+var errNoValues = fmt.Errorf("%w: no values", ErrTooShort)
 
 func (s Series) validate(kind Kind) error {
 	if s.Step < time.Second || s.Step%time.Second != 0 {

@@ -1,0 +1,169 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+
+	"github.com/pulse-dev/pulse/forecast"
+	"github.com/pulse-dev/pulse/forecast/fromstore"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// maxHorizon bounds the buckets a forecast looks ahead: as many as a
+// precision keeps.
+const maxHorizon = fromstore.Window
+
+// forecastKinds are what api/forecast forecasts: the series' hits, its
+// share of 5xx answers, or a quantile of its durations.
+var forecastKinds = map[string]float64{"hits": 0, "errors": 0, "p50": 0.5, "p90": 0.9, "p99": 0.99}
+
+// forecastPoint is one bucket of api/forecast; null where a value has no
+// meaning (a future bucket's value, a warm-up bucket's band).
+type forecastPoint struct {
+	Time     int64     `json:"time"`
+	Value    *float64  `json:"value,omitempty"`
+	Expected *float64  `json:"expected"`
+	Lo80     *float64  `json:"lo80"`
+	Hi80     *float64  `json:"hi80"`
+	Lo95     *float64  `json:"lo95"`
+	Hi95     *float64  `json:"hi95"`
+	Anomaly  *flagJSON `json:"anomaly"`
+}
+
+// flagJSON is a flag as the API gives it: times in unix seconds, like
+// every other answer.
+type flagJSON struct {
+	Series    string   `json:"series"`
+	Precision int      `json:"precision"`
+	Bucket    int64    `json:"bucket"`
+	Kind      string   `json:"kind"`
+	Observed  *float64 `json:"observed"`
+	Expected  *float64 `json:"expected"`
+	Lo95      *float64 `json:"lo95"`
+	Hi95      *float64 `json:"hi95"`
+	Score     *float64 `json:"score"`
+}
+
+func flagOf(f *forecast.Flag) *flagJSON {
+	if f == nil {
+		return nil
+	}
+	return &flagJSON{Series: f.Series, Precision: int(f.Precision.Seconds()), Bucket: f.Bucket.Unix(), Kind: string(f.Kind),
+		Observed: num(f.Observed), Expected: num(f.Expected), Lo95: num(f.Band.Lo), Hi95: num(f.Band.Hi), Score: num(f.Score)}
+}
+
+type forecastResponse struct {
+	Name      string          `json:"name"`
+	Precision int             `json:"precision"`
+	Kind      string          `json:"kind"`
+	Model     forecast.Model  `json:"model"`
+	History   []forecastPoint `json:"history"`
+	Forecast  []forecastPoint `json:"forecast"`
+}
+
+// num is x, or nil for NaN and infinities, which JSON cannot carry.
+func num(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func pointOf(p forecast.Point, past bool) forecastPoint {
+	out := forecastPoint{Time: p.Time.Unix(), Expected: num(p.Expected),
+		Lo80: num(p.Band80.Lo), Hi80: num(p.Band80.Hi), Lo95: num(p.Band95.Lo), Hi95: num(p.Band95.Hi), Anomaly: flagOf(p.Anomaly)}
+	if past {
+		out.Value = num(p.Value)
+	}
+	return out
+}
+
+func (s *server) handleForecast(w http.ResponseWriter, r *http.Request) {
+	resp, err := s.forecast(r)
+	if err != nil {
+		s.answerError(w, r, err)
+		return
+	}
+	writeJSON(w, resp)
+}
+
+func (s *server) forecast(r *http.Request) (forecastResponse, error) {
+	name, err := seriesName(r)
+	if err != nil {
+		return forecastResponse{}, err
+	}
+	p, err := s.precisionParam(r)
+	if err != nil {
+		return forecastResponse{}, err
+	}
+	horizon, err := intParam(r, "horizon", 12, 1, maxHorizon)
+	if err != nil {
+		return forecastResponse{}, err
+	}
+	kind := r.URL.Query().Get("kind")
+	if kind == "" {
+		kind = "hits"
+	}
+	if _, ok := forecastKinds[kind]; !ok {
+		return forecastResponse{}, badRequest(fmt.Sprintf("kind %q: one of hits, errors, p50, p90, p99", kind))
+	}
+	ctx, cancel := s.requestContext(r)
+	defer cancel()
+	release, err := s.acquireRead(ctx)
+	if err != nil {
+		return forecastResponse{}, err
+	}
+	defer release()
+	fd, err := s.fit(ctx, name, p, kind)
+	if err != nil {
+		return forecastResponse{}, err
+	}
+	resp := forecastResponse{Name: name, Precision: p, Kind: kind, Model: fd.Model}
+	for _, pt := range fd.History {
+		resp.History = append(resp.History, pointOf(pt, true))
+	}
+	for _, pt := range fd.Forecast(int(horizon)) {
+		resp.Forecast = append(resp.Forecast, pointOf(pt, false))
+	}
+	return resp, nil
+}
+
+// fit reads and fits one series as kind says.
+func (s *server) fit(ctx context.Context, name string, p int, kind string) (*forecast.Fitted, error) {
+	st := s.cfg.Store
+	var fd *forecast.Fitted
+	var err error
+	switch kind {
+	case "hits":
+		fd, err = fromstore.Fit(ctx, st, name, p, forecast.Config{})
+	case "errors":
+		fd, err = fromstore.FitErrors(ctx, st, name, errorsOf(name), p, forecast.Config{})
+	default:
+		fd, err = fromstore.FitLatency(ctx, st, name, p, forecastKinds[kind], forecast.Config{})
+	}
+	switch {
+	case errors.Is(err, timeseries.ErrUnknownSeries), errors.Is(err, timeseries.ErrNoDurations):
+		return nil, err
+	case errors.Is(err, fromstore.ErrNoData) || errors.Is(err, forecast.ErrTooShort):
+		return nil, unprocessable(err.Error())
+	}
+	return fd, err
+}
+
+// errorsOf is the series that counts name's 5xx answers: a route's own
+// class, or the app's.
+func errorsOf(name string) string {
+	if r, ok := timeseries.ParseRouteName(name); ok && r.Class == "" {
+		return name + " status:5xx"
+	}
+	return "status:5xx"
+}
+
+// unprocessable is a well-formed request the data cannot answer, such as
+// a forecast of a series with too little history: 422 with its text.
+type unprocessable string
+
+func (e unprocessable) Error() string { return string(e) }

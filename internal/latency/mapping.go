@@ -38,8 +38,8 @@ type Config struct {
 	// Accuracy is the relative error of a quantile, in [MinAccuracy,
 	// MaxAccuracy]; 0 means DefaultAccuracy (5 %).
 	Accuracy float64
-	// Min is the smallest duration given its own bin (default 1 µs, at
-	// least LowestMin); shorter ones, and negative ones, are counted in
+	// Min is the smallest duration given its own bin (default DefaultMin,
+	// at least LowestMin); shorter ones, and negative ones, are counted in
 	// the underflow bin.
 	Min time.Duration
 	// Max is the largest duration given its own bin (default 10 min);

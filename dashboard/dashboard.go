@@ -9,7 +9,6 @@ import (
 
 	entity "github.com/pulse-dev/pulse/internal/entityapi"
 	"github.com/pulse-dev/pulse/internal/series"
-	"github.com/pulse-dev/pulse/internal/track"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -28,6 +27,10 @@ type Entities interface {
 	BatchGet(ctx context.Context, kind string, ids []int64) ([]entity.Counts, error)
 	Top(ctx context.Context, kind, field string, n int) ([]entity.Ranked, error)
 }
+
+// hitsSeries is the series every shipped adapter counts each request in,
+// by default: the visitors chart's default.
+const hitsSeries = "hits"
 
 // Defaults and bounds of Config and of the API.
 const (
@@ -121,7 +124,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Title = DefaultTitle
 	}
 	if cfg.VisitorsSeries == "" {
-		cfg.VisitorsSeries = track.DefaultHitsName
+		cfg.VisitorsSeries = hitsSeries
 	} else if err := series.ValidateName(cfg.VisitorsSeries); err != nil {
 		return cfg, fmt.Errorf("dashboard: VisitorsSeries: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -81,12 +80,12 @@ func heatRowOf(v float64) int {
 // counts whole in one row, so rows are as sharp as the histogram's
 // accuracy.
 type binRows struct {
-	m    *latency.Mapping
+	m    *timeseries.DurationMapping
 	lo   int
 	rows []int
 }
 
-func newBinRows(m *latency.Mapping) binRows {
+func newBinRows(m *timeseries.DurationMapping) binRows {
 	lo, hi := m.Bins()
 	br := binRows{m: m, lo: lo, rows: make([]int, hi-lo+1)}
 	for i := lo; i <= hi; i++ {
@@ -96,13 +95,13 @@ func newBinRows(m *latency.Mapping) binRows {
 }
 
 // counts adds up h's bins per row.
-func (br binRows) counts(h *latency.Histogram) []uint64 {
+func (br binRows) counts(h *timeseries.Histogram) []uint64 {
 	out := make([]uint64, len(heatEdges)+1)
 	if h.Count() == 0 {
 		return out
 	}
-	out[heatRowOf(ms(br.m.Value(latency.Underflow)))] += h.Bin(latency.Underflow)
-	out[len(out)-1] += h.Bin(latency.Overflow)
+	out[heatRowOf(ms(br.m.Value(timeseries.UnderflowBin)))] += h.Bin(timeseries.UnderflowBin)
+	out[len(out)-1] += h.Bin(timeseries.OverflowBin)
 	for i, r := range br.rows {
 		out[r] += h.Bin(br.lo + i)
 	}

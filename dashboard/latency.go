@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -83,7 +82,7 @@ type latencyStats struct {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // statsOf summarizes h; an empty h gives zeros.
-func statsOf(h *latency.Histogram, q quantiles) latencyStats {
+func statsOf(h *timeseries.Histogram, q quantiles) latencyStats {
 	st := latencyStats{count: h.Count(), mean: ms(h.Mean()), min: ms(h.Min()), max: ms(h.Max()), keys: q.keys}
 	st.values = make([]float64, len(q.qs))
 	for i, x := range q.qs {

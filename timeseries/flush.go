@@ -16,10 +16,15 @@ func (r *Recorder) flush(ctx context.Context, force bool) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	if !force && r.backingOff() {
-		r.drainVisitors()
+		if r.uv != nil {
+			r.uv.drainAged() // the stripes stay small, and old ids age out
+		}
 		return nil
 	}
-	uvErr := r.flushVisitors(ctx)
+	var uvErr error
+	if r.uv != nil {
+		uvErr = r.uv.flush(ctx)
+	}
 	wrote := false
 	for range maxRounds {
 		more, did, err := r.round(ctx)

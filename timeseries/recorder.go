@@ -194,8 +194,9 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 	}
 	r.ledger = newLedger(schema, r.maxPendingAge, r.markerFor, m)
 	if !cfg.DisableVisitors {
-		r.uv = newVisitorState(schema)
-		r.startVisitors()
+		if r.uv = newVisitorState(r.visitorEnv()); r.uv != nil {
+			r.uv.start()
+		}
 	}
 	r.status.health.RedisUp = true
 	r.overflow = r.newCounterLocked(cfg.OverflowName)
@@ -320,7 +321,11 @@ func (r *Recorder) Close(ctx context.Context) error {
 		}
 		if !r.sleep(ctx, closeRetryWait) {
 			if r.spillDir != "" {
-				return errors.Join(r.spillVisitors(), r.spill())
+				var uvErr error
+				if r.uv != nil {
+					uvErr = r.uv.spill()
+				}
+				return errors.Join(uvErr, r.spill())
 			}
 			h := r.Health()
 			return fmt.Errorf("timeseries: close: %d hits and %d visitor ids not written: %w", h.PendingHits, h.PendingVisitors, err)

@@ -4,7 +4,9 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/pulse-dev/pulse/internal/redisconn"
 	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/visitors"
 )
@@ -29,9 +31,11 @@ const (
 	saltRecheck = 60
 )
 
-// visitorState is a Recorder's unique-visitor bookkeeping; nil when
-// Config.DisableVisitors.
+// visitorState is a Recorder's unique visitors: their stripes, what waits
+// for Redis, and its own flush (visitors_flush.go) and spill
+// (visitors_spill.go); nil when Config.DisableVisitors.
 type visitorState struct {
+	env     visitorEnv
 	book    visitors.Book
 	precs   []int // the schema's precisions visitors are kept at
 	step    int64 // their gcd: seconds with the same step share every bucket
@@ -54,12 +58,61 @@ type uvKey struct {
 	ids    map[uint64]struct{}
 }
 
+// visitorEnv is what the visitors take from their Recorder: where and how
+// they write, and the Recorder's stripe locks, counters and reports.
+type visitorEnv struct {
+	router        *redisconn.Router
+	schema        series.Schema
+	clock         Clock
+	timeout       time.Duration
+	waitReplicas  int
+	maxPendingAge int64
+	spillDir, id  string
+	onError       func(error)
+	// flushMu is the Recorder's: one flush at a time, visitors included.
+	flushMu *sync.Mutex
+	locks   *[numShards]stripeLock
+	// counters copies the Recorder's Counters (a Counter's id is its
+	// index there); closed reports whether Close began; refused reports
+	// a key Redis refused for good; removeSpill removes a sent file.
+	counters    func() []*Counter
+	closed      func() bool
+	refused     func(key string)
+	removeSpill func(name string)
+}
+
+// visitorEnv is the visitors' view of r.
+func (r *Recorder) visitorEnv() visitorEnv {
+	return visitorEnv{
+		router: r.router, schema: r.schema, clock: r.clock, timeout: r.timeout,
+		waitReplicas: r.waitReplicas, maxPendingAge: r.maxPendingAge,
+		spillDir: r.spillDir, id: r.id, onError: r.onError,
+		flushMu: &r.flushMu, locks: &r.locks,
+		counters: func() []*Counter {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return slices.Clone(r.counters)
+		},
+		closed: func() bool {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return r.closed
+		},
+		refused: func(key string) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.status.refused(key)
+		},
+		removeSpill: r.removeSpill,
+	}
+}
+
 // newVisitorState keeps visitors at the schema's precisions that are in
 // series.DefaultUniquePrecisions, so readers know which keys exist; nil
 // when there are none.
-func newVisitorState(schema series.Schema) *visitorState {
+func newVisitorState(env visitorEnv) *visitorState {
 	var precs []int
-	for _, p := range schema.Precisions {
+	for _, p := range env.schema.Precisions {
 		if slices.Contains(series.DefaultUniquePrecisions, p) {
 			precs = append(precs, p)
 		}
@@ -67,7 +120,7 @@ func newVisitorState(schema series.Schema) *visitorState {
 	if len(precs) == 0 {
 		return nil
 	}
-	return &visitorState{precs: precs, step: gcdOf(precs), pending: map[string]*uvKey{}}
+	return &visitorState{env: env, precs: precs, step: gcdOf(precs), pending: map[string]*uvKey{}}
 }
 
 // salt is the salt of sec's day, or nil, counted as a visitor not
@@ -105,14 +158,11 @@ type uvSrc struct {
 	step int64
 }
 
-// drainUV drains the visitors' stripes, naming their series from a copy
-// of the Recorder's counters (a Counter's id is its index there). The
-// caller holds flushMu, not mu.
-func (r *Recorder) drainUV(cutoff int64) {
-	r.mu.Lock()
-	counters := slices.Clone(r.counters)
-	r.mu.Unlock()
-	r.uv.drain(&r.locks, r.schema, cutoff, counters)
+// drainAged drains the stripes and drops what is older than
+// MaxPendingAge. The caller holds flushMu, not the Recorder's mu.
+func (u *visitorState) drainAged() {
+	cutoff := u.env.clock.Now().Unix() - u.env.maxPendingAge
+	u.drain(u.env.locks, u.env.schema, cutoff, u.env.counters())
 }
 
 // drain moves the stripes' ids into pending and drops pending keys older

@@ -15,48 +15,31 @@ import (
 // outage does not make one huge command.
 const maxPFADD = 4096
 
-// flushVisitors keeps the salts current, drains the visitors recorded
-// and sends every pending key. The caller holds flushMu. A salt that
-// cannot be fetched is reported but does not fail the flush: the hits
-// and the ids already hashed do not depend on it, and a closing
-// Recorder, which needs no salt, must not wait on it.
-func (r *Recorder) flushVisitors(ctx context.Context) error {
-	u := r.uv
-	if u == nil {
-		return nil
-	}
-	now := r.clock.Now().Unix()
-	r.drainUV(now - r.maxPendingAge)
-	timeout, err := redisconn.Timeout(ctx, r.timeout)
+// flush keeps the salts current, drains the visitors recorded and sends
+// every pending key. The caller holds flushMu. A salt that cannot be
+// fetched is reported but does not fail the flush: the hits and the ids
+// already hashed do not depend on it, and a closing Recorder, which needs
+// no salt, must not wait on it.
+func (u *visitorState) flush(ctx context.Context) error {
+	u.drainAged()
+	timeout, err := redisconn.Timeout(ctx, u.env.timeout)
 	if err != nil {
 		return fmt.Errorf("timeseries: visitors: %w", err)
 	}
-	r.mu.Lock()
-	closed := r.closed
-	r.mu.Unlock()
-	if !closed {
-		if err := r.keepSalts(now, timeout); err != nil {
-			r.onError(fmt.Errorf("timeseries: visitors: %w", err))
+	if !u.env.closed() {
+		if err := u.keepSalts(u.env.clock.Now().Unix(), timeout); err != nil {
+			u.env.onError(fmt.Errorf("timeseries: visitors: %w", err))
 		}
 	}
-	return r.sendVisitors(timeout)
-}
-
-// drainVisitors moves recorded visitors to pending during a backoff, so
-// the stripes' buffers stay small and old ids age out.
-func (r *Recorder) drainVisitors() {
-	if r.uv != nil {
-		r.drainUV(r.clock.Now().Unix() - r.maxPendingAge)
-	}
+	return u.send(timeout)
 }
 
 // keepSalts fetches the salts of today and tomorrow when missing, and
 // offers them again every saltRecheck seconds.
-func (r *Recorder) keepSalts(now int64, timeout time.Duration) error {
-	u := r.uv
+func (u *visitorState) keepSalts(now int64, timeout time.Duration) error {
 	recheck := now-u.lastCheck >= saltRecheck
 	err := u.book.Keep(now, recheck, func(day int64, proposal visitors.Salt) (visitors.Salt, error) {
-		return r.fetchSalt(day, proposal, timeout)
+		return u.fetchSalt(day, proposal, timeout)
 	})
 	if recheck && err == nil {
 		u.lastCheck = now
@@ -67,10 +50,10 @@ func (r *Recorder) keepSalts(now int64, timeout time.Duration) error {
 // fetchSalt sets the day's salt to proposal unless it has one, and
 // returns the one it has: SET NX GET, so every instance ends up with the
 // first one set. The key expires Grace after its day.
-func (r *Recorder) fetchSalt(day int64, proposal visitors.Salt, timeout time.Duration) (visitors.Salt, error) {
-	key := visitors.SaltKey(r.schema.Prefix, day)
+func (u *visitorState) fetchSalt(day int64, proposal visitors.Salt, timeout time.Duration) (visitors.Salt, error) {
+	key := visitors.SaltKey(u.env.schema.Prefix, day)
 	cmd := redisconn.Cmd{Key: key, Name: "SET", Args: []any{key, proposal.Encode(), "NX", "GET", "EXAT", day + visitors.Day + visitors.Grace}}
-	rep := r.router.Do([]redisconn.Cmd{cmd}, redisconn.Options{Timeout: timeout})[0]
+	rep := u.env.router.Do([]redisconn.Cmd{cmd}, redisconn.Options{Timeout: timeout})[0]
 	if rep.Err != nil {
 		return visitors.Salt{}, fmt.Errorf("salt of day %d: %w", day, rep.Err)
 	}
@@ -90,12 +73,11 @@ type uvSend struct {
 	n     int
 }
 
-// sendVisitors sends every pending key, one pipeline per server: PFADD
+// send sends every pending key, one pipeline per server: PFADD
 // with its ids (in chunks of maxPFADD) and EXPIREAT. A key whose every
 // command Redis took leaves pending; a key Redis refuses for its type is
 // dropped and reported; any other error keeps it for the next flush.
-func (r *Recorder) sendVisitors(timeout time.Duration) error {
-	u := r.uv
+func (u *visitorState) send(timeout time.Duration) error {
 	u.mu.Lock()
 	var cmds []redisconn.Cmd
 	var sends []uvSend
@@ -109,7 +91,7 @@ func (r *Recorder) sendVisitors(timeout time.Duration) error {
 	if len(cmds) == 0 {
 		return nil
 	}
-	replies := r.router.Do(cmds, redisconn.Options{Timeout: timeout, WaitReplicas: r.waitReplicas})
+	replies := u.env.router.Do(cmds, redisconn.Options{Timeout: timeout, WaitReplicas: u.env.waitReplicas})
 	var firstErr error
 	for _, s := range sends {
 		err := firstError(replies[s.first : s.first+s.n])
@@ -118,9 +100,7 @@ func (r *Recorder) sendVisitors(timeout time.Duration) error {
 			u.settle(s.name, false)
 		case redisconn.KeyPermanent:
 			u.settle(s.name, true)
-			r.mu.Lock()
-			r.status.refused(s.name)
-			r.mu.Unlock()
+			u.env.refused(s.name)
 		default:
 			if firstErr == nil {
 				firstErr = err
@@ -130,7 +110,7 @@ func (r *Recorder) sendVisitors(timeout time.Duration) error {
 	if firstErr != nil {
 		return fmt.Errorf("timeseries: visitors: %w", firstErr)
 	}
-	u.sentAll(r)
+	u.sentAll()
 	return nil
 }
 
@@ -180,7 +160,7 @@ func (u *visitorState) settle(name string, refused bool) {
 }
 
 // sentAll removes the visitor spill files once everything pending went.
-func (u *visitorState) sentAll(r *Recorder) {
+func (u *visitorState) sentAll() {
 	u.mu.Lock()
 	files := u.files
 	if len(u.pending) == 0 {
@@ -190,7 +170,7 @@ func (u *visitorState) sentAll(r *Recorder) {
 	}
 	u.mu.Unlock()
 	for _, f := range files {
-		r.removeSpill(f)
+		u.env.removeSpill(f)
 	}
 }
 

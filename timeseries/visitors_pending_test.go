@@ -29,7 +29,7 @@ func TestVisitorPendingBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u := newVisitorState(schema)
+			u := newVisitorState(visitorEnv{schema: schema})
 			u.npending = tt.npending
 			s := &u.stripes[0]
 			s.add(c.id, series.BucketStart(tt.sec, int(u.step)), tt.sec, 42)
@@ -40,7 +40,7 @@ func TestVisitorPendingBounds(t *testing.T) {
 		})
 	}
 	// A key left pending ages out once its newest id passes the cutoff.
-	u := newVisitorState(schema)
+	u := newVisitorState(visitorEnv{schema: schema})
 	u.stripes[0].add(c.id, series.BucketStart(now, int(u.step)), now, 42)
 	u.drain(new([numShards]stripeLock), schema, now-900, counters)
 	u.drain(new([numShards]stripeLock), schema, now+1, counters)

@@ -34,44 +34,34 @@ const (
 	uvSpillSuffix  = ".visitors"
 )
 
-// startVisitors loads the visitors a previous Recorder spilled and fetches
-// the day's salt in the background, so the first requests find it
-// without NewRecorder waiting on Redis.
-func (r *Recorder) startVisitors() {
-	if r.uv == nil {
-		return
-	}
-	if r.spillDir != "" {
-		r.loadVisitorSpills()
+// start loads the visitors a previous Recorder spilled and fetches the
+// day's salt in the background, so the first requests find it without
+// NewRecorder waiting on Redis.
+func (u *visitorState) start() {
+	if u.env.spillDir != "" {
+		u.loadSpills()
 	}
 	go func() {
 		// Under flushMu, so a Close that began first has flushed and
 		// returned (its pool may be closed by now) and one that begins
-		// now waits for this fetch; closed says which.
-		r.flushMu.Lock()
-		defer r.flushMu.Unlock()
-		r.mu.Lock()
-		closed := r.closed
-		r.mu.Unlock()
-		if closed {
+		// now waits for this fetch.
+		u.env.flushMu.Lock()
+		defer u.env.flushMu.Unlock()
+		if u.env.closed() {
 			return // a closing Recorder needs no salt
 		}
-		if err := r.keepSalts(r.clock.Now().Unix(), r.timeout); err != nil {
-			r.onError(fmt.Errorf("timeseries: visitors: %w", err))
+		if err := u.keepSalts(u.env.clock.Now().Unix(), u.env.timeout); err != nil {
+			u.env.onError(fmt.Errorf("timeseries: visitors: %w", err))
 		}
 	}()
 }
 
-// spillVisitors writes the pending visitors to a new file in SpillDir.
-// Files loaded and not yet sent are folded in and removed.
-func (r *Recorder) spillVisitors() error {
-	u := r.uv
-	if u == nil {
-		return nil
-	}
-	r.flushMu.Lock()
-	defer r.flushMu.Unlock()
-	r.drainUV(r.clock.Now().Unix() - r.maxPendingAge)
+// spill writes the pending visitors to a new file in SpillDir. Files
+// loaded and not yet sent are folded in and removed.
+func (u *visitorState) spill() error {
+	u.env.flushMu.Lock()
+	defer u.env.flushMu.Unlock()
+	u.drainAged()
 	u.mu.Lock()
 	keys := make([]uvSpillKey, 0, len(u.pending))
 	var n int64
@@ -91,7 +81,7 @@ func (r *Recorder) spillVisitors() error {
 	if len(keys) == 0 {
 		return nil
 	}
-	name := filepath.Join(r.spillDir, fmt.Sprintf("pulse-%s-%d%s", r.id, time.Now().UnixNano(), uvSpillSuffix))
+	name := filepath.Join(u.env.spillDir, fmt.Sprintf("pulse-%s-%d%s", u.env.id, time.Now().UnixNano(), uvSpillSuffix))
 	if err := writeVisitorSpill(name, keys); err != nil {
 		return fmt.Errorf("timeseries: close: %d visitor ids not written or spilled: %w", n, err)
 	}
@@ -107,18 +97,17 @@ func writeVisitorSpill(name string, keys []uvSpillKey) error {
 	})
 }
 
-// loadVisitorSpills puts the ids of every visitor spill file in SpillDir
+// loadSpills puts the ids of every visitor spill file in SpillDir
 // in pending. A file that cannot be read whole is set aside as .bad.
-func (r *Recorder) loadVisitorSpills() {
-	names, _ := filepath.Glob(filepath.Join(r.spillDir, "*"+uvSpillSuffix))
+func (u *visitorState) loadSpills() {
+	names, _ := filepath.Glob(filepath.Join(u.env.spillDir, "*"+uvSpillSuffix))
 	slices.Sort(names)
-	u := r.uv
 	for _, name := range names {
 		keys, err := readVisitorSpill(name)
 		if err != nil {
 			bad := name + badSuffix
 			_ = os.Rename(name, bad)
-			r.onError(fmt.Errorf("timeseries: visitor spill file %s set aside as %s: %w", name, bad, err))
+			u.env.onError(fmt.Errorf("timeseries: visitor spill file %s set aside as %s: %w", name, bad, err))
 			continue
 		}
 		u.mu.Lock()

@@ -33,10 +33,9 @@ type UniqueBucket struct {
 
 // MaxUniqueBuckets bounds the buckets of one read: the union is one
 // PFCOUNT over all of them, which merges every sketch on the server while
-// it serves nothing else, some 35 µs a dense sketch (BenchmarkUniques:
-// about 5 ms for 120, 9 ms for 256, 36 ms for 1024 when that was
-// allowed). 256 keep a read near 10 ms of Redis's time, twice the
-// window the dashboard charts.
+// it serves nothing else, a cost that grows with the buckets
+// (BenchmarkUniques measures it). 256 is twice the window the dashboard
+// charts.
 const MaxUniqueBuckets = 256
 
 // ErrNoUniques means the series keeps no visitors: at that precision

@@ -4,8 +4,8 @@ import "time"
 
 // monoBase anchors Start: a time.Since of it reads only the monotonic
 // clock, where time.Now reads the wall clock too. A duration needs no
-// wall time, and on a virtual machine a clock read can cost 20 ns, a
-// tenth of what a request pays Pulse.
+// wall time, and on a virtual machine each clock read is a visible part
+// of what a request pays Pulse.
 var monoBase = time.Now()
 
 // Start is when a request began, on the monotonic clock.

@@ -49,8 +49,7 @@ type Config struct {
 // guards are the parts of the model that tests switch off one by one.
 type guards struct {
 	clean       bool // no cleaning: every bucket updates the fit
-	leaveOut    bool // score buckets with the profile that saw them
-	countNoise  bool // counts: no Poisson floor under the scale
+	discrete    bool // counts and errors scored and banded as normal, whatever their mean
 	season      bool // no season, own or borrowed
 	persistence bool // every bucket out of band flags
 }

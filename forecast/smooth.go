@@ -134,9 +134,6 @@ func (f *filter) pass(p params, k float64, exact bool) run {
 			lv[t-1], tr[t-1] = level, trend
 		}
 		fac := f.fLoo[t]
-		if f.off.leaveOut {
-			fac = f.fFull[t]
-		}
 		base := level + p.phi*trend
 		mu := f.clampMu(f.combine(base, fac))
 		v := k * k * noiseVar(f.kind, mu, f.disp, f.hitsAt(t))
@@ -179,7 +176,7 @@ func (f *filter) pass(p params, k float64, exact bool) run {
 // score places w in its predictive distribution; the parameter search
 // takes the normal approximation where it is good enough.
 func (f *filter) score(t int, w, mu, v float64, exact bool) float64 {
-	pr := predictive{kind: f.kind, mu: mu, v: v, hits: f.hitsAt(t)}
+	pr := predictive{kind: f.kind, mu: mu, v: v, hits: f.hitsAt(t), normal: f.off.discrete}
 	if !exact && (pr.kind == Latency || pr.counts().mu > quickMax) {
 		return (w - mu) / math.Sqrt(v)
 	}
@@ -367,7 +364,7 @@ func (f *filter) scale(r run, lead int, p params) float64 {
 	if math.IsNaN(k) {
 		k = 1
 	}
-	if f.kind != Latency && !f.off.countNoise {
+	if f.kind != Latency {
 		k = math.Max(k, 1) // never less noisy than Poisson or binomial
 	}
 	return math.Max(k, 1e-3)

@@ -206,6 +206,9 @@ func noiseVar(kind Kind, mu, disp, hits float64) float64 {
 		p := math.Min(math.Max(mu, 0.5/hits), 1-0.5/hits)
 		return p * (1 - p) / hits * (1 + disp*(hits-1))
 	}
-	m := math.Max(mu, 0.05)
+	m := mu
+	if !(m >= 0.05) {
+		m = 0.05
+	}
 	return m + disp*disp*m*m
 }

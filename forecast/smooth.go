@@ -65,12 +65,18 @@ func (f *filter) remove(w, fac float64) float64 {
 	return w - fac
 }
 
+// clampMu keeps an expectation where its kind can be: counts are not
+// negative, ratios lie in [0, 1]. (Plain comparisons: math.Max's care for
+// signed zeros costs in this hot path.)
 func (f *filter) clampMu(mu float64) float64 {
-	switch f.kind {
-	case Counts:
-		return math.Max(mu, 0)
-	case ErrorRatio:
-		return math.Min(math.Max(mu, 0), 1)
+	if f.kind == Latency {
+		return mu
+	}
+	if mu < 0 {
+		return 0
+	}
+	if f.kind == ErrorRatio && mu > 1 {
+		return 1
 	}
 	return mu
 }

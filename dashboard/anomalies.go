@@ -61,13 +61,17 @@ func (s *server) anomalies(r *http.Request) (anomaliesResponse, error) {
 	if err != nil {
 		return anomaliesResponse{}, err
 	}
-	fits, err := fromstore.Scan(ctx, s.cfg.Store, names, p, forecast.Config{})
+	fits, err := fromstore.FitAll(ctx, s.cfg.Store, names, p, forecast.Config{FlagsOnly: true})
 	if err != nil {
 		return anomaliesResponse{}, err
 	}
 	from := s.store.Now().Unix()/int64(p)*int64(p) - last*int64(p)
 	resp := anomaliesResponse{Precision: p, Last: last, Series: len(fits), Anomalies: []*flagJSON{}}
-	for _, fd := range fits {
+	for _, fit := range fits {
+		fd := fit.Fitted
+		if fd == nil { // too little history to judge: no flags, not a failed scan
+			continue
+		}
 		for i := range fd.Flags {
 			if f := &fd.Flags[i]; f.Bucket.Unix() >= from && (kind == "" || f.Kind == kind) {
 				resp.Anomalies = append(resp.Anomalies, flagOf(f))

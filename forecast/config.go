@@ -49,19 +49,19 @@ type Config struct {
 // guards are the parts of the model that tests switch off one by one.
 type guards struct {
 	clean       bool // no cleaning: every bucket updates the fit
-	leaveOut    bool // score buckets with the profile that saw them
-	countNoise  bool // counts: no Poisson floor under the scale
+	discrete    bool // counts and errors scored and banded as normal, whatever their mean
 	season      bool // no season, own or borrowed
 	persistence bool // every bucket out of band flags
 }
 
 // Defaults of Config.
 const (
-	DefaultBand     = 2.5
-	DefaultFineBand = 2.25
-	DefaultSingle   = 5.0
-	DefaultShiftRun = 4
-	DefaultRelevel  = 6
+	DefaultBand      = 2.5
+	DefaultFineBand  = 2.25
+	DefaultDailyBand = 2.75
+	DefaultSingle    = 5.0
+	DefaultShiftRun  = 4
+	DefaultRelevel   = 6
 )
 
 // DefaultPersistence is two of the last three buckets at every
@@ -71,12 +71,17 @@ func DefaultPersistence(step time.Duration) Persistence {
 }
 
 // DefaultBandFor is the score beyond which a bucket is out of band:
-// DefaultBand from 1 h up, where the series' own season is estimated from
-// a few days and the expectation is less sure, DefaultFineBand below,
-// where the season is borrowed from the coarser series.
+// DefaultFineBand below 1 h, where the season is borrowed from the
+// coarser series; DefaultBand from 1 h, where the series' own season is
+// estimated from a few days and the expectation is less sure; and
+// DefaultDailyBand at a day, where a trend over months makes it less sure
+// still.
 func DefaultBandFor(step time.Duration) float64 {
-	if step < time.Hour {
+	switch {
+	case step < time.Hour:
 		return DefaultFineBand
+	case step >= 24*time.Hour:
+		return DefaultDailyBand
 	}
 	return DefaultBand
 }

@@ -120,3 +120,26 @@ func TestPersistenceGuardsFalseFlags(t *testing.T) {
 		t.Errorf("false flags %.2f with persistence (want ≤ 1), %.2f without (want > 1)", on.falsePer1000(), off.falsePer1000())
 	}
 }
+
+// A route with a few hits a bucket raises no flag from its count noise:
+// scored by its own Poisson or negative binomial distribution, a 6 where
+// 2 are expected is not the event a normal curve would make of it.
+func TestLowVolumeRaisesNoFlags(t *testing.T) {
+	var on, off detection
+	for i, c := range []detectCase{
+		{"3 hits an hour", Counts, time.Hour, 3, event{}, 100},
+		{"2 hits a minute", Counts, time.Minute, 2, event{}, 100},
+	} {
+		a := runDetect(t, c, uint64(160+i), Config{})
+		b := runDetect(t, c, uint64(160+i), Config{off: guards{discrete: true}})
+		t.Logf("%s: %.2f false flags per 1,000 buckets; %.2f scored as normal", c.name, a.falsePer1000(), b.falsePer1000())
+		on.normal, on.falses = on.normal+a.normal, on.falses+a.falses
+		off.normal, off.falses = off.normal+b.normal, off.falses+b.falses
+	}
+	if on.falsePer1000() > 1 {
+		t.Errorf("%.2f false flags per 1,000 buckets, want at most 1", on.falsePer1000())
+	}
+	if off.falsePer1000() <= 1 {
+		t.Errorf("scored as normal, %.2f false flags per 1,000: the test does not need the count distribution", off.falsePer1000())
+	}
+}

@@ -282,7 +282,7 @@ func futureHits(s Series, cfg Config) float64 {
 }
 
 func (fd *Fitted) predictive(mu, v, hits float64) predictive {
-	return predictive{kind: fd.f.kind, mu: mu, v: v, hits: hits}
+	return predictive{kind: fd.f.kind, mu: mu, v: v, hits: hits, normal: fd.f.off.discrete}
 }
 
 // history fills the one-step expectation and bands of every past bucket.

@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -155,5 +156,32 @@ func TestFlagsOnly(t *testing.T) {
 		if p.Expected != full.History[i].Expected || (p.Anomaly == nil) != math.IsNaN(p.Band95.Lo) {
 			t.Fatalf("bucket %d: %+v against %+v", i, p, full.History[i])
 		}
+	}
+}
+
+// Points encode to JSON: a future bucket's value and score are null.
+func TestPointJSON(t *testing.T) {
+	s := generate(genConfig{Step: time.Minute, N: 60, Base: 30}, seeded(5, 0)).series(Counts)
+	fd, err := FitWithConfig(s, Config{FlagsOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(struct {
+		History  []Point
+		Forecast []Point
+	}{fd.History, fd.Forecast(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct{ History, Forecast []map[string]any }
+	if err := json.Unmarshal(out, &back); err != nil {
+		t.Fatal(err)
+	}
+	f, h := back.Forecast[0], back.History[len(back.History)-1]
+	if f["value"] != nil || f["score"] != nil || f["expected"] == nil || f["band95"].(map[string]any)["hi"] == nil {
+		t.Errorf("future point %v", f)
+	}
+	if h["value"] == nil || h["score"] == nil || h["band80"].(map[string]any)["lo"] != nil {
+		t.Errorf("past point without bands %v", h)
 	}
 }

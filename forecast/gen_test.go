@@ -54,26 +54,48 @@ func shape(t time.Time) float64 {
 	return math.Cos(2*math.Pi*(h-15)/24) + 0.4*math.Cos(4*math.Pi*(h-10)/24)
 }
 
-// rate is the true mean hits per second at t.
-func (c genConfig) rate(t, origin time.Time) float64 {
-	r := c.Base / c.Step.Seconds() * math.Exp(c.Daily*shape(t))
-	wd := t.Weekday()
-	if wd == time.Saturday || wd == time.Sunday {
-		r *= 1 - c.Weekend
+// slot is the 5-minute slot of the day the generator's shape is
+// tabulated at.
+const slot = 5 * time.Minute
+
+// shapeTable is shape at the middle of every slot of the day.
+var shapeTable = func() []float64 {
+	tab := make([]float64, day/slot)
+	for i := range tab {
+		tab[i] = shape(time.Unix(int64(i)*int64(slot/time.Second), 0).Add(slot / 2))
 	}
-	days := t.Sub(origin).Hours() / 24
-	return r * math.Max(0.05, 1+c.Trend*days)
+	return tab
+}()
+
+// rater returns the true mean hits per second of c at unix second u,
+// with the daily factor read from a table: the truth is then constant
+// within a slot.
+func (c genConfig) rater(origin time.Time) func(u int64) float64 {
+	factor := make([]float64, len(shapeTable))
+	for i, v := range shapeTable {
+		factor[i] = c.Base / c.Step.Seconds() * math.Exp(c.Daily*v)
+	}
+	o := origin.Unix()
+	perSlot := int64(slot / time.Second)
+	return func(u int64) float64 {
+		r := factor[(u%86400)/perSlot]
+		if wd := (u/86400 + 4) % 7; wd == 0 || wd == 6 { // 1970-01-01 was a Thursday
+			r *= 1 - c.Weekend
+		}
+		return r * math.Max(0.05, 1+c.Trend*float64(u-o)/86400)
+	}
 }
 
-// meanHits integrates the rate over the bucket starting at t.
-func (c genConfig) meanHits(t, origin time.Time) float64 {
-	parts := max(1, min(48, int(c.Step/(5*time.Minute))))
-	sub := c.Step / time.Duration(parts)
+// meanHits integrates the rate over the bucket starting at t, at most 48
+// points a bucket.
+func meanHits(rate func(int64) float64, t time.Time, step time.Duration) float64 {
+	parts := int64(max(1, min(48, int(step/slot))))
+	sec := int64(step / time.Second)
 	sum := 0.0
 	for i := range parts {
-		sum += c.rate(t.Add(sub*time.Duration(i)+sub/2), origin)
+		sum += rate(t.Unix() + (2*i+1)*sec/(2*parts))
 	}
-	return sum / float64(parts) * c.Step.Seconds()
+	return sum / float64(parts) * step.Seconds()
 }
 
 func generate(c genConfig, rng *rand.Rand) *generated {
@@ -86,10 +108,10 @@ func generate(c genConfig, rng *rand.Rand) *generated {
 	g := &generated{cfg: c, start: c.End.Add(-c.Step * time.Duration(c.N))}
 	g.hits, g.errors, g.latency = make([]float64, c.N), make([]float64, c.N), make([]float64, c.N)
 	g.mean, g.abnormal = make([]float64, c.N), make([]bool, c.N)
-	origin := g.start
+	rate := c.rater(g.start)
 	for i := range c.N {
 		t := g.start.Add(c.Step * time.Duration(i))
-		mu := c.meanHits(t, origin)
+		mu := meanHits(rate, t, c.Step)
 		lat := math.Log(c.LatMed) + 0.1*c.Daily*shape(t)
 		errRate := c.ErrRate
 		for _, e := range c.Events {

@@ -9,7 +9,10 @@ const discreteMax = 50
 
 // countDist is the predictive distribution of a count: Poisson when its
 // variance is the mean's, negative binomial when larger.
-type countDist struct{ mu, v float64 }
+type countDist struct {
+	mu, v  float64
+	normal bool // use the normal approximation whatever the mean
+}
 
 // terms calls f with k and P(X = k) for k = 0, 1, ... until f returns
 // false or the upper tail is negligible.
@@ -37,7 +40,7 @@ func (d countDist) terms(f func(k int, p float64) bool) {
 	}
 }
 
-func (d countDist) discrete() bool { return d.mu <= discreteMax }
+func (d countDist) discrete() bool { return !d.normal && d.mu <= discreteMax }
 
 // z is the mid-p score of y: the normal quantile of P(X < y) + P(X = y)/2.
 // The mid-p keeps a discrete count from scoring as far out as a
@@ -111,16 +114,17 @@ func (d countDist) quantiles(qs []float64) []float64 {
 // predictive is one bucket's forecast on the working scale (mu, v) with
 // what is needed to turn it into the observed scale.
 type predictive struct {
-	kind  Kind
-	mu, v float64
-	hits  float64 // ErrorRatio: the hits the ratio is over
+	kind   Kind
+	mu, v  float64
+	hits   float64 // ErrorRatio: the hits the ratio is over
+	normal bool    // counts as normal whatever their mean
 }
 
 func (p predictive) counts() countDist {
 	if p.kind == ErrorRatio {
-		return countDist{mu: p.mu * p.hits, v: p.v * p.hits * p.hits}
+		return countDist{mu: p.mu * p.hits, v: p.v * p.hits * p.hits, normal: p.normal}
 	}
-	return countDist{mu: p.mu, v: p.v}
+	return countDist{mu: p.mu, v: p.v, normal: p.normal}
 }
 
 // z scores an observation given on the working scale.
@@ -202,6 +206,9 @@ func noiseVar(kind Kind, mu, disp, hits float64) float64 {
 		p := math.Min(math.Max(mu, 0.5/hits), 1-0.5/hits)
 		return p * (1 - p) / hits * (1 + disp*(hits-1))
 	}
-	m := math.Max(mu, 0.05)
+	m := mu
+	if !(m >= 0.05) {
+		m = 0.05
+	}
 	return m + disp*disp*m*m
 }

@@ -1,6 +1,9 @@
 package forecast
 
 import (
+	"encoding/json"
+	"math"
+	"strconv"
 	"time"
 )
 
@@ -51,4 +54,35 @@ type Point struct {
 func (p predictive) point(t time.Time) Point {
 	b80, b95 := p.bands()
 	return Point{Time: t, Hits: p.hits, Expected: p.expected(), Band80: b80, Band95: b95}
+}
+
+// num is a float that encodes NaN (missing, future, not computed) as
+// JSON null, which has no NaN.
+type num float64
+
+func (n num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+// MarshalJSON writes the band's NaN ends as null.
+func (b Band) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Lo num `json:"lo"`
+		Hi num `json:"hi"`
+	}{num(b.Lo), num(b.Hi)})
+}
+
+// MarshalJSON writes the point's NaN fields (a future bucket's value and
+// score, a missing bucket's) as null.
+func (p Point) MarshalJSON() ([]byte, error) {
+	type plain Point
+	return json.Marshal(struct {
+		plain
+		Value num `json:"value"`
+		Score num `json:"score"`
+	}{plain(p), num(p.Value), num(p.Score)})
 }

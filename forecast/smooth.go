@@ -65,12 +65,18 @@ func (f *filter) remove(w, fac float64) float64 {
 	return w - fac
 }
 
+// clampMu keeps an expectation where its kind can be: counts are not
+// negative, ratios lie in [0, 1]. (Plain comparisons: math.Max's care for
+// signed zeros costs in this hot path.)
 func (f *filter) clampMu(mu float64) float64 {
-	switch f.kind {
-	case Counts:
-		return math.Max(mu, 0)
-	case ErrorRatio:
-		return math.Min(math.Max(mu, 0), 1)
+	if f.kind == Latency {
+		return mu
+	}
+	if mu < 0 {
+		return 0
+	}
+	if f.kind == ErrorRatio && mu > 1 {
+		return 1
 	}
 	return mu
 }
@@ -134,9 +140,6 @@ func (f *filter) pass(p params, k float64, exact bool) run {
 			lv[t-1], tr[t-1] = level, trend
 		}
 		fac := f.fLoo[t]
-		if f.off.leaveOut {
-			fac = f.fFull[t]
-		}
 		base := level + p.phi*trend
 		mu := f.clampMu(f.combine(base, fac))
 		v := k * k * noiseVar(f.kind, mu, f.disp, f.hitsAt(t))
@@ -179,7 +182,7 @@ func (f *filter) pass(p params, k float64, exact bool) run {
 // score places w in its predictive distribution; the parameter search
 // takes the normal approximation where it is good enough.
 func (f *filter) score(t int, w, mu, v float64, exact bool) float64 {
-	pr := predictive{kind: f.kind, mu: mu, v: v, hits: f.hitsAt(t)}
+	pr := predictive{kind: f.kind, mu: mu, v: v, hits: f.hitsAt(t), normal: f.off.discrete}
 	if !exact && (pr.kind == Latency || pr.counts().mu > quickMax) {
 		return (w - mu) / math.Sqrt(v)
 	}
@@ -367,7 +370,7 @@ func (f *filter) scale(r run, lead int, p params) float64 {
 	if math.IsNaN(k) {
 		k = 1
 	}
-	if f.kind != Latency && !f.off.countNoise {
+	if f.kind != Latency {
 		k = math.Max(k, 1) // never less noisy than Poisson or binomial
 	}
 	return math.Max(k, 1e-3)

@@ -29,8 +29,32 @@ const (
 // one; buckets before the series' first hit are left out too. cfg.Kind
 // must be Counts (the zero value): the store's hashes hold counts.
 func Fit(ctx context.Context, st *timeseries.Store, name string, precision int, cfg forecast.Config) (*forecast.Fitted, error) {
+	all, err := FitAll(ctx, st, []string{name}, precision, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := all[name]
+	if r.Fitted == nil && r.Err == nil {
+		return nil, fmt.Errorf("forecast: %q at precision %d: %w", name, precision, timeseries.ErrUnknownSeries)
+	}
+	return r.Fitted, r.Err
+}
+
+// Result is one series' fit, or why it has none.
+type Result struct {
+	Fitted *forecast.Fitted
+	Err    error
+}
+
+// FitAll is Fit for many series at one precision, read with one round
+// trip per Redis node for each precision read (the series', then 1 h and
+// 1 d below them), however many series, as a scan for the anomalies of
+// every series does (with cfg.FlagsOnly). Series the store does not know at precision are left
+// out of the map; one that cannot be fitted (too few buckets) carries
+// its error. The error returned is the read's.
+func FitAll(ctx context.Context, st *timeseries.Store, names []string, precision int, cfg forecast.Config) (map[string]Result, error) {
 	if cfg.Kind != forecast.Counts {
-		return nil, fmt.Errorf("forecast: %q: the store holds counts, not %v", name, cfg.Kind)
+		return nil, fmt.Errorf("forecast: the store holds counts, not %v", cfg.Kind)
 	}
 	precisions := []int{precision}
 	if precision < hour {
@@ -39,23 +63,29 @@ func Fit(ctx context.Context, st *timeseries.Store, name string, precision int, 
 	if precision < day {
 		precisions = append(precisions, day)
 	}
-	got, err := readLast(ctx, st, name, precisions, Window+1)
+	got, err := readLast(ctx, st, names, precisions, Window+1)
 	if err != nil {
 		return nil, err
 	}
-	samples, ok := got[precision]
-	if !ok {
-		return nil, fmt.Errorf("forecast: %q at precision %d: %w", name, precision, timeseries.ErrUnknownSeries)
+	out := make(map[string]Result, len(got))
+	for name, byPrecision := range got {
+		samples, ok := byPrecision[precision]
+		if !ok {
+			continue
+		}
+		c := cfg
+		if h, ok := byPrecision[hour]; ok && precision < hour {
+			s := closed(name, hour, h)
+			c.Context.Hourly = &s
+		}
+		if d, ok := byPrecision[day]; ok && precision < day {
+			s := closed(name, day, d)
+			c.Context.Daily = &s
+		}
+		fd, err := forecast.FitWithConfig(closed(name, precision, samples), c)
+		out[name] = Result{Fitted: fd, Err: err}
 	}
-	if h, ok := got[hour]; ok && precision < hour {
-		s := closed(name, hour, h)
-		cfg.Context.Hourly = &s
-	}
-	if d, ok := got[day]; ok && precision < day {
-		s := closed(name, day, d)
-		cfg.Context.Daily = &s
-	}
-	return forecast.FitWithConfig(closed(name, precision, samples), cfg)
+	return out, nil
 }
 
 // closed turns zero-filled samples, the last one the bucket in progress,

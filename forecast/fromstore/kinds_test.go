@@ -2,7 +2,6 @@ package fromstore_test
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -135,27 +134,5 @@ func TestFitLatency(t *testing.T) {
 	}
 	if _, err := fromstore.FitLatency(ctx, rec.Store(), "GET /x", 300, 1.5, forecast.Config{}); err == nil {
 		t.Error("quantile 1.5 fitted")
-	}
-}
-
-// A scan fits every series at one precision with one read per precision
-// and flags only the one whose last buckets broke.
-func TestScan(t *testing.T) {
-	srv := redistest.Start(t)
-	store, outage := record(t, srv, "GET /api/orders")
-	names := []string{"GET /api/orders", "GET /nowhere"}
-	for i := range 3 {
-		names = append(names, fmt.Sprintf("GET /idle/%d", i))
-	}
-	fits, err := fromstore.Scan(context.Background(), store, names, 300, forecast.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(fits) != 1 {
-		t.Fatalf("%d series fitted, want the one recorded: %v", len(fits), fits)
-	}
-	fd := fits["GET /api/orders"]
-	if !hasFlag(fd, forecast.Drop, outage) && !hasFlag(fd, forecast.LevelShift, outage) {
-		t.Errorf("the outage from %v is not flagged: %+v", outage, fd.Flags)
 	}
 }

@@ -2,36 +2,35 @@ package fromstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// readLast reads one series at several precisions: at each, its last n
-// buckets up to the current one, missing buckets as zero, oldest first,
-// with one read (one round trip per Redis node) per precision.
-// Precisions the schema does not keep, and those at which the series is
-// not in the known set, are left out of the map.
-func readLast(ctx context.Context, st *timeseries.Store, name string, precisions []int, n int) (map[int][]timeseries.Sample, error) {
-	now := st.Clock().Now().Unix()
+// readLast reads series at several precisions through the store's
+// exported reads, one SamplesMany (one round trip per Redis node) per
+// precision: for each name and precision, its last n buckets up to the
+// current one, missing buckets as zero, oldest first. Precisions the
+// schema does not keep, and those at which a series is not in the known
+// set, are left out of its map.
+func readLast(ctx context.Context, st *timeseries.Store, names []string, precisions []int, n int) (map[string]map[int][]timeseries.Sample, error) {
 	keeps := st.Schema().Precisions // filled in by the store
-	out := make(map[int][]timeseries.Sample, len(precisions))
+	out := make(map[string]map[int][]timeseries.Sample, len(names))
 	for _, p := range precisions {
 		if !slices.Contains(keeps, p) {
 			continue
 		}
-		current := now / int64(p) * int64(p)
-		r := timeseries.Range{From: current - int64(n-1)*int64(p), To: current, FillZero: true}
-		got, err := st.Samples(ctx, name, p, r)
-		switch {
-		case errors.Is(err, timeseries.ErrUnknownSeries):
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("forecast: read %q at %d: %w", name, p, err)
+		got, err := st.SamplesMany(ctx, names, p, lastRange(st, p, n))
+		if err != nil {
+			return nil, fmt.Errorf("forecast: read at %d: %w", p, err)
 		}
-		out[p] = got
+		for name, samples := range got {
+			if out[name] == nil {
+				out[name] = make(map[int][]timeseries.Sample, len(precisions))
+			}
+			out[name][p] = samples
+		}
 	}
 	return out, nil
 }

@@ -21,10 +21,14 @@ func TestReadLast(t *testing.T) {
 	srv.Do("HSET", "count:60:hits", "1699999920", 7)
 	srv.Do("ZADD", "known:", 0, "5:hits", 0, "60:hits")
 
-	got, err := readLast(context.Background(), store, "hits", []int{5, 60, 3600, 7}, 3)
+	all, err := readLast(context.Background(), store, []string{"hits", "never"}, []int{5, 60, 3600, 7}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, ok := all["never"]; ok || len(all) != 1 {
+		t.Fatalf("read %v, want only hits", all)
+	}
+	got := all["hits"]
 	// The last three buckets of each precision, the older ones outside
 	// and a field Pulse did not write as zero; 1 h is not in the known set
 	// and 7 s not in the schema: both left out.

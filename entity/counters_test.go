@@ -242,10 +242,12 @@ func TestConcurrentLikesColdCache(t *testing.T) {
 			t.Run(m.name, func(t *testing.T) {
 				srv := redistest.Start(t)
 				// 1000 writers at once on one row queue longer than the
-				// default statement timeout on a loaded 2-core machine; this
-				// test is about exactness, the stall tests about deadlines.
+				// default statement and cache timeouts on a loaded 2-core
+				// machine (they wait for the bounded pool's connections);
+				// this test is about exactness, the stall tests about
+				// deadlines.
 				c := newCounters(t, Config{DB: db, Dialect: d, Layout: lay, Pool: boundedPool(t, srv), Table: fmt.Sprintf("likes_%d", i),
-					WriteBehind: m.writeBehind, FlushInterval: 20 * time.Millisecond, StatementTimeout: time.Minute})
+					WriteBehind: m.writeBehind, FlushInterval: 20 * time.Millisecond, StatementTimeout: time.Minute, CacheTimeout: time.Minute})
 				ctx := context.Background()
 				const likes = 1000
 				var wg sync.WaitGroup

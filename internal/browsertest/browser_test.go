@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -175,6 +176,14 @@ func (tb *tab) waitFor(what, cond string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// requested is a copy of the URLs the page has asked for so far; the
+// listener appends to them from its own goroutine.
+func (tb *tab) requested() []string {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	return slices.Clone(tb.requests)
 }
 
 // checkClean fails on script errors, CSP violations, dialogs, and
@@ -640,7 +649,7 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("an entity panel with no entities, or no health note: %+v", text)
 		}
 		tb.checkClean(f.Server.URL, false)
-		for _, u := range tb.requests {
+		for _, u := range tb.requested() {
 			if strings.Contains(u, "/api/entities") || strings.Contains(u, "/api/health") {
 				t.Errorf("the page asked for what is not configured: %s", u)
 			}

@@ -1,0 +1,47 @@
+package alert
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// traffic adds counts to series as the recorder would, at every
+// precision of the default schema, with hashes that never expire so that
+// a test's clock may sit anywhere.
+type traffic map[string]map[string]int64 // key -> bucket -> count
+
+func (tr traffic) add(name string, t, n int64) {
+	for _, p := range series.DefaultPrecisions {
+		key := series.Schema{}.CountKey(p, name)
+		if tr[key] == nil {
+			tr[key] = map[string]int64{}
+		}
+		tr[key][strconv.FormatInt(series.BucketStart(t, p), 10)] += n
+	}
+}
+
+// write stores the traffic and lists its series in the known set.
+func (tr traffic) write(t testing.TB, pool *redis.Pool) {
+	t.Helper()
+	c := pool.Get()
+	defer c.Close()
+	for key, buckets := range tr {
+		args := redis.Args{key}
+		for b, n := range buckets {
+			args = append(args, b, n)
+		}
+		c.Send("HSET", args...)
+		member := key[len("count:"):]
+		c.Send("ZADD", "known:", 0, member)
+	}
+	if _, err := c.Do(""); err != nil {
+		t.Fatal(err)
+	}
+}

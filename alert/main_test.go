@@ -6,6 +6,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/pulse-dev/pulse/internal/redisconn"
 	"github.com/pulse-dev/pulse/internal/redistest"
 	"github.com/pulse-dev/pulse/internal/series"
 )
@@ -45,3 +46,5 @@ func (tr traffic) write(t testing.TB, pool *redis.Pool) {
 		t.Fatal(err)
 	}
 }
+
+func newRouter(p *redis.Pool) *redisconn.Router { return redisconn.NewRouter(p) }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/redistest"
-	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // quietTraffic is 10 requests a minute to name for days days before
@@ -25,7 +24,6 @@ func TestAbsence(t *testing.T) {
 	quietTraffic(tr, "GET /busy", 8, 0)       // never silent
 	quietTraffic(tr, "GET /short-gap", 8, 10) // silent 10 minutes only
 	tr.write(t, pool)
-	st, _ := timeseries.NewStore(pool, timeseries.Schema{}, nil)
 	rules, err := ValidateRules([]Rule{
 		{Name: "Absent", Kind: Absence, Series: App},
 		{Name: "RouteAbsent", Kind: Absence, Series: EveryRoute},
@@ -33,7 +31,7 @@ func TestAbsence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs := observeOnce(t, st, rules, time.Unix(burnNow, 0), nil)
+	obs := observeOnce(t, pool, rules, time.Unix(burnNow, 0), nil)
 	checkObs(t, obs, "Absent\x00page\x00hits", true, 0, 10)
 	checkObs(t, obs, "RouteAbsent\x00page\x00GET /new", false, 0, 10)
 	checkObs(t, obs, "RouteAbsent\x00page\x00GET /busy", false, 150, 10)

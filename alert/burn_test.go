@@ -2,6 +2,7 @@ package alert
 
 import (
 	"context"
+	"github.com/gomodule/redigo/redis"
 	"math"
 	"testing"
 	"time"
@@ -78,10 +79,6 @@ func TestBurnRates(t *testing.T) {
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	steadyTraffic(App, 10, 50).write(t, pool)
-	st, err := timeseries.NewStore(pool, timeseries.Schema{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rule := Rule{Name: "SLO", Kind: Availability, Series: App}.WithDefaults()
 	now := time.Unix(burnNow, 0)
 
@@ -103,7 +100,7 @@ func TestBurnRates(t *testing.T) {
 		rp.want(App, windowOf(now, c.w, 0, pickPrecision(series.DefaultPrecisions, c.w, 0, 30)))
 		rp.want(errorSeries(App), windowOf(now, c.w, 0, pickPrecision(series.DefaultPrecisions, c.w, 0, 30)))
 	}
-	d, err := rp.read(context.Background(), st, burnNow)
+	d, err := rp.read(context.Background(), newRouter(srv.Pool()), series.Schema{Precisions: series.DefaultPrecisions}, burnNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +115,7 @@ func TestBurnRates(t *testing.T) {
 		}
 	}
 
-	obs := observeOnce(t, st, []Rule{rule}, now, nil)
+	obs := observeOnce(t, pool, []Rule{rule}, now, nil)
 	// page: min(1 h, 5 m) = 83.3 > 14.4 and min(6 h, 30 m) = 13.9 > 6;
 	// the first is further past its rate, so it is the value.
 	// ticket: min(3 d, 6 h) = 1.157 > 1.
@@ -135,9 +132,8 @@ func TestBurnRatesBelowRate(t *testing.T) {
 	// 2 minutes of 10 errors a minute: 5 m burns 40, 1 h burns 3.33,
 	// 30 m 6.67 but 6 h 0.556, 3 d 0.046.
 	steadyTraffic(App, 2, 10).write(t, pool)
-	st, _ := timeseries.NewStore(pool, timeseries.Schema{}, nil)
 	rule := Rule{Name: "SLO", Kind: Availability, Series: App}.WithDefaults()
-	obs := observeOnce(t, st, []Rule{rule}, time.Unix(burnNow, 0), nil)
+	obs := observeOnce(t, pool, []Rule{rule}, time.Unix(burnNow, 0), nil)
 	checkObs(t, obs, "SLO\x00page\x00hits", false, 20.0/6, 14.4)
 	checkObs(t, obs, "SLO\x00ticket\x00hits", false, 20.0/432, 1)
 }
@@ -152,13 +148,12 @@ func TestBurnRatesPartialBuckets(t *testing.T) {
 	tr.add(App, burnNow, 50)
 	tr.add(errorSeries(App), burnNow, 50)
 	tr.write(t, pool)
-	st, _ := timeseries.NewStore(pool, timeseries.Schema{}, nil)
 	now := time.Unix(burnNow+30, 0)
 	s := windowOf(now, 5*time.Minute, 0, 60)
 	rp := readPlan{}
 	rp.want(App, s)
 	rp.want(errorSeries(App), s)
-	d, err := rp.read(context.Background(), st, now.Unix())
+	d, err := rp.read(context.Background(), newRouter(srv.Pool()), series.Schema{Precisions: series.DefaultPrecisions}, now.Unix())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,9 +173,8 @@ func TestRouteTemplate(t *testing.T) {
 	}
 	tr.add("GET /users/:id status:4xx", burnNow-60, 7) // a class series is not a route
 	tr.write(t, pool)
-	st, _ := timeseries.NewStore(pool, timeseries.Schema{}, nil)
 	rule := Rule{Name: "RouteSLO", Kind: Availability, Series: EveryRoute}.WithDefaults()
-	obs := observeOnce(t, st, []Rule{rule}, time.Unix(burnNow, 0), nil)
+	obs := observeOnce(t, pool, []Rule{rule}, time.Unix(burnNow, 0), nil)
 	if len(obs) != 4 {
 		t.Fatalf("%d observations, want 2 routes × 2 severities: %+v", len(obs), obs)
 	}
@@ -192,8 +186,12 @@ func TestRouteTemplate(t *testing.T) {
 }
 
 // observeOnce plans, reads and observes rules at now.
-func observeOnce(t *testing.T, st *timeseries.Store, rules []Rule, now time.Time, det Detector) map[string]observation {
+func observeOnce(t *testing.T, pool *redis.Pool, rules []Rule, now time.Time, det Detector) map[string]observation {
 	t.Helper()
+	st, err := timeseries.NewStore(pool, timeseries.Schema{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	infos, err := st.Series(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +199,7 @@ func observeOnce(t *testing.T, st *timeseries.Store, rules []Rule, now time.Time
 	rp := readPlan{}
 	in := planInput{now: now, routes: routesOf(infos), precisions: series.DefaultPrecisions, maxBuckets: 30}
 	obs := plan(rules, in, rp, det)
-	d, err := rp.read(context.Background(), st, now.Unix())
+	d, err := rp.read(context.Background(), newRouter(pool), series.Schema{Precisions: series.DefaultPrecisions}, now.Unix())
 	if err != nil {
 		t.Fatal(err)
 	}

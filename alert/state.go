@@ -39,6 +39,8 @@ type Status struct {
 	// Stale is set while the data to evaluate it is missing (Redis
 	// unreachable, a flush pending): the state is held, not changed.
 	Stale bool `json:"stale,omitempty"`
+
+	written time.Time // when this copy was last stored, by the holder
 }
 
 // Transition is one change of state, kept in Redis's log of the last N.

@@ -146,7 +146,7 @@ func (e *Evaluator) observe(ctx context.Context, now time.Time) ([]observation, 
 	rp := readPlan{}
 	in := planInput{now: now, routes: routes, precisions: e.schema.Precisions, maxBuckets: e.cfg.MaxBuckets}
 	observers := plan(e.rules, in, rp, e.cfg.Detector)
-	d, err := rp.read(ctx, e.store, now.Unix())
+	d, err := rp.read(ctx, e.st.r, e.schema, now.Unix())
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +185,9 @@ func (e *Evaluator) routes(ctx context.Context, now time.Time) ([]string, error)
 	return routes, nil
 }
 
+// valueRefresh is how often a state whose value alone changed is stored.
+const valueRefresh = time.Minute
+
 // applyLocked steps each state by its observation and returns the states
 // to write and the transitions they made. A route gone from the known
 // set has no observation: no requests, so not breached.
@@ -202,7 +205,10 @@ func (e *Evaluator) applyLocked(obs []observation, now time.Time) ([]*Status, []
 		if moved {
 			log = append(log, Transition{At: now, Key: s.Key, Rule: s.Rule, Labels: s.Labels, From: from, To: s.State, Value: s.Value})
 		}
-		if moved || from == "" || before.Value != s.Value || before.Stale {
+		// A new value alone is stored at most once a minute: the values
+		// of every route would otherwise be rewritten each evaluation.
+		if moved || from == "" || before.Stale || (before.Value != s.Value && now.Sub(s.written) >= valueRefresh) {
+			s.written = now
 			changed = append(changed, s)
 		}
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
+	"github.com/pulse-dev/pulse/internal/redisconn"
 	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -64,39 +66,42 @@ func windowSum(samples []timeseries.Sample, p int, from, to, now int64) float64 
 }
 
 // readPlan gathers, per precision, the series an evaluation reads and
-// the oldest second it needs, so that each precision is one SamplesMany:
-// one round trip per Redis node.
+// the oldest second each one needs, so that each precision is one
+// pipeline: one round trip per Redis node.
 type readPlan map[int]*precisionRead
 
 type precisionRead struct {
 	names []string
-	seen  map[string]bool
-	from  int64
+	from  map[string]int64
 }
 
 func (rp readPlan) want(name string, w span) {
 	r := rp[w.Precision]
 	if r == nil {
-		r = &precisionRead{seen: map[string]bool{}, from: w.From}
+		r = &precisionRead{from: map[string]int64{}}
 		rp[w.Precision] = r
 	}
-	if !r.seen[name] {
-		r.seen[name] = true
+	if f, ok := r.from[name]; !ok {
 		r.names = append(r.names, name)
+		r.from[name] = w.From
+	} else {
+		r.from[name] = min(f, w.From)
 	}
-	r.from = min(r.from, w.From)
 }
 
 // readData is what a plan read: samples by precision, then name.
 type readData map[int]map[string][]timeseries.Sample
 
-// sum is the count of name over w; a name not read or not known counts 0.
+// sum is the count of name over w; a name not read counts 0.
 func (d readData) sum(name string, w span, now int64) float64 {
 	return windowSum(d[w.Precision][name], w.Precision, w.From, w.To, now)
 }
 
-// read runs the plan: one SamplesMany per precision, in ascending order.
-func (rp readPlan) read(ctx context.Context, st *timeseries.Store, now int64) (readData, error) {
+// read runs the plan: per precision, in ascending order, one HMGET per
+// series of the buckets from its oldest second to now, all in one
+// pipeline. A hash that does not exist reads as no samples: Pulse writes
+// no bucket for a time without requests.
+func (rp readPlan) read(ctx context.Context, r *redisconn.Router, schema series.Schema, now int64) (readData, error) {
 	ps := make([]int, 0, len(rp))
 	for p := range rp {
 		ps = append(ps, p)
@@ -104,13 +109,78 @@ func (rp readPlan) read(ctx context.Context, st *timeseries.Store, now int64) (r
 	slices.Sort(ps)
 	out := make(readData, len(ps))
 	for _, p := range ps {
-		r := rp[p]
-		rg := timeseries.Range{From: series.BucketStart(r.from, p), To: series.BucketStart(now, p)}
-		m, err := st.SamplesMany(ctx, r.names, p, rg)
+		m, err := rp[p].read(ctx, r, schema, p, now)
 		if err != nil {
 			return nil, fmt.Errorf("alert: read at %d s: %w", p, err)
 		}
 		out[p] = m
 	}
 	return out, nil
+}
+
+func (pr *precisionRead) read(ctx context.Context, r *redisconn.Router, schema series.Schema, p int, now int64) (map[string][]timeseries.Sample, error) {
+	last := series.BucketStart(now, p)
+	fieldsFrom := map[int64][]any{} // shared by the names that start alike
+	starts := make([]int64, len(pr.names))
+	cmds := make([]redisconn.Cmd, len(pr.names))
+	for i, name := range pr.names {
+		first := series.BucketStart(pr.from[name], p)
+		fields, ok := fieldsFrom[first]
+		if !ok {
+			for t := first; t <= last; t += int64(p) {
+				fields = append(fields, strconv.FormatInt(t, 10))
+			}
+			fieldsFrom[first] = fields
+		}
+		key := schema.CountKey(p, name)
+		cmds[i] = redisconn.Cmd{Key: key, Name: "HMGET", Args: append([]any{key}, fields...)}
+		starts[i] = first
+	}
+	replies := r.DoContext(ctx, cmds, redisconn.Options{Timeout: series.ReadTimeout(ctx)})
+	out := make(map[string][]timeseries.Sample, len(pr.names))
+	for i, rep := range replies {
+		if rep.Err != nil {
+			return nil, rep.Err
+		}
+		values, _ := rep.Value.([]any)
+		var samples []timeseries.Sample
+		for j, v := range values {
+			b, ok := v.([]byte)
+			if !ok {
+				continue // no such bucket
+			}
+			if n, ok := parseCount(b); ok {
+				samples = append(samples, timeseries.Sample{Time: starts[i] + int64(j*p), Count: n})
+			}
+		}
+		out[pr.names[i]] = samples
+	}
+	return out, nil
+}
+
+// parseCount reads a bucket's count without allocating; false for
+// anything but a decimal integer.
+func parseCount(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		n, err := strconv.ParseInt(string(b), 10, 64)
+		return n, err == nil
+	}
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }

@@ -45,7 +45,7 @@ func TestPickPrecision(t *testing.T) {
 		want    int
 	}{
 		{5 * time.Minute, 0, 60},
-		{30 * time.Minute, 0, 60},
+		{30 * time.Minute, 0, 300},
 		{time.Hour, 0, 300},
 		{6 * time.Hour, 0, 3600},
 		{72 * time.Hour, 0, 18000},
@@ -53,7 +53,7 @@ func TestPickPrecision(t *testing.T) {
 		{15 * time.Minute, 7 * 24 * time.Hour, 18000}, // a week back the 5 h buckets' 25 days
 		{300 * 24 * time.Hour, 0, 86400},              // beyond all: the coarsest
 	} {
-		if got := pickPrecision(ps, c.w, c.back, 30); got != c.want {
+		if got := pickPrecision(ps, c.w, c.back, defaultMaxBuckets); got != c.want {
 			t.Errorf("%v back %v: %d, want %d", c.w, c.back, got, c.want)
 		}
 	}
@@ -97,15 +97,15 @@ func TestBurnRates(t *testing.T) {
 	}
 	rp := readPlan{}
 	for _, c := range want {
-		rp.want(App, windowOf(now, c.w, 0, pickPrecision(series.DefaultPrecisions, c.w, 0, 30)))
-		rp.want(errorSeries(App), windowOf(now, c.w, 0, pickPrecision(series.DefaultPrecisions, c.w, 0, 30)))
+		rp.want(App, windowOf(now, c.w, 0, pickPrecision(series.DefaultPrecisions, c.w, 0, defaultMaxBuckets)))
+		rp.want(errorSeries(App), windowOf(now, c.w, 0, pickPrecision(series.DefaultPrecisions, c.w, 0, defaultMaxBuckets)))
 	}
 	d, err := rp.read(context.Background(), newRouter(srv.Pool()), series.Schema{Precisions: series.DefaultPrecisions}, burnNow)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range want {
-		s := windowOf(now, c.w, 0, pickPrecision(series.DefaultPrecisions, c.w, 0, 30))
+		s := windowOf(now, c.w, 0, pickPrecision(series.DefaultPrecisions, c.w, 0, defaultMaxBuckets))
 		total, errs := d.sum(App, s, burnNow), d.sum(errorSeries(App), s, burnNow)
 		if math.Abs(total-c.total) > 1e-6 || math.Abs(errs-c.errors) > 1e-6 {
 			t.Errorf("%v: %v requests %v errors, want %v and %v", c.w, total, errs, c.total, c.errors)
@@ -197,7 +197,7 @@ func observeOnce(t *testing.T, pool *redis.Pool, rules []Rule, now time.Time, de
 		t.Fatal(err)
 	}
 	rp := readPlan{}
-	in := planInput{now: now, routes: routesOf(infos), precisions: series.DefaultPrecisions, maxBuckets: 30}
+	in := planInput{now: now, routes: routesOf(infos), precisions: series.DefaultPrecisions, maxBuckets: defaultMaxBuckets}
 	obs := plan(rules, in, rp, det)
 	d, err := rp.read(context.Background(), newRouter(pool), series.Schema{Precisions: series.DefaultPrecisions}, now.Unix())
 	if err != nil {

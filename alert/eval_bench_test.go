@@ -91,7 +91,7 @@ func BenchmarkEvaluate(b *testing.B) {
 	srv := redistest.Start(b)
 	// MaxBuckets picks the precision of each window: fewer buckets read,
 	// at the cost of a coarser cut at the window's old end.
-	for _, mb := range []int{30, 12} {
+	for _, mb := range []int{30, defaultMaxBuckets, 12} {
 		b.Run(fmt.Sprintf("routes=500/maxbuckets=%d", mb), func(b *testing.B) {
 			srv.FlushAll()
 			benchTraffic(b, srv.Pool(), 500)

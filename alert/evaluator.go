@@ -56,7 +56,7 @@ type Config struct {
 	// again; default 1 min. Alertmanager lets it lapse after 4 × that.
 	ResendEvery time.Duration
 	// MaxBuckets bounds the buckets one window is read in, which picks
-	// its precision; default 30.
+	// its precision; default 20.
 	MaxBuckets int
 	// History is how many transitions are kept; default 100.
 	History int
@@ -77,6 +77,9 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// defaultMaxBuckets reads the default windows at 1 min, 5 min, 1 h and 5 h.
+const defaultMaxBuckets = 20
+
 func (c Config) withDefaults() Config {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
@@ -91,7 +94,7 @@ func (c Config) withDefaults() Config {
 	def(&c.GiveUpAfter, 10*time.Minute)
 	def(&c.RouteRefresh, time.Minute)
 	if c.MaxBuckets <= 0 {
-		c.MaxBuckets = 30
+		c.MaxBuckets = defaultMaxBuckets
 	}
 	if c.History <= 0 {
 		c.History = 100

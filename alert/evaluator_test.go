@@ -213,3 +213,34 @@ func TestFencedWrite(t *testing.T) {
 		t.Fatalf("b's write missing: %v", states)
 	}
 }
+
+// TestRemovedRuleResolves: an instance whose rule is gone from the
+// configuration (here, after a redeploy renamed it) resolves rather than
+// firing, and being re-sent, forever.
+func TestRemovedRuleResolves(t *testing.T) {
+	srv := redistest.Start(t)
+	pool := srv.Pool()
+	steadyTraffic(App, 10, 50).write(t, pool)
+	clock := timeseries.NewManualClock(time.Unix(burnNow, 0))
+	h := newHook(t)
+	rcv := Receiver{Name: "team", Kind: ToWebhook, URL: h.srv.URL}
+	a := sloEvaluator(t, pool, clock, "a", rcv)
+	ctx := context.Background()
+	a.tick(ctx)
+	idle(t, a)
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(Config{Pool: pool, Clock: clock, Instance: "b", Receivers: []Receiver{rcv},
+		Rules: []Rule{{Name: "SLO2", Kind: Availability, Series: App, Windows: DefaultWindows()[:1]}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(ctx)
+	clock.Advance(time.Minute)
+	b.tick(ctx)
+	idle(t, b)
+	if h.count("resolved", "SLO", "page") != 1 || h.count("resolved", "SLO", "ticket") != 1 || h.count("firing", "SLO2", "page") != 1 {
+		t.Fatalf("notifications %+v: want the old rule's two resolved, the new one firing", h.bodies())
+	}
+}

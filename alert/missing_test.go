@@ -76,6 +76,9 @@ func TestRedisGapNotZero(t *testing.T) {
 	if s := e.Health(); !s.DataMissing {
 		t.Fatalf("after the restart, before the flush: %+v", s)
 	}
+	if states, _, err := e.st.load(ctx); err != nil || len(states) != 1 || !states["Absent\x00page\x00hits"].Stale {
+		t.Fatalf("stored states %v %v: want the one alert marked stale", states, err)
+	}
 	clock.Advance(time.Minute) // the recorder's backoff ends; it flushes the 20 minutes
 	waitFor(t, "the recorder to catch up", flushed)
 	e.tick(ctx)

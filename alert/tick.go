@@ -54,12 +54,12 @@ func (e *Evaluator) tickShared(ctx context.Context, now time.Time) error {
 		return err
 	}
 	if e.dataMissing(now) {
-		e.holdAll()
+		e.hold(ctx, token)
 		return errors.New("alert: data missing: the recorder's flushes fail or lag")
 	}
 	obs, err := e.observe(ctx, now)
 	if err != nil {
-		e.holdAll()
+		e.hold(ctx, token)
 		return err
 	}
 	e.mu.Lock()
@@ -126,13 +126,22 @@ func (e *Evaluator) dataMissing(now time.Time) bool {
 	return !h.RedisUp || h.LastFlushOK.IsZero() || now.Sub(h.LastFlushOK) > stale
 }
 
-// holdAll marks every state stale: nothing is decided from a gap.
-func (e *Evaluator) holdAll() {
+// hold marks every state stale, nothing being decided from a gap, and
+// stores the marks if Redis takes them, for the handler to show.
+func (e *Evaluator) hold(ctx context.Context, token int64) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.stats.dataMissing = true
+	var marked []*Status
 	for _, s := range e.mem.states {
-		s.Stale = true
+		if !s.Stale {
+			s.Stale = true
+			c := *s
+			marked = append(marked, &c)
+		}
+	}
+	e.mu.Unlock()
+	if len(marked) > 0 {
+		_ = e.st.write(ctx, token, marked, nil) // best effort: Redis may be what is missing
 	}
 }
 
@@ -221,10 +230,15 @@ func (e *Evaluator) applyLocked(obs []observation, now time.Time) ([]*Status, []
 		}
 		apply(s, o, rules[o.Rule])
 	}
+	// An instance with no observation is not breached: its route left
+	// the known set, or its rule or window pair is no longer configured.
 	for key, s := range e.mem.states {
-		r := rules[s.Rule]
-		if seen[key] || r == nil || r.Series != EveryRoute || s.State == Inactive || s.State == Resolved {
+		if seen[key] || (s.State != Pending && s.State != Firing) {
 			continue
+		}
+		r := rules[s.Rule]
+		if r == nil {
+			r = &Rule{}
 		}
 		apply(s, observation{Key: key, Rule: s.Rule, Series: s.Series, Labels: s.Labels, Annotations: s.Annotations, Threshold: s.Threshold}, r)
 	}
@@ -276,14 +290,17 @@ func (e *Evaluator) delivered(m *message, ok bool) {
 			e.mu.Lock()
 			e.mem.localSent[field] = mark
 			e.mu.Unlock()
-		} else if err := e.st.mark(e.bg, m.token, field, mark); err != nil {
-			e.cfg.Logger.Warn("pulse: alert: could not record a delivered notification", "receiver", o, "err", err)
 		} else {
+			// Remembered here even if Redis does not take it, so this
+			// holder does not send it again; a new holder might.
 			e.mu.Lock()
 			if e.mem.token == m.token {
 				e.mem.sent[field] = mark
 			}
 			e.mu.Unlock()
+			if err := e.st.mark(e.bg, m.token, field, mark); err != nil {
+				e.cfg.Logger.Warn("pulse: alert: could not record a delivered notification", "receiver", o, "err", err)
+			}
 		}
 	}
 	if !ok {

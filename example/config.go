@@ -20,8 +20,12 @@ type options struct {
 	DatabaseURL   string
 	DashboardUser string
 	DashboardPass string
-	DemoTraffic   bool
-	Timeouts      timeouts
+	// AlertRules is a rule file for package alert; AlertmanagerURL,
+	// where its notifications go.
+	AlertRules      string
+	AlertmanagerURL string
+	DemoTraffic     bool
+	Timeouts        timeouts
 	// Ready, when set, receives the listening address once the server
 	// accepts connections.
 	Ready func(addr string)
@@ -72,11 +76,13 @@ func parseOptions() options {
 		addr = ":8080"
 	}
 	opts := options{
-		RedisURL:      os.Getenv("REDIS_URL"),
-		SpillDir:      os.Getenv("SPILL_DIR"),
-		DatabaseURL:   os.Getenv("DATABASE_URL"),
-		DashboardUser: os.Getenv("DASHBOARD_USER"),
-		DashboardPass: os.Getenv("DASHBOARD_PASSWORD"),
+		RedisURL:        os.Getenv("REDIS_URL"),
+		SpillDir:        os.Getenv("SPILL_DIR"),
+		DatabaseURL:     os.Getenv("DATABASE_URL"),
+		DashboardUser:   os.Getenv("DASHBOARD_USER"),
+		DashboardPass:   os.Getenv("DASHBOARD_PASSWORD"),
+		AlertRules:      os.Getenv("ALERT_RULES"),
+		AlertmanagerURL: os.Getenv("ALERTMANAGER_URL"),
 	}
 	flag.StringVar(&opts.Addr, "addr", addr, "listen address (env ADDR)")
 	flag.BoolVar(&opts.DemoTraffic, "demo-traffic", false, "generate light background traffic")

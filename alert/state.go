@@ -21,7 +21,10 @@ const (
 // Status is one alert instance's state, as kept in Redis and served by
 // Handler.
 type Status struct {
-	Key         string            `json:"key"`
+	// Key identifies the instance: rule, severity, series and, for a
+	// Health alert, the instance, joined by NULs. It is the field name
+	// in Redis, not part of the JSON.
+	Key         string            `json:"-"`
 	Rule        string            `json:"rule"`
 	Series      string            `json:"series,omitempty"`
 	Labels      map[string]string `json:"labels"`
@@ -46,7 +49,7 @@ type Status struct {
 // Transition is one change of state, kept in Redis's log of the last N.
 type Transition struct {
 	At     time.Time         `json:"at"`
-	Key    string            `json:"key"`
+	Key    string            `json:"-"`
 	Rule   string            `json:"rule"`
 	Labels map[string]string `json:"labels"`
 	From   State             `json:"from"`

@@ -115,6 +115,7 @@ func (s *stateStore) load(ctx context.Context) (map[string]*Status, map[string]S
 	for k, v := range states {
 		st := &Status{}
 		if json.Unmarshal([]byte(v), st) == nil {
+			st.Key = k
 			out[k] = st
 		}
 	}

@@ -24,7 +24,7 @@ func TestHealthRulesWhileRedisDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rec.Close(context.Background())
+	defer closeRecorder(rec)
 	hits, _ := rec.Counter(App)
 	h := newHook(t)
 	e, err := New(Config{Pool: pool, Clock: clock, Instance: "web-1", Recorder: rec,
@@ -62,11 +62,16 @@ func TestHealthRulesWhileRedisDown(t *testing.T) {
 		t.Errorf("instance label %q", got)
 	}
 	srv.Restart()
-	clock.Advance(time.Minute)
-	waitFor(t, "flushes to succeed again", func() bool { return rec.Health().RedisUp })
+	flushAgain(t, clock, rec)
 	e.tick(ctx)
 	idle(t, e)
 	if h.count("resolved", "RedisDown", "ticket") != 1 || h.count("resolved", "Stalled", "ticket") != 1 {
+		e.mu.Lock()
+		for _, s := range e.mem.local {
+			t.Logf("%s: %s since %v, value %v", s.Rule, s.State, s.Since, s.Value)
+		}
+		e.mu.Unlock()
+		t.Logf("recorder %+v, now %v, evaluator %+v", rec.Health(), clock.Now(), e.Health())
 		t.Fatalf("notifications %+v: want both resolved", h.bodies())
 	}
 }

@@ -28,7 +28,7 @@ func TestRedisGapNotZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rec.Close(context.Background())
+	defer closeRecorder(rec)
 	hits, err := rec.Counter(App)
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +79,7 @@ func TestRedisGapNotZero(t *testing.T) {
 	if states, _, err := e.st.load(ctx); err != nil || len(states) != 1 || !states["Absent\x00page\x00hits"].Stale {
 		t.Fatalf("stored states %v %v: want the one alert marked stale", states, err)
 	}
-	clock.Advance(time.Minute) // the recorder's backoff ends; it flushes the 20 minutes
-	waitFor(t, "the recorder to catch up", flushed)
+	flushAgain(t, clock, rec) // the recorder's backoff ends; it flushes the 20 minutes
 	e.tick(ctx)
 	if s := e.Health(); s.DataMissing || s.LastError != "" {
 		t.Fatalf("after the flush: %+v", s)

@@ -105,8 +105,9 @@ func (e *Evaluator) lease(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	e.mu.Lock()
+	// Messages still queued stay in flight: sending them again now
+	// would repeat them.
 	e.mem.token, e.mem.states, e.mem.sent = token, states, sent
-	clear(e.mem.inflight)
 	e.mu.Unlock()
 	e.cfg.Logger.Info("pulse: alert: evaluating", "instance", e.cfg.Instance, "token", token)
 	return token, nil

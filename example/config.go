@@ -21,7 +21,11 @@ type options struct {
 	DatabaseURL   string
 	DashboardUser string
 	DashboardPass string
-	DemoTraffic   bool
+	// AlertRules is a rule file for package alert; AlertmanagerURL,
+	// where its notifications go.
+	AlertRules      string
+	AlertmanagerURL string
+	DemoTraffic     bool
 	// TrustedProxies are the ranges whose X-Forwarded-For names the
 	// client (TRUSTED_PROXIES); none by default.
 	TrustedProxies []*net.IPNet
@@ -76,11 +80,13 @@ func parseOptions() options {
 		addr = ":8080"
 	}
 	opts := options{
-		RedisURL:      os.Getenv("REDIS_URL"),
-		SpillDir:      os.Getenv("SPILL_DIR"),
-		DatabaseURL:   os.Getenv("DATABASE_URL"),
-		DashboardUser: os.Getenv("DASHBOARD_USER"),
-		DashboardPass: os.Getenv("DASHBOARD_PASSWORD"),
+		RedisURL:        os.Getenv("REDIS_URL"),
+		SpillDir:        os.Getenv("SPILL_DIR"),
+		DatabaseURL:     os.Getenv("DATABASE_URL"),
+		DashboardUser:   os.Getenv("DASHBOARD_USER"),
+		DashboardPass:   os.Getenv("DASHBOARD_PASSWORD"),
+		AlertRules:      os.Getenv("ALERT_RULES"),
+		AlertmanagerURL: os.Getenv("ALERTMANAGER_URL"),
 	}
 	proxies, err := parseTrustedProxies(os.Getenv("TRUSTED_PROXIES"))
 	if err != nil {

@@ -60,6 +60,9 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := openAlerts(opts, rec, pool, c, logger); err != nil {
+		return err
+	}
 	auth := dashboardAuth(opts)
 	app, err := openForum(ctx, opts, t.DB, pool, auth, c, logger)
 	if err != nil {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh Debian machine: redis-server,
 # MariaDB (mariadbd), PostgreSQL (initdb, postgres), Chromium and
-# Prometheus (promtool, prometheus), then fetches the dashboard's echarts
+# Prometheus (promtool, prometheus) and Alertmanager, then fetches the dashboard's echarts
 # bundle. Anything it cannot install is named in the error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +16,8 @@ command -v chromium >/dev/null || missing+=(chromium)
 command -v npm >/dev/null || missing+=(npm)
 # promexport's tests run promtool and a Prometheus server; Debian's package has both.
 { command -v promtool >/dev/null && command -v prometheus >/dev/null; } || missing+=(prometheus)
+# alert's tests post to a real Alertmanager; Debian names its binary prometheus-alertmanager.
+command -v prometheus-alertmanager >/dev/null || missing+=(prometheus-alertmanager)
 
 . scripts/install.sh
 install_missing setup "${missing[@]}"

@@ -1,0 +1,150 @@
+package alert
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/pulse-dev/pulse/internal/proc"
+	"github.com/pulse-dev/pulse/internal/redistest"
+)
+
+// startAlertmanager runs Debian's Alertmanager on a free loopback port,
+// gossip off, routing every alert to webhook with short group timings.
+func startAlertmanager(t *testing.T, webhook string) string {
+	t.Helper()
+	bin, err := exec.LookPath("prometheus-alertmanager")
+	if err != nil {
+		t.Fatal("prometheus-alertmanager not found: install Debian's prometheus-alertmanager package, as scripts/setup.sh does")
+	}
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`route:
+  receiver: hook
+  group_by: [alertname, severity, route]
+  group_wait: 200ms
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: hook
+    webhook_configs:
+      - url: %q
+        send_resolved: true
+`, webhook)
+	if err := os.WriteFile(filepath.Join(dir, "am.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p, err := proc.Start(ctx, proc.Config{
+		Binary: bin,
+		Dir:    dir,
+		Args: func(port int) []string {
+			return []string{
+				"--config.file=" + filepath.Join(dir, "am.yml"),
+				"--storage.path=" + filepath.Join(dir, "data"),
+				"--web.listen-address=127.0.0.1:" + strconv.Itoa(port),
+				"--cluster.listen-address=",
+				"--log.level=warn",
+			}
+		},
+		Ready: func(ctx context.Context, port int) error {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/-/ready", port), nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("ready: HTTP %d", resp.StatusCode)
+			}
+			return nil
+		},
+		StartTimeout: 45 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return "http://" + p.Addr()
+}
+
+// TestAlertmanager: Pulse posts to a real Alertmanager, re-sending the
+// firing alerts often; Alertmanager's webhook gets one firing and one
+// resolved notification per incident. The clock is the system's (so
+// Alertmanager and Pulse agree on endsAt); the traffic is written
+// relative to it in hashes that do not expire.
+func TestAlertmanager(t *testing.T) {
+	srv := redistest.Start(t)
+	pool := srv.Pool()
+	h := newHook(t)
+	am := startAlertmanager(t, h.srv.URL)
+	now := time.Now().Unix()
+	tr := traffic{}
+	for k := int64(1); k <= 4*24*60; k++ {
+		tr.add(App, now-60*k, 100)
+		if k <= 10 {
+			tr.add(errorSeries(App), now-60*k, 50)
+		}
+	}
+	tr.write(t, pool)
+
+	e, err := New(Config{
+		Pool: pool, Instance: "a", Interval: 100 * time.Millisecond, ResendEvery: 300 * time.Millisecond,
+		Rules:      []Rule{{Name: "SLO", Kind: Availability, Series: App}},
+		Receivers:  []Receiver{{Name: "am", Kind: ToAlertmanager, URL: am}},
+		MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
+		DashboardURL: "http://app.example/dashboard/",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.Run(ctx)
+	t.Cleanup(func() { e.Close(context.Background()) })
+
+	waitFor(t, "firing notifications from Alertmanager", func() bool {
+		return h.count("firing", "SLO", "page") >= 1 && h.count("firing", "SLO", "ticket") >= 1
+	})
+	// Several re-sends later, still one notification each.
+	sent := e.Health().Receivers[0].Delivered
+	waitFor(t, "re-sends", func() bool { return e.Health().Receivers[0].Delivered >= sent+6 })
+	time.Sleep(2 * time.Second) // two group intervals
+	if n, m := h.count("firing", "SLO", "page"), h.count("firing", "SLO", "ticket"); n != 1 || m != 1 {
+		t.Fatalf("%d page and %d ticket firing notifications, want one each", n, m)
+	}
+	if n := h.count("resolved", "SLO", "page") + h.count("resolved", "SLO", "ticket"); n != 0 {
+		t.Fatalf("%d resolved notifications while firing: the re-sends did not keep the alerts alive", n)
+	}
+	a := h.bodies()[0].Alerts[0]
+	if a.GeneratorURL == "" || a.Labels["alertname"] != "SLO" || a.Annotations["burn_rate"] == "" {
+		t.Errorf("alert as Alertmanager passed it on: %+v", a)
+	}
+
+	// A surge of good requests dilutes every window below its rate.
+	good := traffic{}
+	good.add(App, now, 2_000_000)
+	c := pool.Get()
+	for key, buckets := range good {
+		for b, n := range buckets {
+			c.Do("HINCRBY", key, b, n)
+		}
+	}
+	c.Close()
+	waitFor(t, "resolved notifications", func() bool {
+		return h.count("resolved", "SLO", "page") >= 1 && h.count("resolved", "SLO", "ticket") >= 1
+	})
+	time.Sleep(2 * time.Second)
+	if n, m := h.count("resolved", "SLO", "page"), h.count("resolved", "SLO", "ticket"); n != 1 || m != 1 {
+		t.Fatalf("%d page and %d ticket resolved notifications, want one each", n, m)
+	}
+	if n, m := h.count("firing", "SLO", "page"), h.count("firing", "SLO", "ticket"); n != 1 || m != 1 {
+		t.Fatalf("%d page and %d ticket firing notifications after resolving, want one each", n, m)
+	}
+}

@@ -1,0 +1,180 @@
+package alert
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// countingPool counts round trips: each flush of a pipeline, and each
+// command sent on its own.
+type countingPool struct {
+	p  *redis.Pool
+	rt atomic.Int64
+}
+
+func (c *countingPool) Get() redis.Conn { return &countingConn{Conn: c.p.Get(), rt: &c.rt} }
+
+type countingConn struct {
+	redis.Conn
+	rt *atomic.Int64
+}
+
+func (c *countingConn) Flush() error { c.rt.Add(1); return c.Conn.Flush() }
+
+func (c *countingConn) Do(cmd string, args ...any) (any, error) {
+	c.rt.Add(1)
+	return c.Conn.Do(cmd, args...)
+}
+
+func (c *countingConn) DoWithTimeout(d time.Duration, cmd string, args ...any) (any, error) {
+	c.rt.Add(1)
+	return redis.DoWithTimeout(c.Conn, d, cmd, args...)
+}
+
+func (c *countingConn) ReceiveWithTimeout(d time.Duration) (any, error) {
+	return redis.ReceiveWithTimeout(c.Conn, d)
+}
+
+// benchTraffic fills the 120 kept buckets of every precision of the app
+// and of routes routes, each with its 5xx series.
+func benchTraffic(b *testing.B, pool *redis.Pool, routes int) {
+	c := pool.Get()
+	defer c.Close()
+	names := []string{App}
+	for i := range routes {
+		names = append(names, fmt.Sprintf("GET /r%03d/:id", i))
+	}
+	for _, n := range names {
+		for _, p := range series.DefaultPrecisions {
+			for _, s := range []struct {
+				name  string
+				count int
+			}{{n, 100}, {errorSeries(n), 1}} {
+				key := series.Schema{}.CountKey(p, s.name)
+				args := redis.Args{key}
+				last := series.BucketStart(burnNow, p)
+				for k := range int64(120) {
+					args = append(args, strconv.FormatInt(last-k*int64(p), 10), s.count)
+				}
+				c.Send("HSET", args...)
+				c.Send("ZADD", "known:", 0, series.Member(p, s.name))
+			}
+		}
+		if err := c.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		for range 2 * 2 * len(series.DefaultPrecisions) {
+			if _, err := c.Receive(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkEvaluate is one evaluation of the default rules plus one
+// availability SLO for every route, over 500 routes: its Redis round
+// trips and its CPU time (this process's, not Redis's). The clock moves
+// a second per evaluation, so each one writes the values that changed;
+// the route list is read again each RouteRefresh (a minute), in pages.
+func BenchmarkEvaluate(b *testing.B) {
+	srv := redistest.Start(b)
+	// MaxBuckets picks the precision of each window: fewer buckets read,
+	// at the cost of a coarser cut at the window's old end.
+	for _, mb := range []int{30, defaultMaxBuckets, 12} {
+		b.Run(fmt.Sprintf("routes=500/maxbuckets=%d", mb), func(b *testing.B) {
+			srv.FlushAll()
+			benchTraffic(b, srv.Pool(), 500)
+			benchEvaluate(b, srv.Pool(), mb)
+		})
+	}
+}
+
+func benchEvaluate(b *testing.B, pool *redis.Pool, maxBuckets int) {
+	cp := &countingPool{p: pool}
+	clock := timeseries.NewManualClock(time.Unix(burnNow, 0))
+	rules := append(DefaultRules()[:2], Rule{Name: "RouteSLO", Kind: Availability, Series: EveryRoute})
+	e, err := New(Config{Pool: cp, Clock: clock, Instance: "bench", Rules: rules, MaxBuckets: maxBuckets})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	ctx := context.Background()
+	e.tick(ctx) // takes the lease, reads the routes, writes every state
+	if h := e.Health(); h.LastError != "" || !h.Leader {
+		b.Fatalf("%+v", h)
+	}
+	e.mu.Lock()
+	alerts := len(e.mem.states)
+	e.mu.Unlock()
+	b.ReportAllocs()
+	cp.rt.Store(0)
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for range b.N {
+		clock.Advance(time.Second)
+		e.tick(ctx)
+	}
+	b.StopTimer()
+	if h := e.Health(); h.LastError != "" {
+		b.Fatal(h.LastError)
+	}
+	b.ReportMetric(float64(cp.rt.Load())/float64(b.N), "roundtrips/eval")
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/eval")
+	b.ReportMetric(float64(alerts), "alerts")
+}
+
+// cpuTime is this process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestEvaluateRoundTrips checks the benchmark's claim outright: an
+// evaluation of 500 routes reads each precision once (one round trip on
+// one server), plus the lease and the state write.
+func TestEvaluateRoundTrips(t *testing.T) {
+	srv := redistest.Start(t)
+	pool := srv.Pool()
+	c := pool.Get()
+	for i := range 500 {
+		n := fmt.Sprintf("GET /r%03d/:id", i)
+		for _, p := range series.DefaultPrecisions {
+			c.Send("HSET", series.Schema{}.CountKey(p, n), series.BucketStart(burnNow, p), 100)
+			c.Send("ZADD", "known:", 0, series.Member(p, n))
+		}
+	}
+	if _, err := c.Do(""); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	cp := &countingPool{p: pool}
+	clock := timeseries.NewManualClock(time.Unix(burnNow, 0))
+	rules := append(DefaultRules()[:2], Rule{Name: "RouteSLO", Kind: Availability, Series: EveryRoute})
+	e, err := New(Config{Pool: cp, Clock: clock, Instance: "a", Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	e.tick(context.Background()) // reads the route list too
+	clock.Advance(time.Second)
+	cp.rt.Store(0)
+	if _, err := e.observe(context.Background(), clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// precisions read: 1 min, 5 min, 1 h, 5 h (see TestPickPrecision).
+	if got := cp.rt.Load(); got != 4 {
+		t.Errorf("%d read round trips, want 4", got)
+	}
+}

@@ -1,0 +1,150 @@
+package alert
+
+import (
+	"cmp"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// EvaluatorHealth is the evaluator's state, for status pages and probes.
+type EvaluatorHealth struct {
+	Instance string `json:"instance"`
+	// Leader is whether this instance holds the lease and evaluates.
+	Leader bool  `json:"leader"`
+	Token  int64 `json:"token,omitempty"`
+	// LastEval is when this instance last evaluated the rules over series.
+	LastEval  time.Time `json:"last_eval,omitzero"`
+	LastError string    `json:"last_error,omitempty"`
+	// DataMissing: the latest evaluation found Redis unreachable or the
+	// recorder's flushes lagging, and held every alert as it was.
+	DataMissing bool  `json:"data_missing"`
+	Evaluations int64 `json:"evaluations"`
+	// Undelivered counts notifications given up on, over all receivers.
+	Undelivered int64            `json:"undelivered"`
+	Receivers   []ReceiverHealth `json:"receivers"`
+}
+
+// Health returns a snapshot of the evaluator's state.
+func (e *Evaluator) Health() EvaluatorHealth {
+	e.mu.Lock()
+	h := EvaluatorHealth{Instance: e.cfg.Instance, Leader: e.mem.token != 0, Token: e.mem.token, LastEval: e.stats.lastEval,
+		LastError: e.stats.lastErr, DataMissing: e.stats.dataMissing, Evaluations: e.stats.evals}
+	e.mu.Unlock()
+	h.Receivers = []ReceiverHealth{}
+	for _, o := range e.out {
+		rh := o.health()
+		h.Undelivered += rh.Undelivered
+		h.Receivers = append(h.Receivers, rh)
+	}
+	return h
+}
+
+// ruleView is one rule and its alert instances, as Handler serves them.
+type ruleView struct {
+	Name   string   `json:"name"`
+	Kind   Kind     `json:"kind"`
+	Series string   `json:"series,omitempty"`
+	Alerts []Status `json:"alerts"`
+}
+
+type handlerBody struct {
+	Rules       []ruleView      `json:"rules"`
+	Transitions []Transition    `json:"transitions"`
+	Health      EvaluatorHealth `json:"health"`
+}
+
+// maxTransitions bounds the transitions one answer carries.
+const maxTransitions = 1000
+
+// Handler serves GET with every rule, its alerts' state, value,
+// threshold and since, the last transitions (?transitions=N, default
+// 20), and the evaluator's health; ?state=firing (or pending, resolved,
+// inactive) keeps the alerts in that state. It reads the shared state
+// from Redis, so any instance answers alike; Health alerts are this
+// instance's own. Bad parameters get a 400 with a JSON error.
+func (e *Evaluator) Handler() http.Handler {
+	return http.HandlerFunc(e.serve)
+}
+
+func (e *Evaluator) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method not allowed"})
+		return
+	}
+	q := r.URL.Query()
+	n := 20
+	if v := q.Get("transitions"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 0 || n > maxTransitions {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "transitions must be an integer from 0 to 1000"})
+			return
+		}
+	}
+	want := State(q.Get("state"))
+	switch want {
+	case "", Inactive, Pending, Firing, Resolved:
+	default:
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "state must be inactive, pending, firing or resolved"})
+		return
+	}
+	for k := range q {
+		if k != "transitions" && k != "state" {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unknown parameter " + strconv.Quote(k)})
+			return
+		}
+	}
+	body, err := e.view(r, n, want)
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "alert state unavailable: Redis did not answer"})
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (e *Evaluator) view(r *http.Request, n int, want State) (handlerBody, error) {
+	states, _, err := e.st.load(r.Context())
+	if err != nil {
+		return handlerBody{}, err
+	}
+	trans := []Transition{}
+	if n > 0 {
+		if trans, err = e.st.transitions(r.Context(), n); err != nil {
+			return handlerBody{}, err
+		}
+	}
+	e.mu.Lock()
+	for k, s := range e.mem.local {
+		c := *s
+		states[k] = &c
+	}
+	e.mu.Unlock()
+	byRule := map[string][]Status{}
+	for _, s := range states {
+		if want == "" || s.State == want {
+			byRule[s.Rule] = append(byRule[s.Rule], *s)
+		}
+	}
+	var views []ruleView
+	for _, rs := range [][]Rule{e.rules, e.local} {
+		for _, rule := range rs {
+			alerts := byRule[rule.Name]
+			if alerts == nil {
+				alerts = []Status{}
+			}
+			slices.SortFunc(alerts, func(a, b Status) int { return cmp.Compare(a.Key, b.Key) })
+			views = append(views, ruleView{Name: rule.Name, Kind: rule.Kind, Series: rule.Series, Alerts: alerts})
+		}
+	}
+	return handlerBody{Rules: views, Transitions: trans, Health: e.Health()}, nil
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}

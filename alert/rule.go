@@ -1,0 +1,281 @@
+package alert
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// Kind says what a rule watches.
+type Kind string
+
+const (
+	// Availability is an SLO on the share of requests that are not 5xx,
+	// alerted by multiwindow burn rates.
+	Availability Kind = "availability"
+	// Absence fires when a series receives nothing for Rule.Quiet while
+	// the same window a day and a week earlier had at least
+	// Rule.MinBaseline hits.
+	Absence Kind = "absence"
+	// Health watches the evaluating instance's own recorder: Redis
+	// unreachable, hits or visitors dropped, the flush stalled.
+	Health Kind = "health"
+	// Anomaly asks Config.Detector whether the series breaks from its
+	// forecast; a rule of this kind needs one.
+	Anomaly Kind = "anomaly"
+)
+
+// Series a rule may name besides one series.
+const (
+	// App is the series of every request the middlewares count.
+	App = "hits"
+	// EveryRoute makes the rule a template applied to each route series
+	// in the known set; its alerts carry the route as a label.
+	EveryRoute = "*"
+)
+
+// HealthCheck names what a Health rule looks at.
+type HealthCheck string
+
+const (
+	// RedisDown: the recorder's latest flush failed (Health.RedisUp false).
+	RedisDown HealthCheck = "redis_down"
+	// Dropped: hits or visitors were dropped since the last evaluation.
+	Dropped HealthCheck = "dropped"
+	// FlushStalled: no flush has ended well for Rule.Quiet.
+	FlushStalled HealthCheck = "flush_stalled"
+)
+
+// Window is one window pair of a multiwindow burn-rate alert: it is
+// breached when the error budget burns faster than Burn over both Long
+// and Short. Short makes the alert stop soon after the burn does.
+type Window struct {
+	Long     Duration `json:"long"`
+	Short    Duration `json:"short"`
+	Burn     float64  `json:"burn"`
+	Severity string   `json:"severity"`
+}
+
+// DefaultWindows are the window pairs of Google's SRE workbook for a
+// 30-day SLO: 2 % of the budget in 1 h or 5 % in 6 h pages, 10 % in
+// 3 days opens a ticket.
+func DefaultWindows() []Window {
+	return []Window{
+		{Long: Duration(time.Hour), Short: Duration(5 * time.Minute), Burn: 14.4, Severity: "page"},
+		{Long: Duration(6 * time.Hour), Short: Duration(30 * time.Minute), Burn: 6, Severity: "page"},
+		{Long: Duration(72 * time.Hour), Short: Duration(6 * time.Hour), Burn: 1, Severity: "ticket"},
+	}
+}
+
+// Rule is one alerting rule. Zero fields take the defaults of its kind
+// (see WithDefaults).
+type Rule struct {
+	// Name identifies the rule; it is the alertname label.
+	Name string `json:"name"`
+	Kind Kind   `json:"kind"`
+	// Series is App ("hits"), a route's series ("GET /posts/:id") or
+	// EveryRoute ("*"). Health rules name none.
+	Series string `json:"series,omitempty"`
+
+	// Target is the availability objective in percent, 0 < Target < 100;
+	// default 99.9.
+	Target float64 `json:"target,omitempty"`
+	// Period is the SLO period; default 30 days.
+	Period Duration `json:"period,omitempty"`
+	// Windows are the burn-rate window pairs; default DefaultWindows.
+	Windows []Window `json:"windows,omitempty"`
+
+	// Quiet is how long a series must receive nothing for an Absence
+	// rule (default 15 m), or a flush take for FlushStalled (default 30 s).
+	Quiet Duration `json:"quiet,omitempty"`
+	// MinBaseline is the hits an Absence rule needs in the same window a
+	// day and a week earlier; default 10.
+	MinBaseline float64 `json:"min_baseline,omitempty"`
+
+	// Check is what a Health rule watches.
+	Check HealthCheck `json:"check,omitempty"`
+
+	// For is how long a breach must last before the alert fires.
+	For Duration `json:"for,omitempty"`
+	// KeepFiringFor keeps a firing alert firing that long after the
+	// breach ends, so a flapping signal does not resolve and refire.
+	KeepFiringFor Duration `json:"keep_firing_for,omitempty"`
+	// Severity labels Absence, Health and Anomaly alerts; default "page"
+	// (Health: "ticket").
+	Severity string `json:"severity,omitempty"`
+
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// DefaultRules are the rules an app gets when it names none: an
+// availability SLO and absence for the app, and Pulse's own health.
+// Per-route rules are opt-in.
+func DefaultRules() []Rule {
+	return []Rule{
+		{Name: "PulseAppAvailability", Kind: Availability, Series: App},
+		{Name: "PulseAppAbsent", Kind: Absence, Series: App},
+		{Name: "PulseRedisDown", Kind: Health, Check: RedisDown, For: Duration(time.Minute)},
+		{Name: "PulseDropped", Kind: Health, Check: Dropped},
+		{Name: "PulseFlushStalled", Kind: Health, Check: FlushStalled},
+	}
+}
+
+// WithDefaults returns r with its zero fields set to its kind's defaults.
+func (r Rule) WithDefaults() Rule {
+	switch r.Kind {
+	case Availability:
+		if r.Target == 0 {
+			r.Target = 99.9
+		}
+		if r.Period == 0 {
+			r.Period = Duration(30 * 24 * time.Hour)
+		}
+		if r.Windows == nil {
+			r.Windows = DefaultWindows()
+		}
+	case Absence:
+		if r.Quiet == 0 {
+			r.Quiet = Duration(15 * time.Minute)
+		}
+		if r.MinBaseline == 0 {
+			r.MinBaseline = 10
+		}
+	case Health:
+		if r.Quiet == 0 && r.Check == FlushStalled {
+			r.Quiet = Duration(30 * time.Second)
+		}
+		if r.Severity == "" {
+			r.Severity = "ticket"
+		}
+	}
+	if r.Severity == "" && r.Kind != Availability {
+		r.Severity = "page"
+	}
+	r.Labels, r.Annotations = maps.Clone(r.Labels), maps.Clone(r.Annotations)
+	r.Windows = append([]Window(nil), r.Windows...)
+	return r
+}
+
+// Validate checks r as given (call WithDefaults first to fill zero
+// fields); the error names the rule.
+func (r Rule) Validate() error {
+	if err := r.validate(); err != nil {
+		return fmt.Errorf("alert: rule %q: %w", r.Name, err)
+	}
+	return nil
+}
+
+func (r Rule) validate() error {
+	if r.Name == "" {
+		return errors.New("no name")
+	}
+	if r.For < 0 || r.KeepFiringFor < 0 || r.Quiet < 0 || r.Period < 0 {
+		return errors.New("negative duration")
+	}
+	switch r.Kind {
+	case Availability:
+		return r.validateAvailability()
+	case Absence, Anomaly:
+		if r.Series == "" {
+			return errors.New("no series: name \"hits\", a route such as \"GET /posts/:id\", or \"*\" for every route")
+		}
+		if r.Kind == Absence && (r.Quiet <= 0 || r.MinBaseline <= 0) {
+			return errors.New("absence needs quiet > 0 and min_baseline > 0")
+		}
+		return nil
+	case Health:
+		switch r.Check {
+		case RedisDown, Dropped:
+		case FlushStalled:
+			if r.Quiet <= 0 {
+				return errors.New("flush_stalled needs quiet > 0")
+			}
+		default:
+			return fmt.Errorf("unknown health check %q (want redis_down, dropped or flush_stalled)", r.Check)
+		}
+		if r.Series != "" {
+			return errors.New("a health rule names no series")
+		}
+		return nil
+	case "":
+		return errors.New("no kind (want availability, absence, health or anomaly)")
+	}
+	return fmt.Errorf("unknown kind %q (want availability, absence, health or anomaly)", r.Kind)
+}
+
+func (r Rule) validateAvailability() error {
+	if err := checkRouteSeries(r.Series); err != nil {
+		return err
+	}
+	if !(r.Target > 0 && r.Target < 100) {
+		return fmt.Errorf("target %v%% is not above 0 and below 100", r.Target)
+	}
+	if r.Period <= 0 {
+		return errors.New("period must be positive")
+	}
+	if len(r.Windows) == 0 {
+		return errors.New("no burn-rate windows")
+	}
+	for i, w := range r.Windows {
+		if w.Long <= 0 || w.Short <= 0 {
+			return fmt.Errorf("window %d: long and short must be positive", i+1)
+		}
+		if w.Short > w.Long {
+			return fmt.Errorf("window %d: short %v is longer than long %v", i+1, w.Short, w.Long)
+		}
+		if !(w.Burn > 0) {
+			return fmt.Errorf("window %d: burn rate must be positive", i+1)
+		}
+		if w.Severity == "" {
+			return fmt.Errorf("window %d: no severity", i+1)
+		}
+	}
+	return nil
+}
+
+// checkRouteSeries accepts the series an availability rule can divide
+// by its 5xx class: the app's, a route's, or every route.
+func checkRouteSeries(s string) error {
+	switch s {
+	case "":
+		return errors.New("no series: name \"hits\", a route such as \"GET /posts/:id\", or \"*\" for every route")
+	case App, EveryRoute:
+		return nil
+	}
+	rn, ok := timeseries.ParseRouteName(s)
+	if !ok || rn.Method == "" || rn.Class != "" {
+		return fmt.Errorf("series %q is not the app (\"hits\") nor a route's (\"GET /path\")", s)
+	}
+	return nil
+}
+
+// ValidateRules fills defaults and checks every rule and that names are
+// unique; the returned rules are the filled ones.
+func ValidateRules(rules []Rule) ([]Rule, error) {
+	out := make([]Rule, len(rules))
+	seen := map[string]int{}
+	var errs []error
+	for i, r := range rules {
+		r = r.WithDefaults()
+		if r.Name == "" {
+			errs = append(errs, fmt.Errorf("alert: rule #%d: no name", i+1))
+			continue
+		}
+		if j, dup := seen[r.Name]; dup {
+			errs = append(errs, fmt.Errorf("alert: rule %q: name used by rule #%d too", r.Name, j+1))
+		}
+		seen[r.Name] = i
+		if err := r.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		out[i] = r
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}

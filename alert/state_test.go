@@ -1,0 +1,77 @@
+package alert
+
+import (
+	"testing"
+	"time"
+)
+
+func TestStepForAndKeepFiring(t *testing.T) {
+	r := &Rule{For: Duration(2 * time.Minute), KeepFiringFor: Duration(3 * time.Minute)}
+	t0 := time.Unix(1_000_000, 0)
+	type tick struct {
+		min      int
+		breached bool
+		unknown  bool
+		want     State
+	}
+	cases := []struct {
+		name  string
+		ticks []tick
+	}{
+		{"a flap shorter than for never fires", []tick{
+			{0, true, false, Pending}, {1, false, false, Inactive}, {2, true, false, Pending}, {3, false, false, Inactive},
+		}},
+		{"a breach as long as for fires", []tick{
+			{0, true, false, Pending}, {1, true, false, Pending}, {2, true, false, Firing},
+		}},
+		{"keep_firing_for holds through a gap", []tick{
+			{0, true, false, Pending}, {2, true, false, Firing}, {3, false, false, Firing}, {4, true, false, Firing},
+			{5, false, false, Firing}, {6, false, false, Firing}, {7, false, false, Resolved},
+		}},
+		{"missing data neither fires nor resolves", []tick{
+			{0, true, false, Pending}, {1, false, true, Pending}, {2, false, true, Pending}, {3, true, false, Firing},
+			{4, false, true, Firing}, {10, false, true, Firing}, {11, true, false, Firing},
+		}},
+		{"a resolved alert fires anew as a new incident", []tick{
+			{0, true, false, Pending}, {2, true, false, Firing}, {5, false, false, Resolved}, {6, true, false, Pending}, {8, true, false, Firing},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var s Status
+			for _, tk := range c.ticks {
+				now := t0.Add(time.Duration(tk.min) * time.Minute)
+				s.step(observation{Breached: tk.breached, unknown: tk.unknown}, r, now)
+				if s.State != tk.want {
+					t.Fatalf("minute %d: %s, want %s", tk.min, s.State, tk.want)
+				}
+				if s.Stale != tk.unknown {
+					t.Fatalf("minute %d: stale %v", tk.min, s.Stale)
+				}
+			}
+		})
+	}
+}
+
+func TestDue(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	t1 := t0.Add(time.Hour)
+	cases := []struct {
+		s    Status
+		sent Sent
+		want State
+	}{
+		{Status{State: Firing, ActiveAt: t0}, Sent{}, Firing},
+		{Status{State: Firing, ActiveAt: t0}, Sent{State: Firing, ActiveAt: t0}, ""},
+		{Status{State: Firing, ActiveAt: t1}, Sent{State: Resolved, ActiveAt: t0}, Firing},
+		{Status{State: Resolved, ActiveAt: t0}, Sent{State: Firing, ActiveAt: t0}, Resolved},
+		{Status{State: Resolved, ActiveAt: t0}, Sent{State: Resolved, ActiveAt: t0}, ""},
+		{Status{State: Resolved, ActiveAt: t0}, Sent{}, ""}, // never told it fired
+		{Status{State: Pending, ActiveAt: t0}, Sent{}, ""},
+	}
+	for i, c := range cases {
+		if got := c.s.due(c.sent); got != c.want {
+			t.Errorf("case %d: %q, want %q", i, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,324 @@
+package alert
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// memory is the evaluator's view of the alert state. While it holds the
+// lease (token > 0) its copy is the truth, since it alone writes; on
+// taking the lease it reads Redis's.
+type memory struct {
+	token      int64
+	states     map[string]*Status
+	sent       map[string]Sent      // receiver + "\x00" + key
+	inflight   map[string]bool      // a message queued or being sent
+	lastResend map[string]time.Time // receiver + "\x00" + key
+	local      map[string]*Status   // Health alerts, this instance's own
+	localSent  map[string]Sent
+	routes     []string
+	routesAt   time.Time
+	lastHealth *healthMark
+}
+
+func newMemory() memory {
+	return memory{states: map[string]*Status{}, sent: map[string]Sent{}, inflight: map[string]bool{},
+		lastResend: map[string]time.Time{}, local: map[string]*Status{}, localSent: map[string]Sent{}}
+}
+
+// evalStats is what Health tells of evaluations.
+type evalStats struct {
+	lastEval    time.Time
+	lastErr     string
+	dataMissing bool
+	evals       int64
+}
+
+// tick is one evaluation: local Health rules, then, if this instance
+// holds the lease, the rules over series.
+func (e *Evaluator) tick(ctx context.Context) {
+	now := e.cfg.Clock.Now()
+	e.tickLocal(now)
+	if err := e.tickShared(ctx, now); err != nil {
+		e.mu.Lock()
+		e.stats.lastErr = err.Error()
+		e.mu.Unlock()
+	}
+}
+
+// tickShared evaluates the series rules under the lease.
+func (e *Evaluator) tickShared(ctx context.Context, now time.Time) error {
+	token, err := e.lease(ctx)
+	if err != nil || token == 0 {
+		return err
+	}
+	if e.dataMissing(now) {
+		e.hold(ctx, token)
+		return errors.New("alert: data missing: the recorder's flushes fail or lag")
+	}
+	obs, err := e.observe(ctx, now)
+	if err != nil {
+		e.hold(ctx, token)
+		return err
+	}
+	e.mu.Lock()
+	changed, log := e.applyLocked(obs, now)
+	e.mu.Unlock()
+	if len(changed) > 0 {
+		if err := e.st.write(ctx, token, changed, log); err != nil {
+			e.mu.Lock()
+			e.mem.token = 0 // read Redis's state again before going on
+			e.mu.Unlock()
+			return err
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.stats.lastEval, e.stats.lastErr, e.stats.dataMissing = now, "", false
+	e.stats.evals++
+	e.notifyLocked(e.mem.states, e.mem.sent, token, now)
+	return nil
+}
+
+// lease takes or renews the lease; on taking it, it loads the state.
+// It returns 0 when another instance holds it.
+func (e *Evaluator) lease(ctx context.Context) (int64, error) {
+	token, err := e.st.acquire(ctx, e.cfg.Instance, e.cfg.LeaseTTL)
+	e.mu.Lock()
+	held := e.mem.token
+	e.mu.Unlock()
+	if err != nil || token == 0 {
+		if held != 0 {
+			e.cfg.Logger.Warn("pulse: alert: lease lost", "instance", e.cfg.Instance)
+		}
+		e.mu.Lock()
+		e.mem.token = 0
+		e.mu.Unlock()
+		return 0, err
+	}
+	if token == held {
+		return token, nil
+	}
+	states, sent, err := e.st.load(ctx)
+	if err != nil {
+		return 0, err
+	}
+	e.mu.Lock()
+	// Messages still queued stay in flight: sending them again now
+	// would repeat them.
+	e.mem.token, e.mem.states, e.mem.sent = token, states, sent
+	e.mu.Unlock()
+	e.cfg.Logger.Info("pulse: alert: evaluating", "instance", e.cfg.Instance, "token", token)
+	return token, nil
+}
+
+// dataMissing reports whether the recorder says Redis may lack hits: its
+// latest flush failed, or none ended well lately.
+func (e *Evaluator) dataMissing(now time.Time) bool {
+	if e.cfg.Recorder == nil {
+		return false
+	}
+	h := e.cfg.Recorder.Health()
+	stale := e.cfg.StaleAfter
+	if stale <= 0 {
+		stale = max(3*h.FlushInterval, 3*time.Second)
+	}
+	return !h.RedisUp || h.LastFlushOK.IsZero() || now.Sub(h.LastFlushOK) > stale
+}
+
+// hold marks every state stale, nothing being decided from a gap, and
+// stores the marks if Redis takes them, for the handler to show.
+func (e *Evaluator) hold(ctx context.Context, token int64) {
+	e.mu.Lock()
+	e.stats.dataMissing = true
+	var marked []*Status
+	for _, s := range e.mem.states {
+		if !s.Stale {
+			s.Stale = true
+			c := *s
+			marked = append(marked, &c)
+		}
+	}
+	e.mu.Unlock()
+	if len(marked) > 0 {
+		_ = e.st.write(ctx, token, marked, nil) // best effort: Redis may be what is missing
+	}
+}
+
+// observe reads what the rules need, in one SamplesMany per precision,
+// and observes each rule.
+func (e *Evaluator) observe(ctx context.Context, now time.Time) ([]observation, error) {
+	routes, err := e.routes(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	rp := readPlan{}
+	in := planInput{now: now, routes: routes, precisions: e.schema.Precisions, maxBuckets: e.cfg.MaxBuckets}
+	observers := plan(e.rules, in, rp, e.cfg.Detector)
+	d, err := rp.read(ctx, e.st.r, e.schema, now.Unix())
+	if err != nil {
+		return nil, err
+	}
+	var obs []observation
+	for _, f := range observers {
+		obs = append(obs, f(ctx, d)...)
+	}
+	return obs, nil
+}
+
+// routes is the route list of EveryRoute rules, read again every
+// RouteRefresh.
+func (e *Evaluator) routes(ctx context.Context, now time.Time) ([]string, error) {
+	need := false
+	for _, r := range e.rules {
+		need = need || r.Series == EveryRoute
+	}
+	e.mu.Lock()
+	fresh := e.mem.routes != nil && now.Sub(e.mem.routesAt) < e.cfg.RouteRefresh
+	routes := e.mem.routes
+	e.mu.Unlock()
+	if !need || fresh {
+		return routes, nil
+	}
+	infos, err := e.store.Series(ctx)
+	if err != nil {
+		return nil, err
+	}
+	routes = routesOf(infos)
+	if routes == nil {
+		routes = []string{}
+	}
+	e.mu.Lock()
+	e.mem.routes, e.mem.routesAt = routes, now
+	e.mu.Unlock()
+	return routes, nil
+}
+
+// valueRefresh is how often a state whose value alone changed is stored.
+const valueRefresh = time.Minute
+
+// applyLocked steps each state by its observation and returns the states
+// to write and the transitions they made. A route gone from the known
+// set has no observation: no requests, so not breached.
+func (e *Evaluator) applyLocked(obs []observation, now time.Time) ([]*Status, []Transition) {
+	rules := make(map[string]*Rule, len(e.rules))
+	for i := range e.rules {
+		rules[e.rules[i].Name] = &e.rules[i]
+	}
+	seen := make(map[string]bool, len(obs))
+	var changed []*Status
+	var log []Transition
+	apply := func(s *Status, o observation, r *Rule) {
+		from, before := s.State, *s
+		moved := s.step(o, r, now)
+		if moved {
+			log = append(log, Transition{At: now, Key: s.Key, Rule: s.Rule, Labels: s.Labels, From: from, To: s.State, Value: s.Value})
+		}
+		// A new value alone is stored at most once a minute: the values
+		// of every route would otherwise be rewritten each evaluation.
+		if moved || from == "" || before.Stale || (before.Value != s.Value && now.Sub(s.written) >= valueRefresh) {
+			s.written = now
+			changed = append(changed, s)
+		}
+	}
+	for _, o := range obs {
+		seen[o.Key] = true
+		s := e.mem.states[o.Key]
+		if s == nil {
+			s = &Status{Key: o.Key}
+			e.mem.states[o.Key] = s
+		}
+		apply(s, o, rules[o.Rule])
+	}
+	// An instance with no observation is not breached: its route left
+	// the known set, or its rule or window pair is no longer configured.
+	for key, s := range e.mem.states {
+		if seen[key] || (s.State != Pending && s.State != Firing) {
+			continue
+		}
+		r := rules[s.Rule]
+		if r == nil {
+			r = &Rule{}
+		}
+		apply(s, observation{Key: key, Rule: s.Rule, Series: s.Series, Labels: s.Labels, Annotations: s.Annotations, Threshold: s.Threshold}, r)
+	}
+	return changed, log
+}
+
+// notifyLocked queues what each receiver is due: a transition not yet
+// sent, or, for Alertmanager, a firing alert's periodic re-send.
+func (e *Evaluator) notifyLocked(states map[string]*Status, sent map[string]Sent, token int64, now time.Time) {
+	for _, o := range e.out {
+		for key, s := range states {
+			field := o.r.Name + "\x00" + key
+			due := s.due(sent[field])
+			resend := false
+			if due == "" && o.r.Kind == ToAlertmanager && s.State == Firing && now.Sub(e.mem.lastResend[field]) >= e.cfg.ResendEvery {
+				due, resend = Firing, true
+			}
+			if due == "" {
+				continue
+			}
+			id := field + "\x00" + string(due) + "\x00" + s.ActiveAt.String()
+			if e.mem.inflight[id] {
+				continue
+			}
+			m := &message{status: *s, state: due, genURL: generatorURL(e.cfg.DashboardURL, s), extURL: e.cfg.DashboardURL,
+				resend: resend, token: token, enqueue: time.Now(), receiver: o.r.Name}
+			m.status.Labels = cloneLabels(s.Labels)
+			if due == Firing {
+				m.endsAt = now.Add(4 * e.cfg.ResendEvery)
+			}
+			if o.offer(m) {
+				e.mem.inflight[id] = true
+				e.mem.lastResend[field] = now
+			}
+		}
+	}
+}
+
+// delivered is the outboxes' report on a message: it records a delivered
+// transition in Redis under the token it was decided with, so the next
+// holder does not send it again.
+func (e *Evaluator) delivered(m *message, ok bool) {
+	o := e.outboxOf(m)
+	field := o + "\x00" + m.status.Key
+	id := field + "\x00" + string(m.state) + "\x00" + m.status.ActiveAt.String()
+	mark := Sent{State: m.state, ActiveAt: m.status.ActiveAt, At: e.cfg.Clock.Now()}
+	if ok && !m.resend {
+		if m.token == 0 {
+			e.mu.Lock()
+			e.mem.localSent[field] = mark
+			e.mu.Unlock()
+		} else {
+			// Remembered here even if Redis does not take it, so this
+			// holder does not send it again; a new holder might.
+			e.mu.Lock()
+			if e.mem.token == m.token {
+				e.mem.sent[field] = mark
+			}
+			e.mu.Unlock()
+			if err := e.st.mark(e.bg, m.token, field, mark); err != nil {
+				e.cfg.Logger.Warn("pulse: alert: could not record a delivered notification", "receiver", o, "err", err)
+			}
+		}
+	}
+	if !ok {
+		e.cfg.Logger.Warn("pulse: alert: notification not delivered", "receiver", o, "alert", m.status.Labels["alertname"], "state", m.state)
+	}
+	e.mu.Lock()
+	delete(e.mem.inflight, id)
+	e.mu.Unlock()
+}
+
+// outboxOf names the receiver m was queued for.
+func (e *Evaluator) outboxOf(m *message) string { return m.receiver }
+
+func cloneLabels(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redistest"
+)
+
+// TestAlertRulesFile: with ALERT_RULES the example runs the evaluator,
+// which takes the lease while it serves and gives it up at shutdown; a
+// bad rule file stops it at start with an error naming the rule.
+func TestAlertRulesFile(t *testing.T) {
+	srv := redistest.Start(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "rules.json")
+	os.WriteFile(good, []byte(`{"rules": [
+  {"name": "AppAvailability", "kind": "availability", "series": "hits"},
+  {"name": "RedisDown", "kind": "health", "check": "redis_down"}
+]}`), 0o644)
+	_, stop := startExample(t, srv, options{AlertRules: good})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		holder, _ := redis.String(srv.Do("GET", "{alerts}:lease"), nil)
+		if holder != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the evaluator never took the lease")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := redis.Int(srv.Do("EXISTS", "{alerts}:lease"), nil); n != 0 {
+		t.Error("the lease outlived the example")
+	}
+
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"rules": [{"name": "Typo", "kind": "availabilty", "series": "hits"}]}`), 0o644)
+	opts := options{AlertRules: bad, RedisURL: "redis://" + srv.Addr, DatabaseURL: "sqlite:" + filepath.Join(dir, "forum.db"), SpillDir: filepath.Join(dir, "spill")}
+	err := run(context.Background(), opts, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil || !strings.Contains(err.Error(), `"Typo"`) || !strings.Contains(err.Error(), "unknown kind") {
+		t.Fatalf("run with a bad rule file: %v", err)
+	}
+}

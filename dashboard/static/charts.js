@@ -1,10 +1,12 @@
 // The chart grid: one card per series, pinned ones first, then the
 // busiest. Every chart joins one echarts group, so a zoom or the
 // crosshair on one shows on all; the zoomed window goes into the URL.
-// The options themselves come from options.js.
+// The options themselves come from options.js, the forecast layer from
+// forecast.js.
 
 import { cfg } from './config.js';
 import { byId, el } from './dom.js';
+import { forecastData, wantForecast } from './forecast.js';
 import { numberFormat, timeZone } from './format.js';
 import { chartOption, dataOption } from './options.js';
 import { isPinned, setZoom, view } from './state.js';
@@ -12,6 +14,7 @@ import { isPinned, setZoom, view } from './state.js';
 const hasEcharts = typeof window.echarts !== 'undefined';
 const chartGroup = 'pulse';
 const cards = new Map(); // series name -> card
+let focus = null; // { name, bucket } to bring into view once charted
 
 // onZoom follows a zoom or pan of any chart: the other charts follow
 // through echarts.connect, the URL records the window.
@@ -45,7 +48,10 @@ export function resizeCharts() {
 // makeCard builds a card's elements; its pin button is handled by the
 // grid's click listener (main.js).
 function makeCard(name) {
-  const card = { name: name, chart: null, precision: 0, current: 0, span: 0, mode: view.mode, visitors: name === cfg.visitors.name };
+  const card = {
+    name: name, chart: null, precision: 0, current: 0, span: 0, mode: view.mode, visitors: name === cfg.visitors.name,
+    forecast: null, forecastKey: '', forecastAt: new Map(), highlight: 0,
+  };
   card.root = el('article', 'card');
   card.root.dataset.series = name;
   const head = el('div', 'card-head');
@@ -91,6 +97,38 @@ function updateCard(card, series, overview, precision, pinned, visitors) {
   if (!hasEcharts) return;
   if (!card.chart) startChart(card);
   card.chart.setOption(dataOption(card, overview, series.samples, view.zoom, visitors));
+  card.chart.setOption({ series: forecastData(card) });
+  wantForecast(card, overview.precision, overview.current, applyForecast);
+}
+
+// applyForecast draws a card's forecast once read.
+function applyForecast(card) {
+  if (card.chart && !card.chart.isDisposed()) card.chart.setOption({ series: forecastData(card) });
+}
+
+// focusBucket brings the chart of series name into view with the bucket
+// (unix seconds) highlighted, now or once the next poll charts it.
+export function focusBucket(name, bucket) {
+  focus = { name: name, bucket: bucket };
+  showFocus();
+}
+
+function showFocus() {
+  const card = focus && cards.get(focus.name);
+  if (!card) return;
+  for (const c of cards.values()) {
+    if (c !== card && c.highlight) {
+      c.highlight = 0;
+      c.root.classList.remove('focused');
+      applyForecast(c);
+    }
+  }
+  card.highlight = focus.bucket;
+  card.root.dataset.highlight = String(focus.bucket);
+  card.root.classList.add('focused');
+  focus = null;
+  applyForecast(card);
+  card.root.scrollIntoView({ block: 'center', behavior: 'smooth' });
 }
 
 function dropCard(card) {
@@ -147,4 +185,5 @@ export function renderCharts(overview, precision, visitors) {
     updateCard(card, w.series, overview, precision, w.pinned, card.visitors ? visitors : null);
   });
   showEmpty(wanted);
+  showFocus();
 }

@@ -12,6 +12,7 @@ import { setRouteFlags } from './red.js';
 
 const listLimit = 100;
 let readKey = '';
+let chosen = ''; // series and bucket of the entry last clicked
 
 function flagItem(f) {
   const button = el('button', 'anomaly-item');
@@ -19,6 +20,7 @@ function flagItem(f) {
   button.dataset.series = f.series;
   button.dataset.bucket = String(f.bucket);
   button.dataset.kind = f.kind;
+  button.setAttribute('aria-current', String(chosen === f.series + '@' + f.bucket));
   button.title = f.series + ': ' + kindName(f.kind) + ' in the bucket of ' + bucketLabel(f.bucket, f.precision);
   const observed = typeof f.observed === 'number' ? numberFormat.format(Math.round(f.observed)) : '–';
   const expected = typeof f.expected === 'number' ? numberFormat.format(Math.round(f.expected)) : '–';
@@ -64,6 +66,7 @@ export async function refreshAnomalies(p, current) {
 export function flagOf(target) {
   const item = target.closest('.anomaly-item');
   if (!item) return null;
+  chosen = item.dataset.series + '@' + item.dataset.bucket;
   for (const b of byId('anomaly-list').querySelectorAll('.anomaly-item')) b.setAttribute('aria-current', String(b === item));
   return { series: item.dataset.series, bucket: Number(item.dataset.bucket) };
 }

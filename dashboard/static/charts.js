@@ -9,12 +9,12 @@ import { byId, el } from './dom.js';
 import { forecastData, wantForecast } from './forecast.js';
 import { numberFormat, timeZone } from './format.js';
 import { chartOption, dataOption } from './options.js';
-import { isPinned, setZoom, view } from './state.js';
+import { setZoom, view } from './state.js';
 
 const hasEcharts = typeof window.echarts !== 'undefined';
 const chartGroup = 'pulse';
 const cards = new Map(); // series name -> card
-let focus = null; // { name, bucket } to bring into view once charted
+let focus = null; // { name, bucket, scroll }: the anomaly last clicked
 
 // onZoom follows a zoom or pan of any chart: the other charts follow
 // through echarts.connect, the URL records the window.
@@ -106,29 +106,27 @@ function applyForecast(card) {
   if (card.chart && !card.chart.isDisposed()) card.chart.setOption({ series: forecastData(card) });
 }
 
-// focusBucket brings the chart of series name into view with the bucket
-// (unix seconds) highlighted, now or once the next poll charts it.
+// focusBucket highlights the bucket (unix seconds) on the chart of series
+// name and brings the chart into view, now or once a poll charts it.
 export function focusBucket(name, bucket) {
-  focus = { name: name, bucket: bucket };
-  showFocus();
+  focus = { name: name, bucket: bucket, scroll: true };
+  for (const card of cards.values()) markFocus(card);
 }
 
-function showFocus() {
-  const card = focus && cards.get(focus.name);
-  if (!card) return;
-  for (const c of cards.values()) {
-    if (c !== card && c.highlight) {
-      c.highlight = 0;
-      c.root.classList.remove('focused');
-      applyForecast(c);
-    }
+// markFocus shows on a card whether it holds the focused bucket; the
+// first card to show it scrolls into view.
+function markFocus(card) {
+  const bucket = focus && focus.name === card.name ? focus.bucket : 0;
+  card.root.classList.toggle('focused', bucket !== 0);
+  card.root.dataset.highlight = String(bucket);
+  if (card.highlight !== bucket) {
+    card.highlight = bucket;
+    applyForecast(card);
   }
-  card.highlight = focus.bucket;
-  card.root.dataset.highlight = String(focus.bucket);
-  card.root.classList.add('focused');
-  focus = null;
-  applyForecast(card);
-  card.root.scrollIntoView({ block: 'center', behavior: 'smooth' });
+  if (bucket && focus.scroll && card.root.isConnected) {
+    focus.scroll = false;
+    card.root.scrollIntoView({ block: 'center', behavior: 'smooth' });
+  }
 }
 
 function dropCard(card) {
@@ -138,12 +136,14 @@ function dropCard(card) {
 }
 
 // wantedCards lists the series to chart, in order: the pinned ones, then
-// the busiest that are not pinned.
+// the busiest that are not pinned. Pinned is as the overview was asked:
+// a series pinned since keeps its card until the next overview moves it.
 function wantedCards(overview) {
   const wanted = [];
+  const pinned = new Set(overview.pinned.map((s) => s.name));
   for (const s of overview.pinned) wanted.push({ series: s, pinned: true });
   for (const s of overview.top) {
-    if (!isPinned(s.name)) wanted.push({ series: s, pinned: false });
+    if (!pinned.has(s.name)) wanted.push({ series: s, pinned: false });
   }
   return wanted;
 }
@@ -185,5 +185,5 @@ export function renderCharts(overview, precision, visitors) {
     updateCard(card, w.series, overview, precision, w.pinned, card.visitors ? visitors : null);
   });
   showEmpty(wanted);
-  showFocus();
+  for (const card of cards.values()) markFocus(card);
 }

@@ -68,11 +68,13 @@ export function wantForecast(card, precision, current, apply) {
     card.forecastAt = new Map();
   }
   const url = 'api/forecast/' + encodeURIComponent(card.name) + '?precision=' + precision + '&kind=hits&horizon=' + horizon;
-  // Any failure, 422 included, leaves the chart without a band until the
-  // next bucket closes; the overview's own poll reports real outages.
+  // A 422 leaves the chart without a band; any other failure keeps the
+  // last forecast until the next bucket closes, as the overview's own
+  // poll reports the outage.
+  const last = card.forecast;
   getJSON(url).catch((err) => {
     card.forecastWait = err.status === 422 ? { precision: precision, until: current + horizon * precision } : null;
-    return null;
+    return err.status === 422 ? null : last;
   }).then((fc) => {
     if (card.forecastKey !== key) return; // another precision meanwhile
     card.forecast = fc;

@@ -191,18 +191,19 @@ func TestForecastBands(t *testing.T) {
 
 	// The clock stands still: however many polls, each chart's forecast
 	// and the anomalies were read once.
-	tb.waitFor("more polls", `performance.getEntriesByType('resource').filter((e) => e.name.includes('api/overview')).length >= 5`)
-	var reads struct{ Forecast, Anomalies int }
-	tb.eval(`(() => { const n = (s) => performance.getEntriesByType('resource').filter((e) => e.name.includes(s)).length;
-		return {forecast: n('api/forecast/'), anomalies: n('api/anomalies')}; })()`, &reads)
-	if reads.Forecast != 2 || reads.Anomalies != 1 {
-		t.Errorf("%d forecast and %d anomalies requests over five polls, want 2 and 1", reads.Forecast, reads.Anomalies)
+	polls := tb.count("api/overview")
+	tb.waitFor("more polls", `document.getElementById('live').dataset.state === 'ok'`)
+	for tb.count("api/overview") < polls+5 {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if fc, an := tb.count("api/forecast/"), tb.count("api/anomalies"); fc != 2 || an != 1 {
+		t.Errorf("%d forecast and %d anomalies requests over five polls, want 2 and 1", fc, an)
 	}
 
 	// A click on the newest flag pins its series at the flagged bucket.
 	tb.eval(`document.querySelector('#anomaly-list .anomaly-item').click(); true`, nil)
 	pinned := `document.querySelector('#chart-grid .card[data-series="` + breakRoute + `"]')`
-	tb.waitFor("the flagged series pinned", pinned+`.dataset.pinned === 'true' && `+pinned+`.classList.contains('focused') &&
+	tb.waitFor("the flagged series pinned", pinned+` && `+pinned+`.dataset.pinned === 'true' && `+pinned+`.classList.contains('focused') &&
 		new URLSearchParams(location.search).getAll('series').includes(`+strconv.Quote(breakRoute)+`)`)
 	var highlight string
 	tb.eval(pinned+`.dataset.highlight`, &highlight)
@@ -215,5 +216,41 @@ func TestForecastBands(t *testing.T) {
 		t.Errorf("%d shaded areas on the pinned chart, want the future and the flagged bucket", area)
 	}
 	writeScreenshotAs(t, tb, "dashboard-forecast-pinned.png")
-	tb.checkClean(f.Server.URL, false)
+
+	// Redis down as the next bucket opens: the page says so and keeps its
+	// bands; back up, it reads the new bucket's forecasts and flags once.
+	reads := tb.count("api/forecast/")
+	f.Srv.Stop()
+	f.Clock.Advance(fcPrecision * time.Second)
+	tb.waitFor("the outage", `document.getElementById('live').dataset.state === 'error'`)
+	for _, name := range []string{steadyRoute, breakRoute} {
+		var n int
+		tb.eval(cardOpt(name)+`.series.find((s) => s.id === 'band95').data.length`, &n)
+		if n == 0 {
+			t.Errorf("%s lost its band in the outage", name)
+		}
+	}
+	f.Srv.Restart()
+	tb.waitFor("the forecasts of the next bucket", `document.getElementById('live').dataset.state === 'ok'`)
+	for tb.count("api/forecast/") < reads+2 || tb.count("api/anomalies") < 2 {
+		time.Sleep(100 * time.Millisecond)
+	}
+	tb.waitFor("the band again", cardOpt(breakRoute)+`.series.find((s) => s.id === 'band95').data.length > 0`)
+	if fc, an := tb.count("api/forecast/")-reads, tb.count("api/anomalies"); fc != 2 || an > 3 {
+		t.Errorf("%d forecast and %d anomalies requests after one more bucket, want 2 and at most 3 in all (one failed)", fc, an)
+	}
+	tb.checkClean(f.Server.URL, true)
+}
+
+// count is how many requests the tab sent to URLs containing s.
+func (tb *tab) count(s string) int {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	n := 0
+	for _, u := range tb.requests {
+		if strings.Contains(u, s) {
+			n++
+		}
+	}
+	return n
 }

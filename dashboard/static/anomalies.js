@@ -24,7 +24,7 @@ function flagItem(f) {
   button.title = f.series + ': ' + kindName(f.kind) + ' in the bucket of ' + bucketLabel(f.bucket, f.precision);
   const observed = typeof f.observed === 'number' ? numberFormat.format(Math.round(f.observed)) : '–';
   const expected = typeof f.expected === 'number' ? numberFormat.format(Math.round(f.expected)) : '–';
-  const detail = observed + ' hits, expected ' + expected + (typeof f.score === 'number' ? ' · score ' + rateFormat.format(f.score) : '');
+  const detail = observed + ' in the bucket, expected ' + expected + (typeof f.score === 'number' ? ' · score ' + rateFormat.format(f.score) : '');
   button.append(
     el('span', 'anomaly-kind', kindName(f.kind)),
     el('span', 'anomaly-time', bucketLabel(f.bucket, f.precision)),

@@ -17,6 +17,9 @@ import (
 const (
 	steadyRoute = "GET /steady"
 	breakRoute  = "GET /breaks"
+	// failRoute is the 5xx class of steadyRoute, which surges: the table
+	// marks steadyRoute for it.
+	failRoute   = steadyRoute + " status:5xx"
 	fcPrecision = 5
 	fcHorizon   = 12 // forecast.js's horizon
 )
@@ -43,8 +46,9 @@ func noisy(seed uint64) func(int) int {
 	return func(int) int { return 200 + int(rng.NormFloat64()*14) }
 }
 
-// forecastFixture has a steady route and one whose traffic fell to zero
-// for its last four closed buckets.
+// forecastFixture has a steady route whose 5xx answers surged tenfold,
+// and one whose traffic fell to zero, both for their last four closed
+// buckets.
 func forecastFixture(t *testing.T) *dashtest.Fixture {
 	t.Helper()
 	f := dashtest.New(t, dashtest.Options{NoTraffic: true, NoEntities: true, Start: time.Now(), Poll: 300 * time.Millisecond})
@@ -55,6 +59,13 @@ func forecastFixture(t *testing.T) *dashtest.Fixture {
 			return 0
 		}
 		return falls(i)
+	})
+	fails := noisy(3)
+	writeBuckets(t, f, failRoute, func(i int) int {
+		if i >= 116 && i < 120 {
+			return 10 * fails(i)
+		}
+		return fails(i) / 10
 	})
 	return f
 }
@@ -126,8 +137,9 @@ func TestForecastBands(t *testing.T) {
 	browser := newBrowser(t)
 	f := forecastFixture(t)
 	flags := apiFlags(t, f)
-	if len(flags) == 0 || flags[0].Series != breakRoute {
-		t.Fatalf("api/anomalies %+v: the fall of %s should be flagged, newest first", flags, breakRoute)
+	first := slices.IndexFunc(flags, func(fl apiFlag) bool { return fl.Series == breakRoute })
+	if first < 0 || !slices.ContainsFunc(flags, func(fl apiFlag) bool { return fl.Series == failRoute }) {
+		t.Fatalf("api/anomalies %+v: the fall of %s and the surge of %s should be flagged", flags, breakRoute, failRoute)
 	}
 
 	tb := newTab(t, browser, 1400, 1300)
@@ -140,7 +152,9 @@ func TestForecastBands(t *testing.T) {
 		tb.waitFor("the band of "+name, cardOpt(name)+` && `+cardOpt(name)+`.series.find((s) => s.id === 'band95').data.length > 0`)
 	}
 	tb.waitFor("the anomaly list", `document.querySelectorAll('#anomaly-list .anomaly-item').length > 0`)
-	tb.waitFor("the route marks", `document.querySelector('.red-row[data-route="`+breakRoute+`"] .red-flag')`)
+	for _, name := range []string{breakRoute, steadyRoute} {
+		tb.waitFor("the route mark of "+name, `document.querySelector('.red-row[data-route="`+name+`"] .red-flag')`)
+	}
 
 	current := f.Clock.Now().Unix() / fcPrecision * fcPrecision
 	for _, name := range []string{steadyRoute, breakRoute} {
@@ -176,8 +190,9 @@ func TestForecastBands(t *testing.T) {
 	})`, &page)
 	var routes []string
 	for _, fl := range flags {
-		if !slices.Contains(routes, fl.Series) {
-			routes = append(routes, fl.Series)
+		route, _, _ := strings.Cut(fl.Series, " status:")
+		if !slices.Contains(routes, route) {
+			routes = append(routes, route)
 		}
 	}
 	slices.Sort(routes)
@@ -197,18 +212,18 @@ func TestForecastBands(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if fc, an := tb.count("api/forecast/"), tb.count("api/anomalies"); fc != 2 || an != 1 {
-		t.Errorf("%d forecast and %d anomalies requests over five polls, want 2 and 1", fc, an)
+		t.Errorf("%d forecast and %d anomalies requests over five polls, want 2 and 1 (a route's class series is not charted)", fc, an)
 	}
 
-	// A click on the newest flag pins its series at the flagged bucket.
-	tb.eval(`document.querySelector('#anomaly-list .anomaly-item').click(); true`, nil)
+	// A click on the newest flag of breakRoute pins its series at the flagged bucket.
+	tb.eval(`document.querySelector('#anomaly-list .anomaly-item[data-series="`+breakRoute+`"]').click(); true`, nil)
 	pinned := `document.querySelector('#chart-grid .card[data-series="` + breakRoute + `"]')`
 	tb.waitFor("the flagged series pinned", pinned+` && `+pinned+`.dataset.pinned === 'true' && `+pinned+`.classList.contains('focused') &&
 		new URLSearchParams(location.search).getAll('series').includes(`+strconv.Quote(breakRoute)+`)`)
 	var highlight string
 	tb.eval(pinned+`.dataset.highlight`, &highlight)
-	if highlight != strconv.FormatInt(flags[0].Bucket, 10) {
-		t.Errorf("highlighted bucket %s, want the flag's %d", highlight, flags[0].Bucket)
+	if highlight != strconv.FormatInt(flags[first].Bucket, 10) {
+		t.Errorf("highlighted bucket %s, want the flag's %d", highlight, flags[first].Bucket)
 	}
 	var area int
 	tb.eval(`echarts.getInstanceByDom(`+pinned+`.querySelector('.chart')).getOption().series.find((s) => s.id === 'expected').markArea.data.length`, &area)

@@ -1,17 +1,20 @@
 // The chart grid: one card per series, pinned ones first, then the
 // busiest. Every chart joins one echarts group, so a zoom or the
 // crosshair on one shows on all; the zoomed window goes into the URL.
-// The options themselves come from options.js.
+// The options themselves come from options.js, the forecast layer from
+// forecast.js.
 
 import { cfg } from './config.js';
 import { byId, el } from './dom.js';
+import { forecastData, wantForecast } from './forecast.js';
 import { numberFormat, timeZone } from './format.js';
 import { chartOption, dataOption } from './options.js';
-import { isPinned, setZoom, view } from './state.js';
+import { setZoom, view } from './state.js';
 
 const hasEcharts = typeof window.echarts !== 'undefined';
 const chartGroup = 'pulse';
 const cards = new Map(); // series name -> card
+let focus = null; // { name, bucket, scroll }: the anomaly last clicked
 
 // onZoom follows a zoom or pan of any chart: the other charts follow
 // through echarts.connect, the URL records the window.
@@ -45,7 +48,10 @@ export function resizeCharts() {
 // makeCard builds a card's elements; its pin button is handled by the
 // grid's click listener (main.js).
 function makeCard(name) {
-  const card = { name: name, chart: null, precision: 0, current: 0, span: 0, mode: view.mode, visitors: name === cfg.visitors.name };
+  const card = {
+    name: name, chart: null, precision: 0, current: 0, span: 0, mode: view.mode, visitors: name === cfg.visitors.name,
+    forecast: null, forecastKey: '', forecastAt: new Map(), highlight: 0,
+  };
   card.root = el('article', 'card');
   card.root.dataset.series = name;
   const head = el('div', 'card-head');
@@ -91,6 +97,36 @@ function updateCard(card, series, overview, precision, pinned, visitors) {
   if (!hasEcharts) return;
   if (!card.chart) startChart(card);
   card.chart.setOption(dataOption(card, overview, series.samples, view.zoom, visitors));
+  card.chart.setOption({ series: forecastData(card) });
+  wantForecast(card, overview.precision, overview.current, applyForecast);
+}
+
+// applyForecast draws a card's forecast once read.
+function applyForecast(card) {
+  if (card.chart && !card.chart.isDisposed()) card.chart.setOption({ series: forecastData(card) });
+}
+
+// focusBucket highlights the bucket (unix seconds) on the chart of series
+// name and brings the chart into view, now or once a poll charts it.
+export function focusBucket(name, bucket) {
+  focus = { name: name, bucket: bucket, scroll: true };
+  for (const card of cards.values()) markFocus(card);
+}
+
+// markFocus shows on a card whether it holds the focused bucket; the
+// first card to show it scrolls into view.
+function markFocus(card) {
+  const bucket = focus && focus.name === card.name ? focus.bucket : 0;
+  card.root.classList.toggle('focused', bucket !== 0);
+  card.root.dataset.highlight = String(bucket);
+  if (card.highlight !== bucket) {
+    card.highlight = bucket;
+    applyForecast(card);
+  }
+  if (bucket && focus.scroll && card.root.isConnected) {
+    focus.scroll = false;
+    card.root.scrollIntoView({ block: 'center', behavior: 'smooth' });
+  }
 }
 
 function dropCard(card) {
@@ -100,12 +136,14 @@ function dropCard(card) {
 }
 
 // wantedCards lists the series to chart, in order: the pinned ones, then
-// the busiest that are not pinned.
+// the busiest that are not pinned. Pinned is as the overview was asked:
+// a series pinned since keeps its card until the next overview moves it.
 function wantedCards(overview) {
   const wanted = [];
+  const pinned = new Set(overview.pinned.map((s) => s.name));
   for (const s of overview.pinned) wanted.push({ series: s, pinned: true });
   for (const s of overview.top) {
-    if (!isPinned(s.name)) wanted.push({ series: s, pinned: false });
+    if (!pinned.has(s.name)) wanted.push({ series: s, pinned: false });
   }
   return wanted;
 }
@@ -147,4 +185,5 @@ export function renderCharts(overview, precision, visitors) {
     updateCard(card, w.series, overview, precision, w.pinned, card.visitors ? visitors : null);
   });
   showEmpty(wanted);
+  for (const card of cards.values()) markFocus(card);
 }

@@ -12,9 +12,12 @@
 //	visitors.js unique visitors: the strip's figure, the line's data
 //	entities.js the entity panel
 //	red.js      the routes' RED table and latency chart
+//	forecast.js each chart's expected line, bands and anomaly marks
+//	anomalies.js the list of anomalies
 //	format.js   numbers and times; dom.js: DOM helpers
 
-import { resetZoom, resizeCharts } from './charts.js';
+import { flagOf } from './anomalies.js';
+import { focusBucket, resetZoom, resizeCharts } from './charts.js';
 import { cfg, pollSeconds } from './config.js';
 import { byId } from './dom.js';
 import { chooseField, chooseKind, lookupEntity } from './entities.js';
@@ -22,7 +25,7 @@ import { renderFinder } from './finder.js';
 import { timeZone } from './format.js';
 import { poll } from './poll.js';
 import { watchRoutes } from './red.js';
-import { setMode, setPrecision, togglePinned, view, writeURL } from './state.js';
+import { isPinned, setMode, setPrecision, togglePinned, view, writeURL } from './state.js';
 import { renderNoHealth } from './status.js';
 
 function markPrecision() {
@@ -73,6 +76,17 @@ function watchPins() {
     if (item) togglePin(item.dataset.series);
   });
   byId('series-search').addEventListener('input', renderFinder);
+  // An anomaly pins its series (never unpins it) at the flagged bucket.
+  byId('anomaly-list').addEventListener('click', (ev) => {
+    const flag = flagOf(ev.target);
+    if (!flag) return;
+    if (!isPinned(flag.series)) {
+      togglePinned(flag.series);
+      renderFinder();
+    }
+    focusBucket(flag.series, flag.bucket);
+    poll();
+  });
 }
 
 function watchEntities() {

@@ -7,8 +7,11 @@
 //
 // Every series is drawn the same way: complete buckets as a solid line
 // over a light area, the still-open bucket as a dashed segment ending in
-// a hollow dot, since its count is still growing.
+// a hollow dot, since its count is still growing. Its forecast (the
+// expected line, the bands and the anomalies' marks) comes from
+// forecast.js, under the line.
 
+import { bandSeries, forecastText, horizon } from './forecast.js';
 import { axisTime, bucketLabel, compactFormat, numberFormat, rateFormat } from './format.js';
 
 // Chart colours: one hue per meaning, readable on white. dashboard.css
@@ -27,6 +30,7 @@ const series = [
     id: 'complete',
     name: 'complete buckets',
     type: 'line',
+    z: 3,
     showSymbol: false,
     symbol: 'circle',
     itemStyle: { color: color.line },
@@ -37,6 +41,7 @@ const series = [
     id: 'partial',
     name: 'current bucket (still filling)',
     type: 'line',
+    z: 3,
     showSymbol: true,
     symbol: 'emptyCircle',
     symbolSize: 7,
@@ -81,11 +86,12 @@ function visitorsText(card, visitors, hits) {
 // visitors.
 function tooltipText(card, params) {
   const all = Array.isArray(params) ? params : [params];
-  const list = all.filter((p) => p.seriesId !== 'visitors');
+  if (!all.length) return '';
+  const list = all.filter((p) => p.seriesId === 'complete' || p.seriesId === 'partial');
   const visitor = all.find((p) => p.seriesId === 'visitors');
-  if (!list.length && !visitor) return '';
-  // Both series hold the last complete bucket: take the last entry.
-  const point = list.length ? list[list.length - 1] : visitor;
+  // Both series hold the last complete bucket: take the last entry. A
+  // bucket still to come has only its forecast.
+  const point = list.length ? list[list.length - 1] : visitor || all[0];
   const t = point.value[0] / 1000;
   const value = list.length ? point.value[1] : null;
   const width = card.precision;
@@ -94,7 +100,7 @@ function tooltipText(card, params) {
   if (value !== null) text += hitsText(card, value); // null: the hits line is hidden
   if (t === card.current) text += ' so far (still filling)';
   if (visitor) text += visitorsText(card, visitor.value[1], value);
-  return text;
+  return text + forecastText(card, t);
 }
 
 function xAxis(card) {
@@ -145,6 +151,7 @@ function visitorsAxis() {
 export function chartOption(card, zoom) {
   const lines = series.map((s) => Object.assign({ data: [] }, s));
   if (card.visitors) lines.push(Object.assign({ data: [] }, visitorsSeries));
+  for (const s of bandSeries) lines.push(Object.assign({ data: [] }, s));
   return {
     animation: false,
     color: [color.line, color.partial, color.visitors],
@@ -199,13 +206,14 @@ function splitSeries(samples, current, width, now, mode) {
 }
 
 // dataOption is what a poll changes in a chart: the window of the
-// overview, the samples of one series, the zoom and the mode; on the hits
+// overview and the horizon after it, the samples of one series, the zoom
+// and the mode; on the hits
 // card (card.visitors) also the visitors per bucket, an answer of
 // api/uniques or null when there are none to show.
 export function dataOption(card, overview, samples, zoom, visitors) {
   const parts = splitSeries(samples, overview.current, overview.precision, overview.now, card.mode);
   const option = {
-    xAxis: { min: overview.from * 1000, max: overview.to * 1000 },
+    xAxis: { min: overview.from * 1000, max: (overview.to + horizon * overview.precision) * 1000 },
     yAxis: { minInterval: card.mode === 'rate' ? 0 : 1 },
     dataZoom: [zoomOption(zoom)],
     series: [

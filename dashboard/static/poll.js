@@ -1,7 +1,9 @@
 // Polling: every cfg.pollMillis the page reads the overview, the
-// visitors, the health and the entity top list, and updates in place. A
+// visitors, the health, the entity top list and, once per closed bucket,
+// the anomalies, and updates in place. A
 // failed poll keeps the last data and says so (status.js).
 
+import { refreshAnomalies } from './anomalies.js';
 import { getJSON } from './api.js';
 import { renderCharts } from './charts.js';
 import { cfg } from './config.js';
@@ -33,9 +35,10 @@ async function refresh() {
   const jobs = [overviewJob, overviewJob.then((ov) => readVisitors(p, ov.totals))];
   jobs.push(cfg.health ? getJSON('api/health', [503]) : Promise.resolve(null));
   jobs.push(cfg.entities ? refreshEntityTop() : Promise.resolve(null), refreshRoutes(p));
+  jobs.push(overviewJob.then((ov) => refreshAnomalies(p, ov.current)));
   // Settle all: the health of the recorder matters most when the
   // series cannot be read.
-  const [overview, visitors, health, top, routes] = await Promise.allSettled(jobs);
+  const [overview, visitors, health, top, routes, anomalies] = await Promise.allSettled(jobs);
   if (overview.status === 'fulfilled') {
     serverNow = { at: Date.now(), value: overview.value.now };
     if (p.seconds === view.precision) { // not switched meanwhile
@@ -47,7 +50,7 @@ async function refresh() {
   if (health.status === 'fulfilled' && health.value) {
     renderHealth(health.value, serverNow.value + (Date.now() - serverNow.at) / 1000);
   }
-  for (const r of [overview, visitors, health, top, routes]) {
+  for (const r of [overview, visitors, health, top, routes, anomalies]) {
     if (r && r.status === 'rejected') throw r.reason;
   }
 }

@@ -2,11 +2,12 @@
 // quantiles over the window of the selected precision, sortable by
 // column. Clicking a route pins it: its latency chart (p50, p90, p99 per
 // bucket), the heatmap of its durations and its error rate show under the
-// table until it is clicked again.
+// table until it is clicked again. A route flagged by api/anomalies in the
+// window (its hits, or one of its status classes) carries a mark.
 
 import { getJSON } from './api.js';
 import { byId, el } from './dom.js';
-import { numberFormat, rateFormat } from './format.js';
+import { bucketLabel, numberFormat, rateFormat } from './format.js';
 import {
   errorsChartOption, errorsDataOption, heatmapChartOption, heatmapDataOption, latencyChartOption, latencyDataOption,
 } from './options.js';
@@ -15,6 +16,7 @@ import { load, save } from './state.js';
 const hasEcharts = typeof window.echarts !== 'undefined';
 const columns = ['name', 'rate', 'errors', 'p50', 'p90', 'p99'];
 const red = { sort: load('redSort', 'rate'), pinned: load('redRoute', ''), rows: [], window: 1 };
+let flagged = new Map(); // route -> its flags' descriptions, newest first
 const chart = { chart: null, heat: null, errors: null, route: '', precision: 0, span: 0, rows: [] };
 
 function value(row, key) {
@@ -54,9 +56,31 @@ function rowOf(r) {
   if (r.errors_5xx > 0) share.classList.add('bad');
   const name = el('td', 'red-name', r.name);
   name.title = r.name;
+  const flags = flagged.get(r.name);
+  if (flags) {
+    const mark = el('span', 'red-flag', '⚠');
+    mark.title = flags.join('\n');
+    mark.setAttribute('aria-label', flags.length + (flags.length === 1 ? ' anomaly' : ' anomalies'));
+    name.prepend(mark);
+    tr.dataset.flags = String(flags.length);
+  }
   tr.append(name, el('td', 'num', rateFormat.format(r.hits / red.window) + ' /s'), share,
     el('td', 'num', ms(r, 'p50')), el('td', 'num', ms(r, 'p90')), el('td', 'num', ms(r, 'p99')));
   return tr;
+}
+
+// setRouteFlags marks the routes of flags (api/anomalies' list, newest
+// first): a flag of "GET /x" or of "GET /x status:5xx" marks GET /x.
+export function setRouteFlags(flags) {
+  flagged = new Map();
+  for (const f of flags) {
+    const cut = f.series.lastIndexOf(' status:');
+    const route = cut > 0 ? f.series.slice(0, cut) : f.series;
+    const what = (cut > 0 ? f.series.slice(cut + 1) + ' ' : 'hits ') + f.kind.replace('_', ' ') + ' at ' + bucketLabel(f.bucket, f.precision);
+    if (!flagged.has(route)) flagged.set(route, []);
+    flagged.get(route).push(what);
+  }
+  renderTable();
 }
 
 function renderTable() {

@@ -14,7 +14,11 @@ import (
 
 // RunDemoTraffic sends a few requests a second to the forum at base until
 // ctx is done: page views, likes, follows, replies and the odd broken
-// link, so a new user sees the dashboard move. The requests come from
+// link, so a new user sees the dashboard move. Its rate follows the time
+// of day, and after a few calm minutes an incident now and then (a burst
+// of post views, or a fall to a trickle) breaks the traffic for
+// three minutes, so the dashboard's forecasts have something to flag (see
+// demoplan.go). The requests come from
 // demoVisitors made-up visitors, each with a browser of its own and, on
 // a loopback forum, a source address of its own (127.0.0.x), so the
 // dashboard's unique visitors move too without the forum trusting any
@@ -25,26 +29,59 @@ func RunDemoTraffic(ctx context.Context, base string) {
 		clients[v] = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: demoDialer(v)}}
 		defer clients[v].CloseIdleConnections()
 	}
-	ticker := time.NewTicker(200 * time.Millisecond)
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	plan := newDemoPlan(time.Now(), rng.Uint64())
+	ticker := time.NewTicker(demoTick)
 	defer ticker.Stop()
 	for {
+		var now time.Time
 		select {
 		case <-ctx.Done():
 			return
-		case <-ticker.C:
+		case now = <-ticker.C:
 		}
-		method, path, body := demoRequest()
-		v := rand.IntN(demoVisitors)
-		demoSend(ctx, clients[v], v, method, base+path, body)
+		rate, inc := plan.at(now)
+		for _, r := range demoTickRequests(rng, rate, inc) {
+			v := rng.IntN(demoVisitors)
+			demoSend(ctx, clients[v], v, r.method, base+r.path, r.body)
+		}
 	}
+}
+
+// demoTick is how often the demo draws its next requests.
+const demoTick = 50 * time.Millisecond
+
+type demoReq struct {
+	method, path string
+	body         any
+}
+
+// demoTickRequests draws one tick's requests at rate requests a second,
+// as inc bends them: a spike adds post views, a drop leaves all but a
+// trickle out, as when the way to the forum is cut.
+func demoTickRequests(rng *rand.Rand, rate float64, inc incident) []demoReq {
+	var out []demoReq
+	perTick := rate * demoTick.Seconds()
+	if inc == drop {
+		perTick *= dropShare
+	}
+	if rng.Float64() < perTick {
+		method, path, body := demoRequest(rng)
+		out = append(out, demoReq{method, path, body})
+	}
+	// Post views are 30 % of the traffic; a spike multiplies them.
+	if inc == spike && rng.Float64() < 0.3*(spikeFactor-1)*perTick {
+		out = append(out, demoReq{http.MethodGet, fmt.Sprintf("/posts/%d", 1+rng.IntN(len(seedPosts))), nil})
+	}
+	return out
 }
 
 // demoRequest picks the next request of the demo traffic, on a seeded
 // post and user; body is nil for none.
-func demoRequest() (method, path string, body any) {
-	post := 1 + rand.IntN(len(seedPosts))
-	user := 1 + rand.IntN(len(seedUsers))
-	switch n := rand.IntN(100); {
+func demoRequest(rng *rand.Rand) (method, path string, body any) {
+	post := 1 + rng.IntN(len(seedPosts))
+	user := 1 + rng.IntN(len(seedUsers))
+	switch n := rng.IntN(100); {
 	case n < 30:
 		return http.MethodGet, fmt.Sprintf("/posts/%d", post), nil
 	case n < 50:
@@ -58,7 +95,7 @@ func demoRequest() (method, path string, body any) {
 	case n < 88:
 		return http.MethodPost, fmt.Sprintf("/api/posts/%d/replies", post), map[string]any{"user": user, "text": "Nice one."}
 	case n < 92:
-		return http.MethodPost, fmt.Sprintf("/api/users/%d/follow/%d", user, 1+rand.IntN(len(seedUsers))), nil
+		return http.MethodPost, fmt.Sprintf("/api/users/%d/follow/%d", user, 1+rng.IntN(len(seedUsers))), nil
 	case n < 95:
 		return http.MethodGet, fmt.Sprintf("/api/users/%d/unread", user), nil
 	default:

@@ -199,6 +199,11 @@ func (tb *tab) checkClean(appURL string, allowFailedLoads bool) {
 		tb.t.Errorf("page error: %s", e)
 	}
 	for _, e := range tb.logErr {
+		// 422 is api/forecast's answer for a series with too little
+		// history, which the page shows as a chart without a band.
+		if strings.Contains(e, "status of 422") && strings.Contains(e, "/api/forecast/") {
+			continue
+		}
 		if !allowFailedLoads || !strings.Contains(e, "Failed to load resource") {
 			tb.t.Errorf("browser log error: %s", e)
 		}
@@ -263,8 +268,13 @@ func (tb *tab) charts() map[string]chartCard {
 // series: every bucket, the still-open one drawn apart.
 func checkChartMatches(t *testing.T, c chartCard, samples []timeseries.Sample, from, to, current int64) {
 	t.Helper()
-	if c.XMin != float64(from*1000) || c.XMax != float64(to*1000) {
-		t.Errorf("%s: x axis %v..%v, want %d..%d", c.Name, c.XMin, c.XMax, from*1000, to*1000)
+	// The axis runs on past the window over the forecast's horizon.
+	if len(samples) < 2 {
+		t.Fatalf("%s: %d samples, want a window", c.Name, len(samples))
+	}
+	end := to + fcHorizon*(samples[1].Time-samples[0].Time)
+	if c.XMin != float64(from*1000) || c.XMax != float64(end*1000) {
+		t.Errorf("%s: x axis %v..%v, want %d..%d", c.Name, c.XMin, c.XMax, from*1000, end*1000)
 	}
 	var drawn [][2]float64
 	drawn = append(drawn, c.Complete...)

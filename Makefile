@@ -1,6 +1,6 @@
 # make run   - the example app with embedded Redis and SQLite
 # make test  - installs what is missing, then the whole suite under -race, then
-#              the browser test (internal/browsertest, a module of its own)
+#              the browser test (internal/testenv/browsertest, a module of its own)
 # make bench - Go benchmarks and the wrk load comparison (docs/bench-report.md,
 #              summed up in BENCHMARKS.md)
 
@@ -10,7 +10,7 @@ GO ?= go
 PKGS = github.com/pulse-dev/pulse/...
 ALLOC_PKGS = github.com/pulse-dev/pulse/middleware github.com/pulse-dev/pulse/echov5 github.com/pulse-dev/pulse/timeseries github.com/pulse-dev/pulse/internal/track
 
-# The tests that set their clock by the time of day (internal/testnow), run
+# The tests that set their clock by the time of day (internal/testenv/testnow), run
 # again as if started at each of these UTC times: just before and after
 # midnight, and through the day.
 TEST_TIMES = 23:59:40 00:00:05 00:30:00 06:00:00 12:00:00 18:00:00 23:00:00

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/proc"
-	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/proc"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
 // startAlertmanager runs Debian's Alertmanager on a free loopback port,

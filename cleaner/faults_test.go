@@ -12,7 +12,7 @@ import (
 	"github.com/mna/redisc"
 
 	"github.com/pulse-dev/pulse/cleaner"
-	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 

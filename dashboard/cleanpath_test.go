@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/pulse-dev/pulse/dashboard"
-	"github.com/pulse-dev/pulse/internal/dashtest"
+	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 )
 
 // Dot segments under a prefix, net/http: behind http.StripPrefix alone

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/dashtest"
+	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 )
 
 // writeCounts writes n buckets of precision p of name ending with the

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/dashtest"
+	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 )
 
 // A stopped (SIGSTOP) Redis: once the recorder's flush has failed,

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pulse-dev/pulse/internal/dashtest"
+	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 )
 
 var (

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/dashboard"
-	"github.com/pulse-dev/pulse/internal/dashtest"
+	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 )
 
 var configRE = regexp.MustCompile(`(?s)<script type="application/json" id="pulse-config">(.*?)</script>`)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/dashtest"
+	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 	"github.com/pulse-dev/pulse/internal/series"
 )
 

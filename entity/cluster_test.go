@@ -10,7 +10,7 @@ import (
 	"github.com/mna/redisc"
 
 	"github.com/pulse-dev/pulse/entity/internal/redisstore"
-	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
 // The counters on a Redis Cluster: entities spread over the three

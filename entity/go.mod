@@ -6,8 +6,8 @@ require (
 	github.com/gomodule/redigo v1.9.3
 	github.com/mna/redisc v1.4.0
 	github.com/pulse-dev/pulse v0.0.0-00010101000000-000000000000
-	github.com/pulse-dev/pulse/internal/mariadbtest v0.0.0-00010101000000-000000000000
-	github.com/pulse-dev/pulse/internal/pgtest v0.0.0-00010101000000-000000000000
+	github.com/pulse-dev/pulse/internal/testenv/mariadbtest v0.0.0-00010101000000-000000000000
+	github.com/pulse-dev/pulse/internal/testenv/pgtest v0.0.0-00010101000000-000000000000
 	modernc.org/sqlite v1.61.1
 )
 
@@ -33,6 +33,6 @@ require (
 
 replace (
 	github.com/pulse-dev/pulse => ../
-	github.com/pulse-dev/pulse/internal/mariadbtest => ../internal/mariadbtest
-	github.com/pulse-dev/pulse/internal/pgtest => ../internal/pgtest
+	github.com/pulse-dev/pulse/internal/testenv/mariadbtest => ../internal/testenv/mariadbtest
+	github.com/pulse-dev/pulse/internal/testenv/pgtest => ../internal/testenv/pgtest
 )

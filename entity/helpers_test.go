@@ -15,9 +15,9 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/pulse-dev/pulse/entity/internal/redisstore"
-	"github.com/pulse-dev/pulse/internal/mariadbtest"
-	"github.com/pulse-dev/pulse/internal/pgtest"
-	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/mariadbtest"
+	"github.com/pulse-dev/pulse/internal/testenv/pgtest"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m, mariadbtest.Setup, pgtest.Setup) }

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/mariadbtest"
-	"github.com/pulse-dev/pulse/internal/pgtest"
+	"github.com/pulse-dev/pulse/internal/testenv/mariadbtest"
+	"github.com/pulse-dev/pulse/internal/testenv/pgtest"
 )
 
 // hotWriters is how many goroutines increment the hot counter at once.

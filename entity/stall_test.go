@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/mariadbtest"
-	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/mariadbtest"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
 // stallBound is how long a call may take while the database is stalled:

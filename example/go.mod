@@ -10,7 +10,7 @@ require github.com/pulse-dev/pulse/middleware v0.0.0-00010101000000-000000000000
 
 require github.com/pulse-dev/pulse/promexport v0.0.0-00010101000000-000000000000
 
-require github.com/pulse-dev/pulse/internal/mariadbtest v0.0.0-00010101000000-000000000000
+require github.com/pulse-dev/pulse/internal/testenv/mariadbtest v0.0.0-00010101000000-000000000000
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
@@ -20,7 +20,7 @@ require (
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/mna/redisc v1.4.0
 	github.com/prometheus/client_golang v1.23.2
-	github.com/pulse-dev/pulse/internal/pgtest v0.0.0-00010101000000-000000000000
+	github.com/pulse-dev/pulse/internal/testenv/pgtest v0.0.0-00010101000000-000000000000
 	modernc.org/sqlite v1.61.1
 )
 
@@ -66,8 +66,8 @@ replace github.com/pulse-dev/pulse/middleware => ../middleware
 
 replace github.com/pulse-dev/pulse/promexport => ../promexport
 
-replace github.com/pulse-dev/pulse/internal/mariadbtest => ../internal/mariadbtest
+replace github.com/pulse-dev/pulse/internal/testenv/mariadbtest => ../internal/testenv/mariadbtest
 
-replace github.com/pulse-dev/pulse/internal/pgtest => ../internal/pgtest
+replace github.com/pulse-dev/pulse/internal/testenv/pgtest => ../internal/testenv/pgtest
 
 replace github.com/pulse-dev/pulse/entity => ../entity

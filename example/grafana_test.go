@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/promtest"
-	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/promtest"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
 // grafanaDashboard is the part of promexport/grafana/pulse.json the test

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
 // startExample runs the example against a private redis-server and a temp

@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/middleware"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -18,7 +18,7 @@ import (
 // side, pulse-counts with durations off (no clock read) and
 // pulse-no-visitors with visitors off (no visitor worked out);
 // "extra-ns/op" is what Hits adds. The comparison with
-// echoprometheus and the other frameworks is internal/bench's.
+// echoprometheus and the other frameworks is internal/testenv/bench's.
 func BenchmarkHits(b *testing.B) {
 	srv := redistest.Start(b)
 	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), FlushInterval: time.Hour})

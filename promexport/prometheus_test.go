@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/promtest"
+	"github.com/pulse-dev/pulse/internal/testenv/promtest"
 	"github.com/pulse-dev/pulse/promexport"
 	"github.com/pulse-dev/pulse/timeseries"
 )

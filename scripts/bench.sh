@@ -36,7 +36,7 @@ echo "bench: go test -run '^\$' -bench . -benchmem over every package (one packa
 	-timeout 10m github.com/pulse-dev/pulse/... | tee "$work/gobench.txt"
 
 echo "bench: HTTP load comparison"
-"$GO" build -o "$work/loadbench" ./internal/bench/cmd/loadbench
+"$GO" build -o "$work/loadbench" ./internal/testenv/bench/cmd/loadbench
 "$work/loadbench" \
 	-rounds "${BENCH_ROUNDS:-20}" \
 	-duration "${BENCH_DURATION:-1s}" \

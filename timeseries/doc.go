@@ -141,7 +141,7 @@
 // name a route "<METHOD> <pattern>", requests no route matched
 // "unmatched", status classes "status:2xx" … "status:other", and a
 // route's "<METHOD> <pattern> status:2xx"; a chi adapter of 50 lines
-// doing the same is in internal/chiadapter.
+// doing the same is in internal/testenv/chiadapter.
 //
 // # Testing
 //

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/example/forum"
-	"github.com/pulse-dev/pulse/internal/mariadbtest"
+	"github.com/pulse-dev/pulse/internal/testenv/mariadbtest"
 )
 
 // faultTimeout is the forum's database deadline in the fault tests, and

@@ -22,9 +22,9 @@ import (
 	echomw "github.com/labstack/echo/v4/middleware"
 
 	"github.com/pulse-dev/pulse/example/forum"
-	"github.com/pulse-dev/pulse/internal/mariadbtest"
-	"github.com/pulse-dev/pulse/internal/pgtest"
-	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/mariadbtest"
+	"github.com/pulse-dev/pulse/internal/testenv/pgtest"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
 func TestMain(m *testing.M) {

@@ -18,8 +18,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pulse-dev/pulse/example/forum"
-	"github.com/pulse-dev/pulse/internal/mariadbtest"
-	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/mariadbtest"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
 type unreadReply struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/mna/redisc"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
-	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }

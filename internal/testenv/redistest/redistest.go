@@ -1,0 +1,298 @@
+package redistest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/testenv/proc"
+)
+
+// Options changes how StartWith launches redis-server.
+type Options struct {
+	// Args are extra redis-server arguments, e.g. "--maxmemory", "10mb".
+	Args []string
+	// Cluster starts the server with cluster-enabled yes, its nodes.conf
+	// in its own directory and a 2 s cluster-node-timeout. StartCluster
+	// uses it; a lone cluster node answers CLUSTERDOWN until it is part
+	// of a cluster.
+	Cluster bool
+}
+
+// Server is one redis-server process owned by a test.
+type Server struct {
+	Addr string
+
+	proc *proc.Process
+	dir  string
+	opts Options
+
+	// loading is set by the readiness probe when the server answered
+	// LOADING, which counts as up.
+	loading atomic.Bool
+
+	mu sync.Mutex
+	tb testing.TB // where failures of Server methods are reported
+	id string     // cluster node ID, cached: nodes.conf keeps it
+}
+
+// Start launches redis-server for tb and stops it when tb ends. Data is
+// kept in an append-only file fsynced on every write, so Stop then Restart
+// keeps every acknowledged write, as a production server with AOF would.
+//
+// When redis-server is not installed the test fails with a message saying
+// how to install it; `make test` installs it on a fresh machine.
+func Start(tb testing.TB) *Server {
+	tb.Helper()
+	return StartWith(tb, Options{})
+}
+
+// StartWith is Start with extra arguments or in cluster mode.
+func StartWith(tb testing.TB, o Options) *Server {
+	tb.Helper()
+	s, err := newServer(tb.TempDir(), o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.bind(tb)
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+// newServer starts a server in dir, which the caller removes.
+func newServer(dir string, o Options) (*Server, error) {
+	if err := needBinary("redis-server"); err != nil {
+		return nil, err
+	}
+	s := &Server{dir: dir, opts: o}
+	p, err := proc.Start(context.Background(), proc.Config{
+		Binary: "redis-server",
+		Dir:    dir,
+		Log:    "redis.log",
+		Args:   s.args,
+		Ready:  s.ready,
+		// A fresh server: what the failed attempt left (nodes.conf
+		// naming the old port) must not be read by the next one.
+		BeforeRetry: func() error { return emptyDir(dir) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redistest: %w", err)
+	}
+	s.proc, s.Addr = p, p.Addr()
+	return s, nil
+}
+
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != "redis.log" {
+			err = errors.Join(err, os.RemoveAll(filepath.Join(dir, e.Name())))
+		}
+	}
+	return err
+}
+
+func needBinary(name string) error {
+	if _, err := exec.LookPath(name); err != nil {
+		return fmt.Errorf("redistest: %s not found in PATH: install it (apt-get install redis-server, which brings redis-cli too) or run `make test`, which does", name)
+	}
+	return nil
+}
+
+func (s *Server) args(port int) []string {
+	a := []string{
+		"--bind", "127.0.0.1",
+		"--port", strconv.Itoa(port),
+		"--dir", s.dir,
+		"--save", "",
+		"--appendonly", "yes",
+		"--appendfsync", "always",
+		"--daemonize", "no",
+		"--protected-mode", "yes",
+		"--logfile", "",
+		// Scripts longer than this make other clients get BUSY; short so
+		// that Busy can show it quickly.
+		"--busy-reply-threshold", "100",
+		// Replicas sync at once rather than after the default 5 s wait
+		// for more replicas to share the transfer.
+		"--repl-diskless-sync-delay", "0",
+	}
+	if s.opts.Cluster {
+		a = append(a,
+			"--cluster-enabled", "yes",
+			"--cluster-config-file", filepath.Join(s.dir, "nodes.conf"),
+			"--cluster-node-timeout", "2000",
+		)
+	}
+	return append(a, s.opts.Args...)
+}
+
+// ready is the launcher's probe: PING answered, or LOADING, which counts
+// as up and is remembered for Loading.
+func (s *Server) ready(_ context.Context, port int) error {
+	c, err := dial(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.Do("PING")
+	if err != nil && strings.HasPrefix(err.Error(), "LOADING") {
+		s.loading.Store(true)
+		return nil
+	}
+	return err
+}
+
+// relaunch starts a stopped or killed server again with extra arguments
+// for this run; loading reports whether it answered LOADING at first.
+func (s *Server) relaunch(extra ...string) (loading bool, err error) {
+	s.loading.Store(false)
+	if err := s.proc.Restart(context.Background(), extra...); err != nil {
+		return false, fmt.Errorf("redistest: %w", err)
+	}
+	return s.loading.Load(), nil
+}
+
+// bind makes tb the test that Server methods report failures to.
+func (s *Server) bind(tb testing.TB) {
+	s.mu.Lock()
+	s.tb = tb
+	s.mu.Unlock()
+}
+
+func (s *Server) owner() testing.TB {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tb == nil {
+		panic("redistest: server " + s.Addr + " used outside of a test (SharedCluster binds its nodes to the test that called it)")
+	}
+	return s.tb
+}
+
+func (s *Server) fatalf(format string, args ...any) {
+	tb := s.owner()
+	tb.Helper()
+	tb.Fatalf(format, args...)
+}
+
+// running reports whether the process is up (not stopped or killed).
+func (s *Server) running() bool { return s.proc.Running() }
+
+// Stop shuts the server down (SIGTERM, then SIGKILL after 5 s). It is safe
+// to call more than once, and on a paused or killed server.
+func (s *Server) Stop() { s.proc.Stop() }
+
+// Kill ends the server with SIGKILL, as a crash or the OOM killer would:
+// no shutdown, nothing flushed beyond what appendfsync always already
+// wrote. It returns once the process is reaped; Restart brings it back.
+func (s *Server) Kill() { s.proc.Kill() }
+
+// Restart starts the server again on the same port and directory. A
+// running server is stopped first; a killed or stopped one is just started.
+func (s *Server) Restart() {
+	s.owner().Helper()
+	if _, err := s.relaunch(); err != nil {
+		s.fatalf("%v", err)
+	}
+}
+
+// Pause freezes the server (SIGSTOP): connections stay open but nothing is
+// answered, which is what a slow or hung Redis looks like to a client. On a
+// cluster node, a pause longer than the 2 s node timeout starts a failover.
+// It does nothing on a server that is not running.
+func (s *Server) Pause() {
+	if s.running() {
+		if err := s.proc.Pause(); err != nil {
+			s.fatalf("redistest: %v", err)
+		}
+	}
+}
+
+// Resume undoes Pause. It does nothing on a server that is not running.
+func (s *Server) Resume() { _ = s.proc.Resume() }
+
+// Port is the server's TCP port.
+func (s *Server) Port() int { return s.proc.Port() }
+
+// Pool returns a pool of connections to the server with short timeouts,
+// closed when the test ends.
+func (s *Server) Pool() *redis.Pool {
+	p := &redis.Pool{
+		MaxIdle:     16,
+		IdleTimeout: time.Minute,
+		Dial:        func() (redis.Conn, error) { return s.dial(2 * time.Second) },
+	}
+	s.owner().Cleanup(func() { p.Close() })
+	return p
+}
+
+func (s *Server) dial(timeout time.Duration) (redis.Conn, error) { return dial(s.Addr, timeout) }
+
+func dial(addr string, timeout time.Duration) (redis.Conn, error) {
+	return redis.Dial("tcp", addr,
+		redis.DialConnectTimeout(500*time.Millisecond),
+		redis.DialReadTimeout(timeout),
+		redis.DialWriteTimeout(timeout))
+}
+
+// do runs one command on a fresh connection.
+func (s *Server) do(cmd string, args ...any) (any, error) {
+	c, err := s.dial(2 * time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.Do(cmd, args...)
+}
+
+// Do runs one command on a fresh connection and fails the test on error.
+func (s *Server) Do(cmd string, args ...any) any {
+	s.owner().Helper()
+	v, err := s.do(cmd, args...)
+	if err != nil {
+		s.fatalf("redistest: %s on %s: %v", cmd, s.Addr, err)
+	}
+	return v
+}
+
+// FlushAll empties the server. Only ever called on a server this package started.
+func (s *Server) FlushAll() {
+	s.owner().Helper()
+	s.Do("FLUSHALL")
+}
+
+// Dir is the server's data directory.
+func (s *Server) Dir() string { return filepath.Clean(s.dir) }
+
+// Installed reports whether redis-server can be found, for benchmarks that
+// skip rather than fail.
+func Installed() bool {
+	_, err := exec.LookPath("redis-server")
+	return err == nil
+}
+
+// HashSum adds up the integer values of a hash.
+func (s *Server) HashSum(key string) int64 {
+	s.owner().Helper()
+	m, err := redis.Int64Map(s.do("HGETALL", key))
+	if err != nil {
+		s.fatalf("redistest: HGETALL %s: %v", key, err)
+	}
+	var sum int64
+	for _, v := range m {
+		sum += v
+	}
+	return sum
+}

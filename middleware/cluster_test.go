@@ -33,7 +33,7 @@ func TestHitsExactOnCluster(t *testing.T) {
 	ts := httptest.NewServer(e)
 	defer ts.Close()
 
-	failed, _ := load(t, ts.URL, 50, 1000, nil)
+	failed, _ := load(t, ts.URL, exactGoroutines, exactEach, nil)
 	if failed != 0 {
 		t.Fatalf("%d requests failed", failed)
 	}
@@ -55,14 +55,14 @@ func TestHitsExactOnCluster(t *testing.T) {
 			for _, v := range m {
 				got += v
 			}
-			if got != 50000 {
-				t.Errorf("%s at precision %d: %d hits, want 50000", name, p, got)
+			if got != exactGoroutines*exactEach {
+				t.Errorf("%s at precision %d: %d hits, want %d", name, p, got, exactGoroutines*exactEach)
 			}
 		}
 	}
 	do := func(key, cmd string, args ...any) any { return cl.Do(t, key, cmd, args...) }
 	for _, name := range []string{"hits", "GET /posts/:id"} {
-		tracktest.CheckLat(t, do, series.DefaultPrecisions, name, 50000)
+		tracktest.CheckLat(t, do, series.DefaultPrecisions, name, exactGoroutines*exactEach)
 	}
 	if len(nodes) < 3 {
 		t.Errorf("the series' keys sit on %d nodes; the test wants them spread over 3", len(nodes))

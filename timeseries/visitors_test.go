@@ -231,7 +231,11 @@ func TestVisitorsWrongTypeKey(t *testing.T) {
 // A Redis outage mid-run loses no visitor: ids wait until PFADD says OK.
 func TestVisitorsSurviveOutage(t *testing.T) {
 	srv := redistest.Start(t)
-	r := readyRecorder(t, srv, timeseries.Config{FlushTimeout: 300 * time.Millisecond})
+	// A clock that stands still, so midnight cannot change the salt
+	// mid-test; a killed Redis refuses at once, so no short timeout is
+	// needed for the flush that fails.
+	clock := timeseries.NewManualClock(testnow.Now())
+	r := readyRecorder(t, srv, timeseries.Config{Clock: clock, FlushTimeout: 5 * time.Second})
 	hits := mustCounter(t, r, "hits")
 	for i := range 500 {
 		visit(r, addrOf(i), hits)
@@ -260,7 +264,9 @@ func TestVisitorsSurviveOutage(t *testing.T) {
 func TestVisitorsSpill(t *testing.T) {
 	srv := redistest.Start(t)
 	dir := t.TempDir()
-	cfg := timeseries.Config{SpillDir: dir, FlushTimeout: 300 * time.Millisecond}
+	// A stopped Redis refuses at once: the timeout only has to spare the
+	// flushes that succeed on a loaded machine.
+	cfg := timeseries.Config{SpillDir: dir, FlushTimeout: 5 * time.Second}
 	r := readyRecorder(t, srv, cfg)
 	hits := mustCounter(t, r, "hits")
 	for i := range 1000 {
@@ -335,7 +341,7 @@ func TestVisitorsSpillSetAside(t *testing.T) {
 // how many hits.
 func TestCloseReportsLostVisitors(t *testing.T) {
 	srv := redistest.Start(t)
-	r := readyRecorder(t, srv, timeseries.Config{FlushTimeout: 100 * time.Millisecond})
+	r := readyRecorder(t, srv, timeseries.Config{FlushTimeout: 5 * time.Second})
 	hits := mustCounter(t, r, "hits")
 	recordFinished(r, finished{
 		Timed:   [timeseries.MaxTimed]*timeseries.Counter{hits},

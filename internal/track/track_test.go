@@ -41,7 +41,9 @@ func newTracker(t *testing.T, srv *redistest.Server, rc timeseries.Config, cfg C
 // middleware's memory without bound; past it, names still count.
 func TestCachesAreBounded(t *testing.T) {
 	srv := redistest.Start(t)
-	tr, rec := newTracker(t, srv, timeseries.Config{MaxNames: 3 * MaxCachedNames}, Config{Routes: true})
+	// One flush of thousands of series: more than the default 2 s on a
+	// loaded machine.
+	tr, rec := newTracker(t, srv, timeseries.Config{MaxNames: 3 * MaxCachedNames, FlushTimeout: 30 * time.Second}, Config{Routes: true})
 	const n = MaxCachedNames + 50
 	for i := range n {
 		tr.Record(Request{Method: "GET", Route: fmt.Sprintf("/raw/%d", i), Status: 200, Series: fmt.Sprintf("tenant-%d", i)})

@@ -242,7 +242,9 @@ func (s *Server) dial(timeout time.Duration) (redis.Conn, error) { return dial(s
 
 func dial(addr string, timeout time.Duration) (redis.Conn, error) {
 	return redis.Dial("tcp", addr,
-		redis.DialConnectTimeout(500*time.Millisecond),
+		// A live server's kernel accepts at once, a stopped one refuses
+		// at once: the bound is for a loaded machine's scheduling.
+		redis.DialConnectTimeout(2*time.Second),
 		redis.DialReadTimeout(timeout),
 		redis.DialWriteTimeout(timeout))
 }

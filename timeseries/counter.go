@@ -87,7 +87,7 @@ func (c *Counter) add(shard uint32, sec, n int64) {
 	r.mu.Lock()
 	if s.sec.Load() != sec {
 		if old := s.n.Swap(0); old != 0 {
-			r.addPendingLocked(c, s.sec.Load(), old)
+			c.moveLocked(r.ledger, s.sec.Load(), old)
 		}
 		s.sec.Store(sec)
 	}
@@ -104,31 +104,4 @@ func (c *Counter) ringHits() int64 {
 		}
 	}
 	return n
-}
-
-// drainLocked moves every counter's ring, and the durations, into
-// pending.
-func (r *Recorder) drainLocked() {
-	if r.lat != nil {
-		r.lat.drainLocked(r)
-	}
-	for _, c := range r.counters {
-		for i := range c.shards {
-			for j := range c.shards[i].slots {
-				s := &c.shards[i].slots[j]
-				if s.n.Load() == 0 {
-					continue
-				}
-				if n := s.n.Swap(0); n != 0 {
-					r.addPendingLocked(c, s.sec.Load(), n)
-				}
-			}
-		}
-	}
-}
-
-// addPendingLocked adds n hits of c at second sec, due at every precision.
-func (r *Recorder) addPendingLocked(c *Counter, sec, n int64) {
-	c.moved.Add(n)
-	r.ledger.add(c.id, sec, n)
 }

@@ -120,13 +120,13 @@ func (s *latSlot) reset() {
 // Recorder's lock: the sealed slots and those of the current seconds.
 // Each slot leaves its stripe under the stripe's lock, so every
 // duration lands, whole, in exactly one drain.
-func (ds *durations) drainLocked(r *Recorder) {
+func (ds *durations) drainLocked(cs *counters, l *ledger) {
 	for i := range ds.mask + 1 {
-		st, mu := &ds.stripes[i], &r.locks[i]
+		st, mu := &ds.stripes[i], &cs.locks[i]
 		mu.Lock()
 		taken := st.sealed
 		st.sealed = nil
-		for _, c := range r.counters {
+		for _, c := range cs.all {
 			if s := c.lat[i]; s != nil && s.n > 0 {
 				taken = append(taken, s)
 				c.lat[i] = nil
@@ -137,7 +137,7 @@ func (ds *durations) drainLocked(r *Recorder) {
 			continue
 		}
 		for _, s := range taken {
-			r.ledger.addLat(s.counter, s.sec, s.bins, s.sum, s.lo, s.hi)
+			l.addLat(s.counter, s.sec, s.bins, s.sum, s.lo, s.hi)
 			s.reset()
 		}
 		mu.Lock()

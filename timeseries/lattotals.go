@@ -45,8 +45,8 @@ func (r *Recorder) DurationTotals() []DurationTotal {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.drainLocked()
-	out := make([]DurationTotal, 0, len(r.counters))
-	for _, c := range r.counters {
+	out := make([]DurationTotal, 0, len(r.counts.all))
+	for _, c := range r.counts.all {
 		if !c.timed {
 			continue
 		}

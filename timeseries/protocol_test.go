@@ -55,12 +55,12 @@ func TestScriptProtocol(t *testing.T) {
 			}
 			call := func() scriptReply {
 				r.mu.Lock()
-				cmd := r.cmd(b, func(string) bool { return true })
+				cmd := r.sender.cmd(b, func(string) bool { return true })
 				if tt.node {
-					cmd = r.nodeCmd(b, func(string) bool { return true })
+					cmd = r.sender.nodeCmd(b, func(string) bool { return true })
 				}
 				r.mu.Unlock()
-				rep := r.router.Do([]redisconn.Cmd{cmd}, redisconn.Options{Timeout: 5 * time.Second})[0]
+				rep := r.sender.router.Do([]redisconn.Cmd{cmd}, redisconn.Options{Timeout: 5 * time.Second})[0]
 				if rep.Err != nil {
 					t.Fatal(rep.Err)
 				}

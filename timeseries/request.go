@@ -71,7 +71,7 @@ func (r *Recorder) KeepsVisitors() bool { return r.uv != nil }
 // timed and counted at the clock's second, d in the durations of the
 // timed ones, and q's visitor when q is not nil.
 func (r *Recorder) record(timed, counted []*Counter, d time.Duration, q *Request) {
-	sec := r.now()
+	sec := r.counts.second()
 	st := stripes.Get().(*stripe)
 	// Write-through writes the duration with the hits, now.
 	lat := !r.writeThrough && r.lat != nil && len(timed) > 0
@@ -90,7 +90,7 @@ func (r *Recorder) record(timed, counted []*Counter, d time.Duration, q *Request
 		salt = r.uv.salt(sec)
 	}
 	if lat || salt != nil {
-		mu := &r.locks[st.index]
+		mu := &r.counts.locks[st.index]
 		mu.Lock()
 		if lat {
 			r.lat.recordLocked(st.index, sec, d, timed)

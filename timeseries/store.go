@@ -67,7 +67,7 @@ func NewStore(pool Pool, schema Schema, clock Clock) (*Store, error) {
 
 // Store returns a reader of what r writes: same pool, schema and clock.
 func (r *Recorder) Store() *Store {
-	s := &Store{router: r.router, schema: r.schema, clock: r.clock}
+	s := &Store{router: r.sender.router, schema: r.schema, clock: r.clock}
 	if r.lat != nil {
 		s.lat = r.lat.m
 	}

@@ -84,14 +84,14 @@ type visitorEnv struct {
 // visitorEnv is the visitors' view of r.
 func (r *Recorder) visitorEnv() visitorEnv {
 	return visitorEnv{
-		router: r.router, schema: r.schema, clock: r.clock, timeout: r.timeout,
-		waitReplicas: r.waitReplicas, maxPendingAge: r.maxPendingAge,
+		router: r.sender.router, schema: r.schema, clock: r.clock, timeout: r.sender.timeout,
+		waitReplicas: r.sender.waitReplicas, maxPendingAge: r.maxPendingAge,
 		spillDir: r.spillDir, id: r.id, onError: r.onError,
-		flushMu: &r.flushMu, locks: &r.locks,
+		flushMu: &r.flushMu, locks: &r.counts.locks,
 		counters: func() []*Counter {
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			return slices.Clone(r.counters)
+			return slices.Clone(r.counts.all)
 		},
 		closed: func() bool {
 			r.mu.Lock()

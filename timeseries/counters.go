@@ -12,7 +12,7 @@ import (
 type counters struct {
 	// locks come first: each is on a cache line of its own, and what
 	// precedes them in the Recorder is read only.
-	locks    [numShards]stripeLock
+	locks    [numStripes]stripeLock
 	maxNames int
 
 	// Guarded by the Recorder's mu.
@@ -59,9 +59,9 @@ func (cs *counters) lookupLocked(name string) *Counter {
 // drainLocked moves every counter's ring into the ledger l.
 func (cs *counters) drainLocked(l *ledger) {
 	for _, c := range cs.all {
-		for i := range c.shards {
-			for j := range c.shards[i].slots {
-				s := &c.shards[i].slots[j]
+		for i := range c.rings {
+			for j := range c.rings[i].slots {
+				s := &c.rings[i].slots[j]
 				if s.n.Load() == 0 {
 					continue
 				}

@@ -10,10 +10,10 @@ import (
 
 // MappingOf is the mapping r bins durations by; nil with durations off.
 func MappingOf(r *Recorder) *latency.Mapping {
-	if r.lat == nil {
+	if r.durations == nil {
 		return nil
 	}
-	return r.lat.m
+	return r.durations.m
 }
 
 // CounterName is the series name of c, for the tests of the package's
@@ -32,12 +32,12 @@ func (r *Recorder) RecordDuration(d time.Duration, counters ...*Counter) {
 // memory test fills a day's buckets this way, with counts drawn per bin.
 func (r *Recorder) RecordDurations(c *Counter, d time.Duration, n int64) {
 	sec := r.counts.second()
-	m := r.lat.m
+	m := r.durations.m
 	bins := make([]uint32, m.Slots())
 	bins[m.Slot(d)] = uint32(n)
 	r.mu.Lock()
 	c.moveLocked(r.ledger, sec, n)
-	r.ledger.addLat(c.id, sec, bins, int64(d)*n, d, d)
+	r.ledger.addDurations(c.id, sec, bins, int64(d)*n, d, d)
 	r.mu.Unlock()
 }
 
@@ -46,8 +46,8 @@ func (r *Recorder) RecordDurations(c *Counter, d time.Duration, n int64) {
 // buckets this way without hashing millions of addresses.
 func (r *Recorder) AddVisitors(c *Counter, ids []uint64) {
 	sec := r.counts.second()
-	step := sec - sec%r.uv.step
-	s := &r.uv.stripes[0]
+	step := sec - sec%r.visitors.step
+	s := &r.visitors.stripes[0]
 	r.counts.locks[0].Lock()
 	for _, id := range ids {
 		s.add(c.id, step, sec, id)

@@ -14,14 +14,14 @@ func (r *Recorder) flush(ctx context.Context, force bool) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	if !force && r.backingOff() {
-		if r.uv != nil {
-			r.uv.drainAged() // the stripes stay small, and old ids age out
+		if r.visitors != nil {
+			r.visitors.drainAged() // the stripes stay small, and old ids age out
 		}
 		return nil
 	}
-	var uvErr error
-	if r.uv != nil {
-		uvErr = r.uv.flush(ctx)
+	var visitorsErr error
+	if r.visitors != nil {
+		visitorsErr = r.visitors.flush(ctx)
 	}
 	wrote := false
 	for range maxRounds {
@@ -38,9 +38,9 @@ func (r *Recorder) flush(ctx context.Context, force bool) error {
 			return ctx.Err()
 		}
 	}
-	if uvErr != nil {
-		r.failed(uvErr)
-		return uvErr
+	if visitorsErr != nil {
+		r.failed(visitorsErr)
+		return visitorsErr
 	}
 	r.succeeded(wrote)
 	return nil

@@ -137,12 +137,12 @@ func (r *Recorder) Health() Health {
 	h.PendingHits = ceilDiv(incr, np)
 	h.DroppedHits = ceilDiv(r.ledger.dropped, np)
 	h.DroppedIncrements = r.ledger.dropped
-	h.DroppedDurations = ceilDiv(r.ledger.droppedLat, np)
+	h.DroppedDurations = ceilDiv(r.ledger.droppedDurations, np)
 	h.OverflowNames = r.counts.refused.Load()
 	h.Series = len(r.counts.names)
 	h.Cluster = r.sender.router.IsCluster()
 	h.FlushInterval = r.interval
-	r.uv.health(&h)
+	r.visitors.health(&h)
 	return h
 }
 

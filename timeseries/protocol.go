@@ -82,8 +82,8 @@ type scriptReply struct {
 	status int64
 	// refused are the indexes in Keys and in Lat of keys that refused
 	// their increments; known, that the known set refused its members.
-	refused, refusedLat []int
-	known               bool
+	refused, refusedDurations []int
+	known                     bool
 	// created are the indexes in Keys of count keys whose hash the call
 	// created.
 	created []int
@@ -115,7 +115,7 @@ func readReply(b *batch, vals []int64) scriptReply {
 		case v == knownRef(n):
 			out.known = true
 		case v > knownRef(n) && v <= latRef(n, len(b.Lat)):
-			out.refusedLat = append(out.refusedLat, int(v-latRef(n, 1)))
+			out.refusedDurations = append(out.refusedDurations, int(v-latRef(n, 1)))
 		}
 	}
 	if out.status == statusFenced {
@@ -123,10 +123,10 @@ func readReply(b *batch, vals []int64) scriptReply {
 		switch {
 		case len(out.refused) > 0:
 			out.outside = b.Keys[out.refused[0]]
-		case len(out.refusedLat) > 0:
-			out.outside = b.Lat[out.refusedLat[0]].Key
+		case len(out.refusedDurations) > 0:
+			out.outside = b.Lat[out.refusedDurations[0]].Key
 		}
-		out.refused, out.refusedLat = nil, nil
+		out.refused, out.refusedDurations = nil, nil
 	}
 	return out
 }

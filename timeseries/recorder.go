@@ -101,8 +101,8 @@ type Config struct {
 type Recorder struct {
 	schema        series.Schema
 	counts        counters      // the series and the request path's stripes
-	lat           *durations    // nil: durations off
-	uv            *visitorState // nil: visitors off
+	durations     *durations    // nil: durations off
+	visitors      *visitorState // nil: visitors off
 	clock         Clock
 	interval      time.Duration
 	writeThrough  bool
@@ -135,7 +135,7 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := latencyMapping(cfg)
+	m, err := newDurationMapping(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -160,13 +160,13 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 	r.counts.coarse, r.counts.clock = coarse, cfg.Clock
 	r.counts.maxNames, r.counts.names = cfg.MaxNames, map[string]*Counter{}
 	if m != nil {
-		r.lat = newDurations(m)
+		r.durations = newDurations(m)
 	}
 	r.ledger = newLedger(schema, r.maxPendingAge, r.sender.markerFor, m)
 	r.sender.mu, r.sender.ledger, r.sender.status, r.sender.removeSpill = &r.mu, r.ledger, &r.status, r.removeSpill
 	if !cfg.DisableVisitors {
-		if r.uv = newVisitorState(r.visitorEnv()); r.uv != nil {
-			r.uv.start()
+		if r.visitors = newVisitorState(r.visitorEnv()); r.visitors != nil {
+			r.visitors.start()
 		}
 	}
 	r.status.health.RedisUp = true
@@ -234,13 +234,13 @@ func (r *Recorder) newCounterLocked(name string) *Counter {
 		s.members = append(s.members, series.Member(p, name))
 		s.groups = append(s.groups, r.sender.groupOf(key))
 	}
-	if r.lat != nil {
+	if r.durations != nil {
 		s.lat = timedKeys(r.schema, name)
 	}
 	c := &Counter{rec: r, id: r.ledger.addSeries(s), name: name, timed: s.lat != nil}
-	for i := range c.shards {
-		for j := range c.shards[i].slots {
-			c.shards[i].slots[j].sec.Store(emptySlot)
+	for i := range c.rings {
+		for j := range c.rings[i].slots {
+			c.rings[i].slots[j].sec.Store(emptySlot)
 		}
 	}
 	r.counts.all = append(r.counts.all, c)
@@ -277,11 +277,11 @@ func (r *Recorder) Close(ctx context.Context) error {
 		}
 		if !r.sleep(ctx, closeRetryWait) {
 			if r.spillDir != "" {
-				var uvErr error
-				if r.uv != nil {
-					uvErr = r.uv.spill()
+				var visitorsErr error
+				if r.visitors != nil {
+					visitorsErr = r.visitors.spill()
 				}
-				return errors.Join(uvErr, r.spill())
+				return errors.Join(visitorsErr, r.spill())
 			}
 			h := r.Health()
 			return fmt.Errorf("timeseries: close: %d hits and %d visitor ids not written: %w", h.PendingHits, h.PendingVisitors, err)
@@ -307,8 +307,8 @@ func (r *Recorder) sleep(ctx context.Context, d time.Duration) bool {
 // drainLocked moves what the request path holds, the counters' rings and
 // the durations' stripes, into the ledger.
 func (r *Recorder) drainLocked() {
-	if r.lat != nil {
-		r.lat.drainLocked(&r.counts, r.ledger)
+	if r.durations != nil {
+		r.durations.drainLocked(&r.counts, r.ledger)
 	}
 	r.counts.drainLocked(r.ledger)
 }

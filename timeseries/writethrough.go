@@ -14,7 +14,7 @@ func (r *Recorder) writeNow(sec int64, timed []*Counter, d time.Duration, counte
 	for _, c := range timed {
 		c.moveLocked(r.ledger, sec, 1)
 		if c.timed {
-			r.ledger.addLatOne(c.id, sec, d)
+			r.ledger.addDuration(c.id, sec, d)
 		}
 	}
 	for _, c := range counted {

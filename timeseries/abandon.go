@@ -20,8 +20,8 @@ func (l *ledger) abandon(b *batch, slotMarker func(key string) string) {
 		for k, n := range b.src {
 			l.pending[k] += n
 		}
-		for _, s := range b.latSrc {
-			l.giveBackLat(s.key, s.h)
+		for _, s := range b.durationSrc {
+			l.giveBackDurations(s.key, s.h)
 		}
 		return
 	}
@@ -60,7 +60,7 @@ func (l *ledger) splitBySlot(b *batch, slotMarker func(key string) string) []*ba
 	for _, d := range b.Lat {
 		p := part(d.Key)
 		p.Lat = append(p.Lat, d)
-		p.latN += d.count()
+		p.durationsN += d.count()
 	}
 	return parts
 }

@@ -39,17 +39,17 @@ type batch struct {
 	Members []string `json:"members"` // known-set member of each key
 	// Lat are the durations of the batch, by lat key: in the slots, so
 	// the groups, of the count keys of the same series and precisions.
-	Lat    []latDelta `json:"lat,omitempty"`
-	Newest int64      `json:"newest"`
-	incr   int64      // sum of Deltas
-	latN   int64      // durations in Lat, summed over its keys
-	file   string     // spill file it came from, if any
+	Lat        []latDelta `json:"lat,omitempty"`
+	Newest     int64      `json:"newest"`
+	incr       int64      // sum of Deltas
+	durationsN int64      // durations in Lat, summed over its keys
+	file       string     // spill file it came from, if any
 	// src are the pending entries the batch was made of, each with the
 	// bit of one of this batch's precisions (none for a spilled batch), so
-	// a batch that surely did not land can go back to pending; latSrc
+	// a batch that surely did not land can go back to pending; durationSrc
 	// likewise for durations.
-	src    map[pendingKey]int64
-	latSrc []latSource
+	src         map[pendingKey]int64
+	durationSrc []durationSource
 	// uncertain is set once a send of the batch may have landed (a lost
 	// connection, a WAIT short of replicas): from then on only Redis can
 	// settle it, so it is resent as it is until Redis answers, even if a
@@ -62,10 +62,10 @@ type batch struct {
 
 // building is a new batch and where each of its deltas is.
 type building struct {
-	b        *batch
-	deltas   map[deltaKey]int // index into b's slices
-	lat      map[deltaKey]int // index into b.Lat and latHists
-	latHists []*latency.Histogram
+	b             *batch
+	deltas        map[deltaKey]int // index into b's slices
+	lat           map[deltaKey]int // index into b.Lat and durationHists
+	durationHists []*latency.Histogram
 }
 
 // full reports whether the batch has no room for a delta of weight w. A

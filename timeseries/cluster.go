@@ -49,58 +49,58 @@ func tagged(name, untagged string, slot int) string {
 // refreshPlan makes the round's node plan from the router's slot map when
 // that changed. It keeps the last plan when the map cannot be read (Redis
 // then redirects what went wrong), and drops it when the cluster runs only
-// the per-slot script. Called under flushMu, not r.mu: reading the map
+// the per-slot script. Called under the Recorder's flushMu, not s.mu: reading the map
 // may talk to Redis.
-func (r *Recorder) refreshPlan() {
-	if !r.router.IsCluster() {
+func (s *sender) refreshPlan() {
+	if !s.router.IsCluster() {
 		return
 	}
-	if r.perSlotOnly.Load() {
-		r.mu.Lock()
-		r.plan = nil
-		r.mu.Unlock()
+	if s.perSlotOnly.Load() {
+		s.mu.Lock()
+		s.plan = nil
+		s.mu.Unlock()
 		return
 	}
-	slots, err := r.router.SlotMap()
+	slots, err := s.router.SlotMap()
 	if err != nil || slots == nil {
 		return
 	}
-	if p := r.plan; p != nil && p.from == slots {
+	if p := s.plan; p != nil && p.from == slots {
 		return // plan is written under flushMu only, which we hold
 	}
-	p := newNodePlan(slots, r.markerBase)
-	r.mu.Lock()
-	r.plan = p
-	r.mu.Unlock()
+	p := newNodePlan(slots, s.markerBase)
+	s.mu.Lock()
+	s.plan = p
+	s.mu.Unlock()
 }
 
 // markerFor is the idempotence key of one flush group (the slot of a
 // count key on a cluster) and whether its batch is a node batch: on one
 // server the recorder's one marker; on a cluster the marker of the node
 // serving the slot, or, for a slot found moving or with no node plan, the
-// marker of the slot itself. Called under r.mu.
-func (r *Recorder) markerFor(group int) (string, bool) {
-	if !r.router.IsCluster() {
-		return r.markerBase, false
+// marker of the slot itself. Called under s.mu.
+func (s *sender) markerFor(group int) (string, bool) {
+	if !s.router.IsCluster() {
+		return s.markerBase, false
 	}
-	if p := r.plan; p != nil {
-		if _, moving := r.moving[group]; !moving {
+	if p := s.plan; p != nil {
+		if _, moving := s.moving[group]; !moving {
 			return p.marker(group), true
 		}
 	}
-	return r.slotMarker(group), false
+	return s.slotMarker(group), false
 }
 
 // slotMarker is the marker of one slot's batches, named with a hash tag
 // that lands it in that slot, so it moves with the slot.
-func (r *Recorder) slotMarker(slot int) string {
-	return tagged(r.markerBase+":", r.markerBase, slot)
+func (s *sender) slotMarker(slot int) string {
+	return tagged(s.markerBase+":", s.markerBase, slot)
 }
 
 // groupOf is the flush group of a count key: its slot on a cluster, 0 on
 // one server.
-func (r *Recorder) groupOf(key string) int {
-	if r.router.IsCluster() {
+func (s *sender) groupOf(key string) int {
+	if s.router.IsCluster() {
 		return redisc.Slot(key)
 	}
 	return 0

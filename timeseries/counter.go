@@ -7,12 +7,12 @@ import (
 )
 
 // A Counter keeps the hits of the last ringSize seconds in memory, in
-// each of numShards stripes. A slot reused for a newer second hands its
+// each of numStripes stripes. A slot reused for a newer second hands its
 // count to pending first, so a late flusher loses nothing; the ring only
 // needs to be long enough that this is rare.
 const (
-	ringSize  = 8
-	numShards = 8
+	ringSize   = 8
+	numStripes = 8
 )
 
 // Counter is one series, made by Recorder.Counter and counted by
@@ -20,17 +20,17 @@ const (
 // current second in one of several stripes, so that cores recording at
 // once rarely write the same cache line: no lock, no allocation, no Redis.
 type Counter struct {
-	rec    *Recorder
-	id     int32
-	name   string
-	shards [numShards]ring
+	rec   *Recorder
+	id    int32
+	name  string
+	rings [numStripes]ring
 	// moved counts the hits that left the ring (to pending, or written at
 	// once in write-through mode): with the ring's contents, the total.
 	moved atomic.Int64
-	// timed is set when the series keeps durations; lat[i] is its slot
+	// timed is set when the series keeps durations; durations[i] is its slot
 	// in stripe i of the Recorder's durations, guarded by that stripe.
-	timed bool
-	lat   [maxLatStripes]*latSlot
+	timed     bool
+	durations [maxDurationStripes]*durationSlot
 }
 
 type ring struct {
@@ -47,7 +47,7 @@ const emptySlot = math.MinInt64
 // Inc records one hit now: r.Record(c) for the recorder r that made c.
 func (c *Counter) Inc() { c.rec.Record(c) }
 
-// stripe names one of the numShards stripes of every Counter.
+// stripe names one of the numStripes stripes of every Counter.
 type stripe struct{ index uint32 }
 
 // stripeLock guards what a request records under a lock in one stripe:
@@ -64,9 +64,9 @@ type stripeLock struct {
 // stripe per call would make them collide and bounce lines between
 // cores. New hands out pointers into a fixed array: it never allocates.
 var (
-	stripeSet  [numShards]stripe
+	stripeSet  [numStripes]stripe
 	nextStripe atomic.Uint32
-	stripes    = sync.Pool{New: func() any { return &stripeSet[nextStripe.Add(1)%numShards] }}
+	stripes    = sync.Pool{New: func() any { return &stripeSet[nextStripe.Add(1)%numStripes] }}
 )
 
 func init() {
@@ -75,8 +75,8 @@ func init() {
 	}
 }
 
-func (c *Counter) add(shard uint32, sec, n int64) {
-	s := &c.shards[shard].slots[uint64(sec)%ringSize]
+func (c *Counter) add(si uint32, sec, n int64) {
+	s := &c.rings[si].slots[uint64(sec)%ringSize]
 	if s.sec.Load() == sec {
 		s.n.Add(n)
 		return
@@ -87,7 +87,7 @@ func (c *Counter) add(shard uint32, sec, n int64) {
 	r.mu.Lock()
 	if s.sec.Load() != sec {
 		if old := s.n.Swap(0); old != 0 {
-			r.addPendingLocked(c, s.sec.Load(), old)
+			c.moveLocked(r.ledger, s.sec.Load(), old)
 		}
 		s.sec.Store(sec)
 	}
@@ -98,37 +98,10 @@ func (c *Counter) add(shard uint32, sec, n int64) {
 // ringHits is what c's ring holds now.
 func (c *Counter) ringHits() int64 {
 	var n int64
-	for i := range c.shards {
-		for j := range c.shards[i].slots {
-			n += c.shards[i].slots[j].n.Load()
+	for i := range c.rings {
+		for j := range c.rings[i].slots {
+			n += c.rings[i].slots[j].n.Load()
 		}
 	}
 	return n
-}
-
-// drainLocked moves every counter's ring, and the durations, into
-// pending.
-func (r *Recorder) drainLocked() {
-	if r.lat != nil {
-		r.lat.drainLocked(r)
-	}
-	for _, c := range r.counters {
-		for i := range c.shards {
-			for j := range c.shards[i].slots {
-				s := &c.shards[i].slots[j]
-				if s.n.Load() == 0 {
-					continue
-				}
-				if n := s.n.Swap(0); n != 0 {
-					r.addPendingLocked(c, s.sec.Load(), n)
-				}
-			}
-		}
-	}
-}
-
-// addPendingLocked adds n hits of c at second sec, due at every precision.
-func (r *Recorder) addPendingLocked(c *Counter, sec, n int64) {
-	c.moved.Add(n)
-	r.ledger.add(c.id, sec, n)
 }

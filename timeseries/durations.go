@@ -10,9 +10,9 @@ import (
 	"github.com/pulse-dev/pulse/internal/series"
 )
 
-// maxLatStripes is the stripes of a Recorder's durations: one per
+// maxDurationStripes is the stripes of a Recorder's durations: one per
 // stripe of the hits.
-const maxLatStripes = numShards
+const maxDurationStripes = numStripes
 
 // durations holds the request durations recorded and not yet handed to
 // the ledger: per stripe, per series, the second being recorded. A
@@ -23,11 +23,11 @@ const maxLatStripes = numShards
 type durations struct {
 	m       *latency.Mapping
 	mask    uint32
-	stripes [maxLatStripes]latStripe
+	stripes [maxDurationStripes]durationStripe
 }
 
-// latSlot is one series' durations in one second, within one stripe.
-type latSlot struct {
+// durationSlot is one series' durations in one second, within one stripe.
+type durationSlot struct {
 	counter int32
 	sec     int64
 	n       uint32 // one stripe, one second: far below 2³²
@@ -36,25 +36,25 @@ type latSlot struct {
 	bins    []uint32 // by latency.Mapping.Slot
 }
 
-// latStripe keeps, under its stripe's lock (Recorder.locks), the
-// latSlots of its index in every Counter, the slots a request moved past
+// durationStripe keeps, under its stripe's lock (counters.locks), the
+// durationSlots of its index in every Counter, the slots a request moved past
 // (sealed) and emptied ones to reuse (free), so a request allocates
 // nothing once the stripe is warm.
-type latStripe struct {
-	sealed []*latSlot
-	free   []*latSlot
+type durationStripe struct {
+	sealed []*durationSlot
+	free   []*durationSlot
 }
 
-// newDurations keeps a stripe per stripe of the hits (numShards), so two
+// newDurations keeps a stripe per stripe of the hits (numStripes), so two
 // Ps recording at once never share a lock; a series only has slots in the
 // stripes its requests used, so idle stripes cost nothing.
 func newDurations(m *latency.Mapping) *durations {
-	return &durations{m: m, mask: maxLatStripes - 1}
+	return &durations{m: m, mask: maxDurationStripes - 1}
 }
 
-// latencyMapping checks the duration fields of cfg and returns their
+// newDurationMapping checks the duration fields of cfg and returns their
 // mapping, or nil when durations are off.
-func latencyMapping(cfg Config) (*latency.Mapping, error) {
+func newDurationMapping(cfg Config) (*latency.Mapping, error) {
 	if cfg.DisableDurations {
 		return nil, nil
 	}
@@ -66,17 +66,17 @@ func latencyMapping(cfg Config) (*latency.Mapping, error) {
 }
 
 // recordLocked counts d once in each timed series of cs, at second sec,
-// in stripe shard, whose lock (Recorder.locks) the caller holds.
-func (ds *durations) recordLocked(shard uint32, sec int64, d time.Duration, cs []*Counter) {
+// in stripe si, whose lock (counters.locks) the caller holds.
+func (ds *durations) recordLocked(si uint32, sec int64, d time.Duration, cs []*Counter) {
 	slot := ds.m.Slot(d)
 	d = max(d, 0)
-	i := shard & ds.mask
+	i := si & ds.mask
 	st := &ds.stripes[i]
 	for _, c := range cs {
 		if !c.timed {
 			continue
 		}
-		s := c.lat[i]
+		s := c.durations[i]
 		if s == nil || s.sec != sec {
 			s = st.slotFor(ds.m, c, i, sec)
 		}
@@ -90,8 +90,8 @@ func (ds *durations) recordLocked(shard uint32, sec int64, d time.Duration, cs [
 
 // slotFor gives c a slot for second sec in stripe i, sealing the one it
 // had for another second. The stripe's lock is held.
-func (st *latStripe) slotFor(m *latency.Mapping, c *Counter, i uint32, sec int64) *latSlot {
-	s := c.lat[i]
+func (st *durationStripe) slotFor(m *latency.Mapping, c *Counter, i uint32, sec int64) *durationSlot {
+	s := c.durations[i]
 	if s != nil && s.n == 0 {
 		s.sec = sec
 		return s
@@ -103,15 +103,15 @@ func (st *latStripe) slotFor(m *latency.Mapping, c *Counter, i uint32, sec int64
 		s = st.free[k-1]
 		st.free = st.free[:k-1]
 	} else {
-		s = &latSlot{bins: make([]uint32, m.Slots())}
+		s = &durationSlot{bins: make([]uint32, m.Slots())}
 		s.reset()
 	}
 	s.counter, s.sec = c.id, sec
-	c.lat[i] = s
+	c.durations[i] = s
 	return s
 }
 
-func (s *latSlot) reset() {
+func (s *durationSlot) reset() {
 	clear(s.bins)
 	s.n, s.sum, s.lo, s.hi = 0, 0, math.MaxInt64, math.MinInt64
 }
@@ -120,16 +120,16 @@ func (s *latSlot) reset() {
 // Recorder's lock: the sealed slots and those of the current seconds.
 // Each slot leaves its stripe under the stripe's lock, so every
 // duration lands, whole, in exactly one drain.
-func (ds *durations) drainLocked(r *Recorder) {
+func (ds *durations) drainLocked(cs *counters, l *ledger) {
 	for i := range ds.mask + 1 {
-		st, mu := &ds.stripes[i], &r.locks[i]
+		st, mu := &ds.stripes[i], &cs.locks[i]
 		mu.Lock()
 		taken := st.sealed
 		st.sealed = nil
-		for _, c := range r.counters {
-			if s := c.lat[i]; s != nil && s.n > 0 {
+		for _, c := range cs.all {
+			if s := c.durations[i]; s != nil && s.n > 0 {
 				taken = append(taken, s)
-				c.lat[i] = nil
+				c.durations[i] = nil
 			}
 		}
 		mu.Unlock()
@@ -137,7 +137,7 @@ func (ds *durations) drainLocked(r *Recorder) {
 			continue
 		}
 		for _, s := range taken {
-			r.ledger.addLat(s.counter, s.sec, s.bins, s.sum, s.lo, s.hi)
+			l.addDurations(s.counter, s.sec, s.bins, s.sum, s.lo, s.hi)
 			s.reset()
 		}
 		mu.Lock()

@@ -10,10 +10,10 @@ import (
 
 // MappingOf is the mapping r bins durations by; nil with durations off.
 func MappingOf(r *Recorder) *latency.Mapping {
-	if r.lat == nil {
+	if r.durations == nil {
 		return nil
 	}
-	return r.lat.m
+	return r.durations.m
 }
 
 // CounterName is the series name of c, for the tests of the package's
@@ -31,13 +31,13 @@ func (r *Recorder) RecordDuration(d time.Duration, counters ...*Counter) {
 // calls of RecordDuration would after the request path's stripes: the
 // memory test fills a day's buckets this way, with counts drawn per bin.
 func (r *Recorder) RecordDurations(c *Counter, d time.Duration, n int64) {
-	sec := r.now()
-	m := r.lat.m
+	sec := r.counts.second()
+	m := r.durations.m
 	bins := make([]uint32, m.Slots())
 	bins[m.Slot(d)] = uint32(n)
 	r.mu.Lock()
-	r.addPendingLocked(c, sec, n)
-	r.ledger.addLat(c.id, sec, bins, int64(d)*n, d, d)
+	c.moveLocked(r.ledger, sec, n)
+	r.ledger.addDurations(c.id, sec, bins, int64(d)*n, d, d)
 	r.mu.Unlock()
 }
 
@@ -45,14 +45,14 @@ func (r *Recorder) RecordDurations(c *Counter, d time.Duration, n int64) {
 // many requests would after hashing: the memory test fills months of
 // buckets this way without hashing millions of addresses.
 func (r *Recorder) AddVisitors(c *Counter, ids []uint64) {
-	sec := r.now()
-	step := sec - sec%r.uv.step
-	s := &r.uv.stripes[0]
-	r.locks[0].Lock()
+	sec := r.counts.second()
+	step := sec - sec%r.visitors.step
+	s := &r.visitors.stripes[0]
+	r.counts.locks[0].Lock()
 	for _, id := range ids {
 		s.add(c.id, step, sec, id)
 	}
-	r.locks[0].Unlock()
+	r.counts.locks[0].Unlock()
 }
 
 // SendLost takes a round's batches as a flush does and makes their script
@@ -62,17 +62,17 @@ func (r *Recorder) AddVisitors(c *Counter, ids []uint64) {
 func (r *Recorder) SendLost() (deliver func()) {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
-	r.refreshPlan()
+	r.sender.refreshPlan()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.drainLocked()
 	batches, _, _ := r.ledger.takeRound()
 	cmds := make([]redisconn.Cmd, len(batches))
 	for i, b := range batches {
-		cmds[i] = r.call(b)
+		cmds[i] = r.sender.call(b)
 		r.ledger.fail(b, true)
 	}
-	return func() { r.router.Do(cmds, redisconn.Options{Timeout: 5 * time.Second}) }
+	return func() { r.sender.router.Do(cmds, redisconn.Options{Timeout: 5 * time.Second}) }
 }
 
 // FlushRound runs one round of a flush: each marker's batch sent once.
@@ -85,4 +85,4 @@ func (r *Recorder) FlushRound(ctx context.Context) error {
 
 // OneNodeAtATime makes r send its nodes' calls one after the other: see
 // redisconn.Router.OneNodeAtATime.
-func (r *Recorder) OneNodeAtATime() { r.router.OneNodeAtATime() }
+func (r *Recorder) OneNodeAtATime() { r.sender.router.OneNodeAtATime() }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mna/redisc"
-
 	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
@@ -16,14 +14,14 @@ func (r *Recorder) flush(ctx context.Context, force bool) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	if !force && r.backingOff() {
-		if r.uv != nil {
-			r.uv.drainAged() // the stripes stay small, and old ids age out
+		if r.visitors != nil {
+			r.visitors.drainAged() // the stripes stay small, and old ids age out
 		}
 		return nil
 	}
-	var uvErr error
-	if r.uv != nil {
-		uvErr = r.uv.flush(ctx)
+	var visitorsErr error
+	if r.visitors != nil {
+		visitorsErr = r.visitors.flush(ctx)
 	}
 	wrote := false
 	for range maxRounds {
@@ -40,9 +38,9 @@ func (r *Recorder) flush(ctx context.Context, force bool) error {
 			return ctx.Err()
 		}
 	}
-	if uvErr != nil {
-		r.failed(uvErr)
-		return uvErr
+	if visitorsErr != nil {
+		r.failed(visitorsErr)
+		return visitorsErr
 	}
 	r.succeeded(wrote)
 	return nil
@@ -70,19 +68,19 @@ const maxRounds = 64
 // landed (on a cluster, where their listing is a command of its own). It
 // reports whether more is left to send and whether anything was written.
 func (r *Recorder) round(ctx context.Context) (more, wrote bool, err error) {
-	r.refreshPlan()
+	r.sender.refreshPlan()
 	r.mu.Lock()
 	r.drainLocked()
 	batches, leftover, take := r.ledger.takeRound()
 	r.mu.Unlock()
 
-	timeout, err := redisconn.Timeout(ctx, r.timeout)
+	timeout, err := redisconn.Timeout(ctx, r.sender.timeout)
 	if err != nil {
 		return true, false, fmt.Errorf("timeseries: flush: %w", err)
 	}
-	wrote, again, firstErr := r.send(batches, timeout)
+	wrote, again, firstErr := r.sender.send(batches, timeout)
 	leftover = leftover || again
-	if err := r.listLanded(timeout); err != nil && firstErr == nil {
+	if err := r.sender.listLanded(timeout); err != nil && firstErr == nil {
 		firstErr = err
 	}
 	if firstErr != nil {
@@ -99,26 +97,6 @@ func (r *Recorder) round(ctx context.Context) (more, wrote bool, err error) {
 	return leftover, wrote, nil
 }
 
-// applied settles a batch Redis answered.
-func (r *Recorder) applied(b *batch, sr scriptReply) {
-	r.mu.Lock()
-	fileDone, refused := r.ledger.settle(b, sr)
-	if !b.Node && r.router.IsCluster() {
-		delete(r.moving, redisc.Slot(b.Marker)) // the slot has settled
-	}
-	if b.renewAt != 0 && sr.status == statusApplied {
-		r.markerRenewed[b.Marker] = b.renewAt
-	}
-	r.noteListing(b, sr)
-	for _, key := range refused {
-		r.status.refused(key)
-	}
-	r.mu.Unlock()
-	if fileDone != "" {
-		r.removeSpill(fileDone)
-	}
-}
-
 // untilNextSecond is how long from t to the next whole second.
 func untilNextSecond(t time.Time) time.Duration {
 	return t.Truncate(time.Second).Add(time.Second).Sub(t)
@@ -131,9 +109,9 @@ func (r *Recorder) start() {
 	r.cancel = cancel
 	flushes := r.timers.newTicker(r.interval)
 	var second timer
-	if r.coarseClock {
+	if r.counts.coarse {
 		now := r.clock.Now()
-		r.nowSec.Store(now.Unix())
+		r.counts.now.Store(now.Unix())
 		second = r.timers.newTimer(untilNextSecond(now))
 	}
 	go r.loop(ctx, flushes, second)
@@ -159,7 +137,7 @@ func (r *Recorder) loop(ctx context.Context, flushes ticker, second timer) {
 			}
 			return
 		case now := <-secondC:
-			r.nowSec.Store(r.clock.Now().Unix())
+			r.counts.now.Store(r.clock.Now().Unix())
 			second.Reset(untilNextSecond(now))
 		case <-flushes.C():
 			// Flush on its own goroutine so a slow Redis cannot stop the

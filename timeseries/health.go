@@ -133,18 +133,16 @@ func (r *Recorder) Health() Health {
 	h := r.status.health
 	incr := r.ledger.unsettledIncr()
 	np := int64(len(r.schema.Precisions))
-	for _, c := range r.counters {
-		incr += c.ringHits() * np
-	}
+	incr += r.counts.ringHitsLocked() * np
 	h.PendingHits = ceilDiv(incr, np)
 	h.DroppedHits = ceilDiv(r.ledger.dropped, np)
 	h.DroppedIncrements = r.ledger.dropped
-	h.DroppedDurations = ceilDiv(r.ledger.droppedLat, np)
-	h.OverflowNames = r.refused.Load()
-	h.Series = len(r.names)
-	h.Cluster = r.router.IsCluster()
+	h.DroppedDurations = ceilDiv(r.ledger.droppedDurations, np)
+	h.OverflowNames = r.counts.refused.Load()
+	h.Series = len(r.counts.names)
+	h.Cluster = r.sender.router.IsCluster()
 	h.FlushInterval = r.interval
-	r.uv.health(&h)
+	r.visitors.health(&h)
 	return h
 }
 

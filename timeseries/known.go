@@ -16,9 +16,9 @@ import (
 // as the cleaner's second look expects (see package cleaner).
 
 // isListed reports whether this recorder has listed member m. Called
-// under r.mu.
-func (r *Recorder) isListed(m string) bool {
-	_, ok := r.listed[m]
+// under s.mu.
+func (s *sender) isListed(m string) bool {
+	_, ok := s.listed[m]
 	return ok
 }
 
@@ -26,42 +26,42 @@ func (r *Recorder) isListed(m string) bool {
 // server the script listed what needed it, unless known: refused. On a
 // cluster the members never listed, those of created hashes, and all of
 // a batch applied before (whose first reply, and what it created, were
-// lost) wait for listLanded. Called under r.mu.
-func (r *Recorder) noteListing(b *batch, sr scriptReply) {
-	if !r.router.IsCluster() {
+// lost) wait for listLanded. Called under s.mu.
+func (s *sender) noteListing(b *batch, sr scriptReply) {
+	if !s.router.IsCluster() {
 		if sr.known {
 			return
 		}
 		for _, m := range b.Members {
-			r.listed[m] = struct{}{}
+			s.listed[m] = struct{}{}
 		}
 		return
 	}
 	for _, m := range b.Members {
-		if sr.status == statusSeen || !r.isListed(m) {
-			r.unlisted[m] = struct{}{}
+		if sr.status == statusSeen || !s.isListed(m) {
+			s.unlisted[m] = struct{}{}
 		}
 	}
 	for _, i := range sr.created {
-		r.unlisted[b.Members[i]] = struct{}{}
+		s.unlisted[b.Members[i]] = struct{}{}
 	}
 }
 
 // listLanded adds, on a cluster, the members noteListing set aside to the
 // known set: after their hashes, so that a cleaner that finds a hash
 // empty and unlists it can tell by looking again (see package cleaner).
-func (r *Recorder) listLanded(timeout time.Duration) error {
-	r.mu.Lock()
-	if len(r.unlisted) == 0 {
-		r.mu.Unlock()
+func (s *sender) listLanded(timeout time.Duration) error {
+	s.mu.Lock()
+	if len(s.unlisted) == 0 {
+		s.mu.Unlock()
 		return nil
 	}
-	members := make([]string, 0, len(r.unlisted))
-	for m := range r.unlisted {
+	members := make([]string, 0, len(s.unlisted))
+	for m := range s.unlisted {
 		members = append(members, m)
 	}
-	r.mu.Unlock()
-	known := r.schema.KnownKey()
+	s.mu.Unlock()
+	known := s.schema.KnownKey()
 	var cmds []redisconn.Cmd
 	for i := 0; i < len(members); i += 500 {
 		args := []any{known}
@@ -70,16 +70,16 @@ func (r *Recorder) listLanded(timeout time.Duration) error {
 		}
 		cmds = append(cmds, redisconn.Cmd{Key: known, Name: "ZADD", Args: args})
 	}
-	replies := r.router.Do(cmds, redisconn.Options{Timeout: timeout, WaitReplicas: r.waitReplicas})
+	replies := s.router.Do(cmds, redisconn.Options{Timeout: timeout, WaitReplicas: s.waitReplicas})
 	var firstErr error
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for i, rep := range replies {
 		chunk := members[i*500 : min(i*500+500, len(members))]
 		switch redisconn.Classify(rep.Err) {
 		case redisconn.OK:
 		case redisconn.KeyPermanent:
-			r.status.refused(known)
+			s.status.refused(known)
 		default:
 			if firstErr == nil {
 				firstErr = rep.Err
@@ -87,8 +87,8 @@ func (r *Recorder) listLanded(timeout time.Duration) error {
 			continue
 		}
 		for _, m := range chunk {
-			delete(r.unlisted, m)
-			r.listed[m] = struct{}{}
+			delete(s.unlisted, m)
+			s.listed[m] = struct{}{}
 		}
 	}
 	return firstErr

@@ -39,26 +39,26 @@ type ledger struct {
 	written     int64 // the last such round after which all it took was in Redis
 	dropped     int64 // increments that will never reach Redis
 
-	latMapping *latency.Mapping                  // nil: no durations
-	latStep    int64                             // seconds per pending histogram
-	latPending map[pendingKey]*latency.Histogram // durations not yet in a batch
-	droppedLat int64                             // durations × precisions never to reach Redis
-	latTotal   []*latency.Histogram              // by series id: every duration it took; see lattotals.go
+	durationMapping  *latency.Mapping                  // nil: no durations
+	durationStep     int64                             // seconds per pending histogram
+	pendingDurations map[pendingKey]*latency.Histogram // durations not yet in a batch
+	droppedDurations int64                             // durations × precisions never to reach Redis
+	durationTotals   []*latency.Histogram              // by series id: every duration it took; see durationtotals.go
 }
 
 func newLedger(schema series.Schema, maxAge int64, markerOf func(group int) (string, bool), m *latency.Mapping) *ledger {
 	return &ledger{
-		latMapping:  m,
-		latStep:     gcdOf(schema.Precisions),
-		latPending:  map[pendingKey]*latency.Histogram{},
-		schema:      schema,
-		allDue:      1<<len(schema.Precisions) - 1,
-		maxAge:      maxAge,
-		markerOf:    markerOf,
-		pending:     map[pendingKey]int64{},
-		outstanding: map[string]*batch{},
-		queued:      map[string][]*batch{},
-		spillLeft:   map[string]int{},
+		durationMapping:  m,
+		durationStep:     gcdOf(schema.Precisions),
+		pendingDurations: map[pendingKey]*latency.Histogram{},
+		schema:           schema,
+		allDue:           1<<len(schema.Precisions) - 1,
+		maxAge:           maxAge,
+		markerOf:         markerOf,
+		pending:          map[pendingKey]int64{},
+		outstanding:      map[string]*batch{},
+		queued:           map[string][]*batch{},
+		spillLeft:        map[string]int{},
 	}
 }
 
@@ -103,10 +103,10 @@ func (l *ledger) take() (out []*batch, leftover bool) {
 		out = append(out, b)
 	}
 	out = l.takeQueued(out)
-	if len(l.pending) > 0 || len(l.latPending) > 0 {
+	if len(l.pending) > 0 || len(l.pendingDurations) > 0 {
 		r := roundBuilder{l: l, fresh: map[int]*building{}, byMarker: map[string]*building{}, blocked: map[int]bool{}}
 		r.takePending()
-		r.takeLat()
+		r.takeDurations()
 		// The new batches are collected here, not as they start, so that
 		// nothing of r but the batches flows out and its maps stay off the
 		// heap. Their order did not matter: pending is a map.
@@ -136,97 +136,6 @@ func (l *ledger) takeQueued(out []*batch) []*batch {
 	return out
 }
 
-// roundBuilder gathers the new batches of one take, one per marker: per
-// flush group, or on a cluster per node, whose groups (slots) share it.
-type roundBuilder struct {
-	l        *ledger
-	fresh    map[int]*building    // by group
-	byMarker map[string]*building // the same batches, by marker
-	blocked  map[int]bool         // groups whose marker has a batch in flight
-	leftover bool
-}
-
-// takePending moves every pending entry it can into the round's batches.
-func (r *roundBuilder) takePending() {
-	l := r.l
-	// Entries left with fewer bits are put back after the loop: a key
-	// added to a map while ranging over it may be visited again.
-	var partial map[pendingKey]int64
-	for k, n := range l.pending {
-		left := r.takeEntry(k, n)
-		if left == k.due {
-			continue
-		}
-		delete(l.pending, k)
-		if left != 0 {
-			if partial == nil {
-				partial = map[pendingKey]int64{}
-			}
-			partial[pendingKey{counter: k.counter, sec: k.sec, due: left}] += n
-		}
-	}
-	for k, n := range partial {
-		l.pending[k] += n
-	}
-}
-
-// takeEntry adds the n hits of k to the batch of each precision's group
-// that can take them, and returns the precision bits still due.
-func (r *roundBuilder) takeEntry(k pendingKey, n int64) (left uint32) {
-	l := r.l
-	s := &l.series[k.counter]
-	left = k.due
-	for i, prec := range l.schema.Precisions {
-		bit := uint32(1) << i
-		if k.due&bit == 0 {
-			continue
-		}
-		bl := r.batchFor(s.groups[i])
-		if bl == nil {
-			continue
-		}
-		dk := deltaKey{counter: k.counter, prec: int8(i), bucket: series.BucketStart(k.sec, prec)}
-		if !bl.add(dk, s.keys[i], s.members[i], n) {
-			r.leftover = true // the next round takes the rest
-			continue
-		}
-		b := bl.b
-		b.Newest = max(b.Newest, k.sec)
-		b.src[pendingKey{counter: k.counter, sec: k.sec, due: bit}] += n
-		left &^= bit
-	}
-	return left
-}
-
-// batchFor is the round's new batch for group g, started on first use
-// of g's marker, or nil while that marker has a batch in flight.
-func (r *roundBuilder) batchFor(g int) *building {
-	if bl, ok := r.fresh[g]; ok {
-		return bl
-	}
-	l := r.l
-	if r.blocked[g] {
-		r.leftover = true
-		return nil
-	}
-	m, node := l.markerOf(g)
-	if bl, ok := r.byMarker[m]; ok {
-		r.fresh[g] = bl
-		return bl
-	}
-	if _, busy := l.outstanding[m]; busy {
-		r.blocked[g] = true // waits for the marker's batch in flight
-		r.leftover = true
-		return nil
-	}
-	l.seq++
-	bl := &building{b: &batch{Marker: m, Seq: l.seq, Node: node, src: map[pendingKey]int64{}}, deltas: map[deltaKey]int{}}
-	r.fresh[g] = bl
-	r.byMarker[m] = bl
-	l.outstanding[m] = bl.b
-	return bl
-}
-
 // settle closes a batch Redis applied (or had applied before). The keys
 // sr names refused took none of their increments: those are dropped and
 // their keys returned. fileDone names a spill file whose batches are now
@@ -248,8 +157,8 @@ func (l *ledger) settle(b *batch, sr scriptReply) (fileDone string, refusedKeys 
 	if sr.known {
 		refusedKeys = append(refusedKeys, l.schema.KnownKey())
 	}
-	for _, j := range sr.refusedLat {
-		l.droppedLat += b.Lat[j].count()
+	for _, j := range sr.refusedDurations {
+		l.droppedDurations += b.Lat[j].count()
 		refusedKeys = append(refusedKeys, b.Lat[j].Key)
 	}
 	return fileDone, refusedKeys
@@ -263,7 +172,7 @@ func (l *ledger) fail(b *batch, maybeLanded bool) {
 		b.uncertain = true
 		return
 	}
-	if (len(b.src) == 0 && len(b.latSrc) == 0) || b.uncertain {
+	if (len(b.src) == 0 && len(b.durationSrc) == 0) || b.uncertain {
 		return
 	}
 	if l.outstanding[b.Marker] == b {
@@ -272,8 +181,8 @@ func (l *ledger) fail(b *batch, maybeLanded bool) {
 	for k, n := range b.src {
 		l.pending[k] += n
 	}
-	for _, s := range b.latSrc {
-		l.giveBackLat(s.key, s.h)
+	for _, s := range b.durationSrc {
+		l.giveBackDurations(s.key, s.h)
 	}
 }
 
@@ -291,11 +200,11 @@ func (l *ledger) age(now int64) {
 	for m, b := range l.outstanding {
 		if b.Newest < cutoff && b.file == "" {
 			l.dropped += b.incr
-			l.droppedLat += b.latN
+			l.droppedDurations += b.durationsN
 			delete(l.outstanding, m)
 		}
 	}
-	l.ageLat(cutoff)
+	l.ageDurations(cutoff)
 }
 
 // queue adds the batches of spill file name, to be sent before anything
@@ -328,7 +237,7 @@ func (l *ledger) handOff() (all []*batch, files []string) {
 	}
 	l.outstanding = map[string]*batch{}
 	l.queued = map[string][]*batch{}
-	for len(l.pending) > 0 || len(l.latPending) > 0 {
+	for len(l.pending) > 0 || len(l.pendingDurations) > 0 {
 		batches, _ := l.take()
 		all = append(all, batches...)
 		l.outstanding = map[string]*batch{}

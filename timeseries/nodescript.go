@@ -120,14 +120,14 @@ return out
 
 // ttlFor is the ttl argument of b's marker in a node script call: the
 // marker's ttl when its last renewal was a quarter of markerLife ago or
-// more (or unknown), else 0, to keep it. Called under r.mu.
-func (r *Recorder) ttlFor(b *batch) int64 {
-	now := r.clock.Now().Unix()
-	if at, ok := r.markerRenewed[b.Marker]; ok && now-at < r.markerLife()/4 {
+// more (or unknown), else 0, to keep it. Called under s.mu.
+func (s *sender) ttlFor(b *batch) int64 {
+	now := s.clock.Now().Unix()
+	if at, ok := s.markerRenewed[b.Marker]; ok && now-at < s.markerLife()/4 {
 		return 0
 	}
 	b.renewAt = now
-	return r.markerTTL()
+	return s.markerTTL()
 }
 
 // maxNodeDeltas bounds a node batch as maxBatchDeltas bounds any other

@@ -19,62 +19,62 @@ import (
 // returns whether any batch was applied, whether any was abandoned (its
 // writes wait for the next round, under the slot map read again) and the
 // first error.
-func (r *Recorder) send(batches []*batch, timeout time.Duration) (wrote, again bool, firstErr error) {
+func (s *sender) send(batches []*batch, timeout time.Duration) (wrote, again bool, firstErr error) {
 	if len(batches) == 0 {
 		return false, false, nil
 	}
 	cmds := make([]redisconn.Cmd, len(batches))
-	r.mu.Lock()
+	s.mu.Lock()
 	for i, b := range batches {
-		cmds[i] = r.call(b)
+		cmds[i] = s.call(b)
 	}
-	r.mu.Unlock()
-	replies := r.router.Do(cmds, redisconn.Options{Timeout: timeout, WaitReplicas: r.waitReplicas})
+	s.mu.Unlock()
+	replies := s.router.Do(cmds, redisconn.Options{Timeout: timeout, WaitReplicas: s.waitReplicas})
 	for i, rep := range replies {
-		w, ab, err := r.settleReply(batches[i], rep)
+		w, ab, err := s.settleReply(batches[i], rep)
 		wrote, again = wrote || w, again || ab
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
 	if again {
-		r.router.MarkStale()
+		s.router.MarkStale()
 	}
 	return wrote, again, firstErr
 }
 
 // call is b's script call: the node script's for a node batch, the flush
-// script's for any other. Called under r.mu.
-func (r *Recorder) call(b *batch) redisconn.Cmd {
+// script's for any other. Called under s.mu.
+func (s *sender) call(b *batch) redisconn.Cmd {
 	if b.Node {
-		return r.nodeCmd(b, r.isListed)
+		return s.nodeCmd(b, s.isListed)
 	}
-	return r.cmd(b, r.isListed)
+	return s.cmd(b, s.isListed)
 }
 
 // settleReply settles one batch by the reply to its script call: applied
 // (now or before), abandoned, or failed. A failed batch that surely did
 // not land goes back to pending; any other stays, to be resent as it is.
-func (r *Recorder) settleReply(b *batch, rep redisconn.Reply) (wrote, abandoned bool, err error) {
+func (s *sender) settleReply(b *batch, rep redisconn.Reply) (wrote, abandoned bool, err error) {
 	if rep.Err == nil {
 		sr, perr := decodeReply(b, rep.Value)
 		if perr == nil {
 			if sr.status == statusFenced {
-				r.abandoned(b, sr)
+				s.abandoned(b, sr)
 				return false, true, nil
 			}
-			r.applied(b, sr)
+			s.applied(b, sr)
 			return true, false, nil
 		}
 		rep = redisconn.Reply{Err: perr} // an answer it cannot read: unknown outcome
 	}
 	var re redis.Error
 	if b.Node && rep.Value == nil && errors.As(rep.Err, &re) && unsupportedScript(string(re)) {
-		r.perSlotOnly.Store(true)
+		s.perSlotOnly.Store(true)
 	}
-	r.mu.Lock()
-	r.ledger.fail(b, !notApplied(rep))
-	r.mu.Unlock()
+	s.mu.Lock()
+	s.ledger.fail(b, !notApplied(rep))
+	s.mu.Unlock()
 	return false, false, rep.Err
 }
 
@@ -82,13 +82,33 @@ func (r *Recorder) settleReply(b *batch, rep redisconn.Reply) (wrote, abandoned 
 // found not on the node, if it names one, is batched per slot from now
 // on, until a batch of that slot lands: a slot being migrated then holds
 // back its own writes only, not the whole node's.
-func (r *Recorder) abandoned(b *batch, sr scriptReply) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+func (s *sender) abandoned(b *batch, sr scriptReply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if sr.outside != "" {
-		r.moving[redisc.Slot(sr.outside)] = struct{}{}
+		s.moving[redisc.Slot(sr.outside)] = struct{}{}
 	}
-	r.ledger.abandon(b, func(key string) string { return r.slotMarker(redisc.Slot(key)) })
+	s.ledger.abandon(b, func(key string) string { return s.slotMarker(redisc.Slot(key)) })
+}
+
+// applied settles a batch Redis answered.
+func (s *sender) applied(b *batch, sr scriptReply) {
+	s.mu.Lock()
+	fileDone, refused := s.ledger.settle(b, sr)
+	if !b.Node && s.router.IsCluster() {
+		delete(s.moving, redisc.Slot(b.Marker)) // the slot has settled
+	}
+	if b.renewAt != 0 && sr.status == statusApplied {
+		s.markerRenewed[b.Marker] = b.renewAt
+	}
+	s.noteListing(b, sr)
+	for _, key := range refused {
+		s.status.refused(key)
+	}
+	s.mu.Unlock()
+	if fileDone != "" {
+		s.removeSpill(fileDone)
+	}
 }
 
 // unsupportedScript reports whether an error reply says the server cannot

@@ -82,8 +82,8 @@ type scriptReply struct {
 	status int64
 	// refused are the indexes in Keys and in Lat of keys that refused
 	// their increments; known, that the known set refused its members.
-	refused, refusedLat []int
-	known               bool
+	refused, refusedDurations []int
+	known                     bool
 	// created are the indexes in Keys of count keys whose hash the call
 	// created.
 	created []int
@@ -115,7 +115,7 @@ func readReply(b *batch, vals []int64) scriptReply {
 		case v == knownRef(n):
 			out.known = true
 		case v > knownRef(n) && v <= latRef(n, len(b.Lat)):
-			out.refusedLat = append(out.refusedLat, int(v-latRef(n, 1)))
+			out.refusedDurations = append(out.refusedDurations, int(v-latRef(n, 1)))
 		}
 	}
 	if out.status == statusFenced {
@@ -123,22 +123,22 @@ func readReply(b *batch, vals []int64) scriptReply {
 		switch {
 		case len(out.refused) > 0:
 			out.outside = b.Keys[out.refused[0]]
-		case len(out.refusedLat) > 0:
-			out.outside = b.Lat[out.refusedLat[0]].Key
+		case len(out.refusedDurations) > 0:
+			out.outside = b.Lat[out.refusedDurations[0]].Key
 		}
-		out.refused, out.refusedLat = nil, nil
+		out.refused, out.refusedDurations = nil, nil
 	}
 	return out
 }
 
 // cmd is the flush script call of b. listed reports whether this
-// recorder has listed a member already; the call is made under r.mu.
-func (r *Recorder) cmd(b *batch, listed func(string) bool) redisconn.Cmd {
+// recorder has listed a member already; the call is made under s.mu.
+func (s *sender) cmd(b *batch, listed func(string) bool) redisconn.Cmd {
 	keys := make([]string, 0, len(b.Keys)+len(b.Lat)+2)
 	keys = append(keys, b.Marker)
 	keys = append(keys, b.Keys...)
 	args := make([]any, flushHead, flushHead+2*len(b.Keys)+(latHead+2)*len(b.Lat)+3)
-	args[flushSeq-1], args[flushTTL-1] = b.Seq, r.markerTTL()
+	args[flushSeq-1], args[flushTTL-1] = b.Seq, s.markerTTL()
 	args[flushNKeys-1], args[flushNLat-1] = len(b.Keys), len(b.Lat)
 	for i := range b.Keys {
 		args = append(args, b.Fields[i], b.Deltas[i])
@@ -147,24 +147,24 @@ func (r *Recorder) cmd(b *batch, listed func(string) bool) redisconn.Cmd {
 		args = appendLat(args, d)
 		keys = append(keys, d.Key)
 	}
-	if !r.router.IsCluster() {
-		keys = append(keys, r.schema.KnownKey())
+	if !s.router.IsCluster() {
+		keys = append(keys, s.schema.KnownKey())
 		args = appendUnlisted(args, b, listed)
 		// A count key is the member after this: the script needs no list.
-		args = append(args, len(r.schema.MemberKey("")))
+		args = append(args, len(s.schema.MemberKey("")))
 	}
 	return flushScript.Cmd(keys, args...)
 }
 
 // nodeCmd is the node script call of node batch b. listed reports whether
-// this recorder has listed a member already; the call is made under r.mu.
-func (r *Recorder) nodeCmd(b *batch, listed func(string) bool) redisconn.Cmd {
+// this recorder has listed a member already; the call is made under s.mu.
+func (s *sender) nodeCmd(b *batch, listed func(string) bool) redisconn.Cmd {
 	size := nodeHead + 4*len(b.Keys)
 	for _, d := range b.Lat {
 		size += 1 + latHead + 2*len(d.Fields)
 	}
 	args := make([]any, nodeHead-1, size)
-	args[nodeSeq-1], args[nodeTTL-1], args[nodeRenew-1] = b.Seq, r.markerTTL(), r.ttlFor(b)
+	args[nodeSeq-1], args[nodeTTL-1], args[nodeRenew-1] = b.Seq, s.markerTTL(), s.ttlFor(b)
 	args[nodeNKeys-1], args[nodeNLat-1] = len(b.Keys), len(b.Lat)
 	args = appendUnlisted(args, b, listed) // nodeNListed, then the indexes
 	for i, k := range b.Keys {

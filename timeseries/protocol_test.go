@@ -55,12 +55,12 @@ func TestScriptProtocol(t *testing.T) {
 			}
 			call := func() scriptReply {
 				r.mu.Lock()
-				cmd := r.cmd(b, func(string) bool { return true })
+				cmd := r.sender.cmd(b, func(string) bool { return true })
 				if tt.node {
-					cmd = r.nodeCmd(b, func(string) bool { return true })
+					cmd = r.sender.nodeCmd(b, func(string) bool { return true })
 				}
 				r.mu.Unlock()
-				rep := r.router.Do([]redisconn.Cmd{cmd}, redisconn.Options{Timeout: 5 * time.Second})[0]
+				rep := r.sender.router.Do([]redisconn.Cmd{cmd}, redisconn.Options{Timeout: 5 * time.Second})[0]
 				if rep.Err != nil {
 					t.Fatal(rep.Err)
 				}
@@ -71,7 +71,7 @@ func TestScriptProtocol(t *testing.T) {
 				return sr
 			}
 			sr := call()
-			if sr.status != statusApplied || !slices.Equal(sr.refused, []int{1}) || !slices.Equal(sr.refusedLat, []int{1}) ||
+			if sr.status != statusApplied || !slices.Equal(sr.refused, []int{1}) || !slices.Equal(sr.refusedDurations, []int{1}) ||
 				sr.known != tt.foreignKnown || !slices.Equal(sr.created, tt.wantCreated) || sr.outside != "" {
 				t.Errorf("reply %+v: want applied, count key 1 and lat key 1 refused, known refused %v, created %v",
 					sr, tt.foreignKnown, tt.wantCreated)
@@ -113,7 +113,7 @@ func TestReadReply(t *testing.T) {
 		want scriptReply
 	}{
 		{"applied", []int64{1}, scriptReply{status: statusApplied}},
-		{"everything", []int64{1, 2, 3, 5, -1}, scriptReply{status: statusApplied, refused: []int{1}, known: true, refusedLat: []int{1}, created: []int{0}}},
+		{"everything", []int64{1, 2, 3, 5, -1}, scriptReply{status: statusApplied, refused: []int{1}, known: true, refusedDurations: []int{1}, created: []int{0}}},
 		{"out of range", []int64{1, 0, 6, -3}, scriptReply{status: statusApplied}},
 		{"fenced by a count key", []int64{2, 2}, scriptReply{status: statusFenced, outside: "k1"}},
 		{"fenced by a lat key", []int64{2, 4}, scriptReply{status: statusFenced, outside: "l0"}},

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/ratelog"
@@ -100,48 +99,27 @@ type Config struct {
 // Recorder counts hits in process and writes them to Redis in the
 // background. All methods are safe for concurrent use.
 type Recorder struct {
-	router        *redisconn.Router
 	schema        series.Schema
-	locks         [numShards]stripeLock
-	lat           *durations    // nil: durations off
-	uv            *visitorState // nil: visitors off
+	counts        counters      // the series and the request path's stripes
+	durations     *durations    // nil: durations off
+	visitors      *visitorState // nil: visitors off
 	clock         Clock
 	interval      time.Duration
-	timeout       time.Duration
 	writeThrough  bool
-	waitReplicas  int
 	spillDir      string
-	maxNames      int
 	maxPendingAge int64
 	onError       func(error)
-	id            string // this process's name, in its markers and spill files
-	markerBase    string // the markers' name before any hash tag
+	id            string  // this process's name, in its markers and spill files
+	sender        *sender // builds, sends and settles the batches
 
-	mu            sync.Mutex // guards the fields below
-	names         map[string]*Counter
-	counters      []*Counter
-	overflow      *Counter
-	ledger        *ledger
-	unlisted      map[string]struct{} // cluster: to list in known: once landed
-	listed        map[string]struct{} // members this recorder has listed; see known.go
-	markerRenewed map[string]int64    // unix second of each marker's last renewal; see ttlFor
-	plan          *nodePlan           // cluster: the writes' grouping by node; see cluster.go
-	moving        map[int]struct{}    // cluster: slots batched per slot; see cluster.go
-	status        flushStatus
-	closed        bool
+	mu     sync.Mutex // guards the fields below, the sender's and the counters' names
+	ledger *ledger
+	status flushStatus
+	closed bool
 
-	// nowSec is the current unix second when the clock is the system
-	// clock: a timer advances it at each second boundary, because reading
-	// the time costs more than the rest of Record together.
-	nowSec      atomic.Int64
-	coarseClock bool
-	timers      timerClock // the clock's, for the flusher's waits
+	timers timerClock // the clock's, for the flusher's waits
 
 	flushMu sync.Mutex // one flush at a time
-	refused atomic.Int64
-	// perSlotOnly is set once the cluster refused the node script (Redis
-	// before 7): from then on batches are made per slot.
-	perSlotOnly atomic.Bool
 
 	cancel    context.CancelFunc
 	done      chan struct{}
@@ -157,7 +135,7 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := latencyMapping(cfg)
+	m, err := newDurationMapping(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -167,39 +145,32 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 	}
 	name := hex.EncodeToString(id)
 	r := &Recorder{
-		router:        redisconn.NewRouter(cfg.Pool),
 		schema:        schema,
 		clock:         cfg.Clock,
 		interval:      cfg.FlushInterval,
-		timeout:       cfg.FlushTimeout,
 		writeThrough:  cfg.WriteThrough,
-		waitReplicas:  cfg.WaitReplicas,
 		spillDir:      cfg.SpillDir,
-		maxNames:      cfg.MaxNames,
 		maxPendingAge: int64(cfg.MaxPendingAge / time.Second),
 		onError:       cfg.OnError,
 		id:            name,
-		markerBase:    schema.Prefix + "pulse:flushed:" + name,
-		names:         map[string]*Counter{},
-		unlisted:      map[string]struct{}{},
-		listed:        map[string]struct{}{},
-		markerRenewed: map[string]int64{},
-		moving:        map[int]struct{}{},
+		sender:        newSender(redisconn.NewRouter(cfg.Pool), cfg, schema, schema.Prefix+"pulse:flushed:"+name),
 		done:          make(chan struct{}),
-		coarseClock:   coarse,
 		timers:        timersOf(cfg.Clock),
 	}
+	r.counts.coarse, r.counts.clock = coarse, cfg.Clock
+	r.counts.maxNames, r.counts.names = cfg.MaxNames, map[string]*Counter{}
 	if m != nil {
-		r.lat = newDurations(m)
+		r.durations = newDurations(m)
 	}
-	r.ledger = newLedger(schema, r.maxPendingAge, r.markerFor, m)
+	r.ledger = newLedger(schema, r.maxPendingAge, r.sender.markerFor, m)
+	r.sender.mu, r.sender.ledger, r.sender.status, r.sender.removeSpill = &r.mu, r.ledger, &r.status, r.removeSpill
 	if !cfg.DisableVisitors {
-		if r.uv = newVisitorState(r.visitorEnv()); r.uv != nil {
-			r.uv.start()
+		if r.visitors = newVisitorState(r.visitorEnv()); r.visitors != nil {
+			r.visitors.start()
 		}
 	}
 	r.status.health.RedisUp = true
-	r.overflow = r.newCounterLocked(cfg.OverflowName)
+	r.counts.overflow = r.newCounterLocked(cfg.OverflowName)
 	if r.spillDir != "" {
 		if err := r.loadSpills(); err != nil {
 			return nil, err
@@ -247,18 +218,11 @@ func (r *Recorder) Counter(name string) (*Counter, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c, ok := r.names[name]; ok {
+	if c := r.counts.lookupLocked(name); c != nil {
 		return c, nil
 	}
-	if name == r.overflow.name {
-		return r.overflow, nil
-	}
-	if len(r.names) >= r.maxNames {
-		r.refused.Add(1)
-		return r.overflow, nil
-	}
 	c := r.newCounterLocked(name)
-	r.names[name] = c
+	r.counts.names[name] = c
 	return c, nil
 }
 
@@ -268,27 +232,19 @@ func (r *Recorder) newCounterLocked(name string) *Counter {
 		key := r.schema.CountKey(p, name)
 		s.keys = append(s.keys, key)
 		s.members = append(s.members, series.Member(p, name))
-		s.groups = append(s.groups, r.groupOf(key))
+		s.groups = append(s.groups, r.sender.groupOf(key))
 	}
-	if r.lat != nil {
+	if r.durations != nil {
 		s.lat = timedKeys(r.schema, name)
 	}
 	c := &Counter{rec: r, id: r.ledger.addSeries(s), name: name, timed: s.lat != nil}
-	for i := range c.shards {
-		for j := range c.shards[i].slots {
-			c.shards[i].slots[j].sec.Store(emptySlot)
+	for i := range c.rings {
+		for j := range c.rings[i].slots {
+			c.rings[i].slots[j].sec.Store(emptySlot)
 		}
 	}
-	r.counters = append(r.counters, c)
+	r.counts.all = append(r.counts.all, c)
 	return c
-}
-
-// now is the unix second to stamp a hit with.
-func (r *Recorder) now() int64 {
-	if r.coarseClock {
-		return r.nowSec.Load()
-	}
-	return r.clock.Now().Unix()
 }
 
 // Flush writes everything recorded so far now, ignoring any retry
@@ -321,11 +277,11 @@ func (r *Recorder) Close(ctx context.Context) error {
 		}
 		if !r.sleep(ctx, closeRetryWait) {
 			if r.spillDir != "" {
-				var uvErr error
-				if r.uv != nil {
-					uvErr = r.uv.spill()
+				var visitorsErr error
+				if r.visitors != nil {
+					visitorsErr = r.visitors.spill()
 				}
-				return errors.Join(uvErr, r.spill())
+				return errors.Join(visitorsErr, r.spill())
 			}
 			h := r.Health()
 			return fmt.Errorf("timeseries: close: %d hits and %d visitor ids not written: %w", h.PendingHits, h.PendingVisitors, err)
@@ -346,4 +302,13 @@ func (r *Recorder) sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C():
 		return true
 	}
+}
+
+// drainLocked moves what the request path holds, the counters' rings and
+// the durations' stripes, into the ledger.
+func (r *Recorder) drainLocked() {
+	if r.durations != nil {
+		r.durations.drainLocked(&r.counts, r.ledger)
+	}
+	r.counts.drainLocked(r.ledger)
 }

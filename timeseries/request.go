@@ -60,21 +60,21 @@ func (r *Recorder) Record(counters ...*Counter) { r.record(nil, counters, 0, nil
 
 // KeepsDurations reports whether r keeps request durations: a middleware
 // reads no clock when it does not.
-func (r *Recorder) KeepsDurations() bool { return r.lat != nil }
+func (r *Recorder) KeepsDurations() bool { return r.durations != nil }
 
 // KeepsVisitors reports whether r counts unique visitors: a middleware
 // works out a request's Visitor (parses its address, calls the app's
 // hook) only when it does.
-func (r *Recorder) KeepsVisitors() bool { return r.uv != nil }
+func (r *Recorder) KeepsVisitors() bool { return r.visitors != nil }
 
 // record is the one way hits reach a Recorder: a hit in each series of
 // timed and counted at the clock's second, d in the durations of the
 // timed ones, and q's visitor when q is not nil.
 func (r *Recorder) record(timed, counted []*Counter, d time.Duration, q *Request) {
-	sec := r.now()
+	sec := r.counts.second()
 	st := stripes.Get().(*stripe)
 	// Write-through writes the duration with the hits, now.
-	lat := !r.writeThrough && r.lat != nil && len(timed) > 0
+	timedD := !r.writeThrough && r.durations != nil && len(timed) > 0
 	if r.writeThrough {
 		r.writeNow(sec, timed, d, counted)
 	} else {
@@ -86,17 +86,17 @@ func (r *Recorder) record(timed, counted []*Counter, d time.Duration, q *Request
 		}
 	}
 	var salt *visitors.Salt
-	if q != nil && r.uv != nil && q.Visited != 0 && !q.Visitor.Empty() {
-		salt = r.uv.salt(sec)
+	if q != nil && r.visitors != nil && q.Visited != 0 && !q.Visitor.Empty() {
+		salt = r.visitors.salt(sec)
 	}
-	if lat || salt != nil {
-		mu := &r.locks[st.index]
+	if timedD || salt != nil {
+		mu := &r.counts.locks[st.index]
 		mu.Lock()
-		if lat {
-			r.lat.recordLocked(st.index, sec, d, timed)
+		if timedD {
+			r.durations.recordLocked(st.index, sec, d, timed)
 		}
 		if salt != nil {
-			r.uv.recordLocked(st.index, sec, salt, q.Visitor, &q.Timed, q.Visited)
+			r.visitors.recordLocked(st.index, sec, salt, q.Visitor, &q.Timed, q.Visited)
 		}
 		mu.Unlock()
 	}

@@ -161,12 +161,12 @@ return out
 
 // markerLife is how long a marker outlives its last batch at least, in
 // seconds: a resend comes at most MaxPendingAge later.
-func (r *Recorder) markerLife() int64 { return max(r.maxPendingAge*2, 3600) }
+func (s *sender) markerLife() int64 { return max(s.maxPendingAge*2, 3600) }
 
 // markerTTL is the expiry the scripts set on a marker: a quarter more
 // than markerLife, as the node script renews it only every quarter of
 // markerLife (see ttlFor).
-func (r *Recorder) markerTTL() int64 { return r.markerLife() * 5 / 4 }
+func (s *sender) markerTTL() int64 { return s.markerLife() * 5 / 4 }
 
 // notApplied reports whether a failed reply says for sure that the batch
 // had no effect: it never left, or Redis answered with an error, which the

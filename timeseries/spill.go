@@ -167,7 +167,7 @@ func readSpill(name string) ([]*batch, error) {
 			b.incr += d
 		}
 		for _, d := range b.Lat {
-			b.latN += d.count()
+			b.durationsN += d.count()
 		}
 	}
 	return batches, nil

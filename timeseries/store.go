@@ -40,10 +40,10 @@ type Range struct {
 
 // Store reads series written by a Recorder with the same Schema.
 type Store struct {
-	router *redisconn.Router
-	schema series.Schema
-	clock  Clock
-	lat    *latency.Mapping // what durations are read by
+	router  *redisconn.Router
+	schema  series.Schema
+	clock   Clock
+	mapping *latency.Mapping // what durations are read by
 }
 
 // NewStore returns a reader of the series in pool (a *redis.Pool or a
@@ -62,14 +62,14 @@ func NewStore(pool Pool, schema Schema, clock Clock) (*Store, error) {
 		clock = systemClock{}
 	}
 	m, _ := latency.NewMapping(latency.Config{}) // the defaults are valid
-	return &Store{router: redisconn.NewRouter(pool), schema: s, clock: clock, lat: m}, nil
+	return &Store{router: redisconn.NewRouter(pool), schema: s, clock: clock, mapping: m}, nil
 }
 
 // Store returns a reader of what r writes: same pool, schema and clock.
 func (r *Recorder) Store() *Store {
-	s := &Store{router: r.router, schema: r.schema, clock: r.clock}
-	if r.lat != nil {
-		s.lat = r.lat.m
+	s := &Store{router: r.sender.router, schema: r.schema, clock: r.clock}
+	if r.durations != nil {
+		s.mapping = r.durations.m
 	}
 	return s
 }

@@ -12,17 +12,11 @@ type SeriesTotal struct {
 // Prometheus collector: the totals only grow.
 func (r *Recorder) Totals() []SeriesTotal {
 	r.mu.Lock()
-	counters := r.counters
+	all := r.counts.all
 	r.mu.Unlock()
-	out := make([]SeriesTotal, 0, len(counters))
-	for _, c := range counters {
-		n := c.moved.Load()
-		for i := range c.shards {
-			for j := range c.shards[i].slots {
-				n += c.shards[i].slots[j].n.Load()
-			}
-		}
-		out = append(out, SeriesTotal{Name: c.name, Hits: n})
+	out := make([]SeriesTotal, 0, len(all))
+	for _, c := range all {
+		out = append(out, SeriesTotal{Name: c.name, Hits: c.moved.Load() + c.ringHits()})
 	}
 	return out
 }

@@ -39,20 +39,20 @@ type visitorState struct {
 	book    visitors.Book
 	precs   []int // the schema's precisions visitors are kept at
 	step    int64 // their gcd: seconds with the same step share every bucket
-	stripes [numShards]uvStripe
+	stripes [numStripes]visitorStripe
 	noSalt  atomic.Int64 // visitors not counted: no salt known yet
 
-	mu        sync.Mutex // guards the fields below; taken under flushMu
-	drained   []uvSlot   // reused by each drain
-	pending   map[string]*uvKey
+	mu        sync.Mutex    // guards the fields below; taken under flushMu
+	drained   []visitorSlot // reused by each drain
+	pending   map[string]*visitorKey
 	npending  int64 // ids summed over pending keys
 	dropped   int64
 	lastCheck int64    // unix second of the last salt recheck
 	files     []string // loaded visitor spill files not yet sent
 }
 
-// uvKey is what waits for one HyperLogLog key.
-type uvKey struct {
+// visitorKey is what waits for one HyperLogLog key.
+type visitorKey struct {
 	expire int64 // EXPIREAT, unix seconds
 	newest int64 // newest second of its ids, for MaxPendingAge
 	ids    map[uint64]struct{}
@@ -71,7 +71,7 @@ type visitorEnv struct {
 	onError       func(error)
 	// flushMu is the Recorder's: one flush at a time, visitors included.
 	flushMu *sync.Mutex
-	locks   *[numShards]stripeLock
+	locks   *[numStripes]stripeLock
 	// counters copies the Recorder's Counters (a Counter's id is its
 	// index there); closed reports whether Close began; refused reports
 	// a key Redis refused for good; removeSpill removes a sent file.
@@ -84,14 +84,14 @@ type visitorEnv struct {
 // visitorEnv is the visitors' view of r.
 func (r *Recorder) visitorEnv() visitorEnv {
 	return visitorEnv{
-		router: r.router, schema: r.schema, clock: r.clock, timeout: r.timeout,
-		waitReplicas: r.waitReplicas, maxPendingAge: r.maxPendingAge,
+		router: r.sender.router, schema: r.schema, clock: r.clock, timeout: r.sender.timeout,
+		waitReplicas: r.sender.waitReplicas, maxPendingAge: r.maxPendingAge,
 		spillDir: r.spillDir, id: r.id, onError: r.onError,
-		flushMu: &r.flushMu, locks: &r.locks,
+		flushMu: &r.flushMu, locks: &r.counts.locks,
 		counters: func() []*Counter {
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			return slices.Clone(r.counters)
+			return slices.Clone(r.counts.all)
 		},
 		closed: func() bool {
 			r.mu.Lock()
@@ -120,7 +120,7 @@ func newVisitorState(env visitorEnv) *visitorState {
 	if len(precs) == 0 {
 		return nil
 	}
-	return &visitorState{env: env, precs: precs, step: gcdOf(precs), pending: map[string]*uvKey{}}
+	return &visitorState{env: env, precs: precs, step: gcdOf(precs), pending: map[string]*visitorKey{}}
 }
 
 // salt is the salt of sec's day, or nil, counted as a visitor not
@@ -134,10 +134,10 @@ func (u *visitorState) salt(sec int64) *visitors.Salt {
 }
 
 // recordLocked counts visitor v, hashed under salt, at second sec in the
-// series cs[i] whose bit i is set in which, in stripe shard, whose lock
+// series cs[i] whose bit i is set in which, in stripe si, whose lock
 // the caller holds.
-func (u *visitorState) recordLocked(shard uint32, sec int64, salt *visitors.Salt, v Visitor, cs *[MaxTimed]*Counter, which uint8) {
-	s := &u.stripes[shard]
+func (u *visitorState) recordLocked(si uint32, sec int64, salt *visitors.Salt, v Visitor, cs *[MaxTimed]*Counter, which uint8) {
+	s := &u.stripes[si]
 	step := series.BucketStart(sec, int(u.step))
 	var id uint64
 	if v.ID != "" {
@@ -152,8 +152,8 @@ func (u *visitorState) recordLocked(shard uint32, sec int64, salt *visitors.Salt
 	}
 }
 
-// uvSrc is the ids of one series in one step.
-type uvSrc struct {
+// visitorSrc is the ids of one series in one step.
+type visitorSrc struct {
 	c    *Counter
 	step int64
 }
@@ -168,10 +168,10 @@ func (u *visitorState) drainAged() {
 // drain moves the stripes' ids into pending and drops pending keys older
 // than cutoff (unix seconds); locks are the Recorder's stripe locks and
 // counters its Counters, by id. The caller holds flushMu.
-func (u *visitorState) drain(locks *[numShards]stripeLock, schema series.Schema, cutoff int64, counters []*Counter) {
+func (u *visitorState) drain(locks *[numStripes]stripeLock, schema series.Schema, cutoff int64, counters []*Counter) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	keys := map[uvSrc][]*uvKey{}
+	keys := map[visitorSrc][]*visitorKey{}
 	for i := range u.stripes {
 		s, mu := &u.stripes[i], &locks[i]
 		mu.Lock()
@@ -188,12 +188,12 @@ func (u *visitorState) drain(locks *[numShards]stripeLock, schema series.Schema,
 }
 
 // add puts one id in the pending key of each precision.
-func (u *visitorState) add(schema series.Schema, keys map[uvSrc][]*uvKey, c *Counter, e uvSlot, cutoff int64) {
+func (u *visitorState) add(schema series.Schema, keys map[visitorSrc][]*visitorKey, c *Counter, e visitorSlot, cutoff int64) {
 	if e.sec < cutoff {
 		u.dropped++
 		return
 	}
-	src := uvSrc{c, e.step}
+	src := visitorSrc{c, e.step}
 	ks, ok := keys[src]
 	if !ok {
 		ks = u.keysOf(schema, src)
@@ -216,8 +216,8 @@ func (u *visitorState) add(schema series.Schema, keys map[uvSrc][]*uvKey, c *Cou
 }
 
 // keysOf returns the pending keys of src's buckets, made when missing.
-func (u *visitorState) keysOf(schema series.Schema, src uvSrc) []*uvKey {
-	ks := make([]*uvKey, 0, len(u.precs))
+func (u *visitorState) keysOf(schema series.Schema, src visitorSrc) []*visitorKey {
+	ks := make([]*visitorKey, 0, len(u.precs))
 	for _, p := range u.precs {
 		bucket := series.BucketStart(src.step, p)
 		name, ok := schema.UniqueKey(p, src.c.name, bucket)
@@ -226,7 +226,7 @@ func (u *visitorState) keysOf(schema series.Schema, src uvSrc) []*uvKey {
 		}
 		k := u.pending[name]
 		if k == nil {
-			k = &uvKey{expire: series.LatExpireAt(bucket, p), ids: map[uint64]struct{}{}}
+			k = &visitorKey{expire: series.LatExpireAt(bucket, p), ids: map[uint64]struct{}{}}
 			u.pending[name] = k
 		}
 		ks = append(ks, k)

@@ -66,8 +66,8 @@ func (u *visitorState) fetchSalt(day int64, proposal visitors.Salt, timeout time
 	return visitors.Salt{}, errors.New("salt: unexpected reply")
 }
 
-// uvSend is one key's commands in a send.
-type uvSend struct {
+// visitorSend is one key's commands in a send.
+type visitorSend struct {
 	name  string
 	first int // index of its first command
 	n     int
@@ -80,9 +80,9 @@ type uvSend struct {
 func (u *visitorState) send(timeout time.Duration) error {
 	u.mu.Lock()
 	var cmds []redisconn.Cmd
-	var sends []uvSend
+	var sends []visitorSend
 	for name, k := range u.pending {
-		s := uvSend{name: name, first: len(cmds)}
+		s := visitorSend{name: name, first: len(cmds)}
 		cmds = appendPFADD(cmds, name, k)
 		s.n = len(cmds) - s.first
 		sends = append(sends, s)
@@ -117,7 +117,7 @@ func (u *visitorState) send(timeout time.Duration) error {
 // appendPFADD appends the commands of one key. Each id is 8 bytes of one
 // shared buffer: Redis hashes elements itself, so the shortest form is
 // the best.
-func appendPFADD(cmds []redisconn.Cmd, name string, k *uvKey) []redisconn.Cmd {
+func appendPFADD(cmds []redisconn.Cmd, name string, k *visitorKey) []redisconn.Cmd {
 	buf := make([]byte, 0, 8*len(k.ids))
 	args := []any{name}
 	for id := range k.ids {

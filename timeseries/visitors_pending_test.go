@@ -33,7 +33,7 @@ func TestVisitorPendingBounds(t *testing.T) {
 			u.npending = tt.npending
 			s := &u.stripes[0]
 			s.add(c.id, series.BucketStart(tt.sec, int(u.step)), tt.sec, 42)
-			u.drain(new([numShards]stripeLock), schema, tt.cutoff, counters)
+			u.drain(new([numStripes]stripeLock), schema, tt.cutoff, counters)
 			if u.dropped != tt.wantDropped || u.npending-tt.npending != tt.wantPending {
 				t.Errorf("dropped %d, pending +%d; want %d, +%d", u.dropped, u.npending-tt.npending, tt.wantDropped, tt.wantPending)
 			}
@@ -42,8 +42,8 @@ func TestVisitorPendingBounds(t *testing.T) {
 	// A key left pending ages out once its newest id passes the cutoff.
 	u := newVisitorState(visitorEnv{schema: schema})
 	u.stripes[0].add(c.id, series.BucketStart(now, int(u.step)), now, 42)
-	u.drain(new([numShards]stripeLock), schema, now-900, counters)
-	u.drain(new([numShards]stripeLock), schema, now+1, counters)
+	u.drain(new([numStripes]stripeLock), schema, now-900, counters)
+	u.drain(new([numStripes]stripeLock), schema, now+1, counters)
 	if len(u.pending) != 0 || u.npending != 0 || u.dropped != 4 {
 		t.Errorf("after aging: %d keys, %d pending, %d dropped; want 0, 0, 4", len(u.pending), u.npending, u.dropped)
 	}

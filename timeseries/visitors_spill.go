@@ -15,14 +15,14 @@ import (
 // Recorder that predates visitors ignores these files. PFADD is
 // idempotent, so these need no marker: a file is removed once all it
 // held was sent, and sending it twice counts nobody twice.
-type uvSpillFile struct {
+type visitorSpillFile struct {
 	Version int             `json:"version"`
 	Written time.Time       `json:"written"`
 	Keys    json.RawMessage `json:"keys"`
 	SHA256  string          `json:"sha256"`
 }
 
-type uvSpillKey struct {
+type visitorSpillKey struct {
 	Key    string   `json:"key"`
 	Expire int64    `json:"expire"`
 	Newest int64    `json:"newest"`
@@ -30,8 +30,8 @@ type uvSpillKey struct {
 }
 
 const (
-	uvSpillVersion = 1
-	uvSpillSuffix  = ".visitors"
+	visitorSpillVersion = 1
+	visitorSpillSuffix  = ".visitors"
 )
 
 // start loads the visitors a previous Recorder spilled and fetches the
@@ -63,10 +63,10 @@ func (u *visitorState) spill() error {
 	defer u.env.flushMu.Unlock()
 	u.drainAged()
 	u.mu.Lock()
-	keys := make([]uvSpillKey, 0, len(u.pending))
+	keys := make([]visitorSpillKey, 0, len(u.pending))
 	var n int64
 	for name, k := range u.pending {
-		sk := uvSpillKey{Key: name, Expire: k.expire, Newest: k.newest}
+		sk := visitorSpillKey{Key: name, Expire: k.expire, Newest: k.newest}
 		for id := range k.ids {
 			sk.IDs = append(sk.IDs, id)
 		}
@@ -81,7 +81,7 @@ func (u *visitorState) spill() error {
 	if len(keys) == 0 {
 		return nil
 	}
-	name := filepath.Join(u.env.spillDir, fmt.Sprintf("pulse-%s-%d%s", u.env.id, time.Now().UnixNano(), uvSpillSuffix))
+	name := filepath.Join(u.env.spillDir, fmt.Sprintf("pulse-%s-%d%s", u.env.id, time.Now().UnixNano(), visitorSpillSuffix))
 	if err := writeVisitorSpill(name, keys); err != nil {
 		return fmt.Errorf("timeseries: close: %d visitor ids not written or spilled: %w", n, err)
 	}
@@ -91,16 +91,16 @@ func (u *visitorState) spill() error {
 	return nil
 }
 
-func writeVisitorSpill(name string, keys []uvSpillKey) error {
+func writeVisitorSpill(name string, keys []visitorSpillKey) error {
 	return writeSpillFile(name, keys, func(body json.RawMessage, sum string) any {
-		return uvSpillFile{Version: uvSpillVersion, Written: time.Now().UTC(), Keys: body, SHA256: sum}
+		return visitorSpillFile{Version: visitorSpillVersion, Written: time.Now().UTC(), Keys: body, SHA256: sum}
 	})
 }
 
 // loadSpills puts the ids of every visitor spill file in SpillDir
 // in pending. A file that cannot be read whole is set aside as .bad.
 func (u *visitorState) loadSpills() {
-	names, _ := filepath.Glob(filepath.Join(u.env.spillDir, "*"+uvSpillSuffix))
+	names, _ := filepath.Glob(filepath.Join(u.env.spillDir, "*"+visitorSpillSuffix))
 	slices.Sort(names)
 	for _, name := range names {
 		keys, err := readVisitorSpill(name)
@@ -114,7 +114,7 @@ func (u *visitorState) loadSpills() {
 		for _, sk := range keys {
 			k := u.pending[sk.Key]
 			if k == nil {
-				k = &uvKey{expire: sk.Expire, ids: map[uint64]struct{}{}}
+				k = &visitorKey{expire: sk.Expire, ids: map[uint64]struct{}{}}
 				u.pending[sk.Key] = k
 			}
 			k.newest = max(k.newest, sk.Newest)
@@ -130,22 +130,22 @@ func (u *visitorState) loadSpills() {
 	}
 }
 
-func readVisitorSpill(name string) ([]uvSpillKey, error) {
+func readVisitorSpill(name string) ([]visitorSpillKey, error) {
 	data, err := os.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
-	var f uvSpillFile
+	var f visitorSpillFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("not a visitor spill file: %w", err)
 	}
-	if f.Version != uvSpillVersion {
-		return nil, fmt.Errorf("visitor spill file version %d, want %d", f.Version, uvSpillVersion)
+	if f.Version != visitorSpillVersion {
+		return nil, fmt.Errorf("visitor spill file version %d, want %d", f.Version, visitorSpillVersion)
 	}
 	if err := checkSpillSum(f.Keys, f.SHA256); err != nil {
 		return nil, err
 	}
-	var keys []uvSpillKey
+	var keys []visitorSpillKey
 	if err := json.Unmarshal(f.Keys, &keys); err != nil {
 		return nil, fmt.Errorf("keys: %w", err)
 	}

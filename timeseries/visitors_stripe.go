@@ -8,23 +8,23 @@ import "github.com/pulse-dev/pulse/internal/visitors"
 // neither grows nor overflows its buffer with repeats. Emptying it is one
 // increment of gen: a slot is in use only when its gen is the current one.
 const (
-	uvStripeMin = 1 << 10
-	uvStripeMax = 1 << 16 // slots; half of them can be used
+	visitorStripeMin = 1 << 10
+	visitorStripeMax = 1 << 16 // slots; half of them can be used
 )
 
-// uvStripe is guarded by its stripe's lock (Recorder.locks).
-type uvStripe struct {
-	slots []uvSlot
+// visitorStripe is guarded by its stripe's lock (counters.locks).
+type visitorStripe struct {
+	slots []visitorSlot
 	used  []int32 // indexes of the slots in use, in insertion order
 	gen   uint32
 	full  int64 // visitors dropped because the stripe was full
 	memo  visitors.Memo
 }
 
-// uvSlot holds no pointer (the series is its Counter's id), so the
+// visitorSlot holds no pointer (the series is its Counter's id), so the
 // garbage collector, which runs often in a busy server with a small heap,
 // skips the tables instead of scanning every slot at every cycle.
-type uvSlot struct {
+type visitorSlot struct {
 	step    int64
 	id      uint64
 	sec     int64 // the newest second it was seen in
@@ -34,9 +34,9 @@ type uvSlot struct {
 
 // add records id of c at second sec (its step is sec's step). The
 // stripe's lock is held.
-func (s *uvStripe) add(c int32, step, sec int64, id uint64) {
+func (s *visitorStripe) add(c int32, step, sec int64, id uint64) {
 	if 2*(len(s.used)+1) > len(s.slots) {
-		if len(s.slots) >= uvStripeMax {
+		if len(s.slots) >= visitorStripeMax {
 			if i, ok := s.find(c, step, id); ok {
 				s.slots[i].sec = max(s.slots[i].sec, sec)
 			} else {
@@ -51,13 +51,13 @@ func (s *uvStripe) add(c int32, step, sec int64, id uint64) {
 		s.slots[i].sec = max(s.slots[i].sec, sec)
 		return
 	}
-	s.slots[i] = uvSlot{counter: c, step: step, id: id, sec: sec, gen: s.gen}
+	s.slots[i] = visitorSlot{counter: c, step: step, id: id, sec: sec, gen: s.gen}
 	s.used = append(s.used, int32(i))
 }
 
 // find returns the slot of (c, step, id), or the free slot it would take.
 // The ids are hash outputs already, so their low bits spread well.
-func (s *uvStripe) find(c int32, step int64, id uint64) (int, bool) {
+func (s *visitorStripe) find(c int32, step int64, id uint64) (int, bool) {
 	mask := len(s.slots) - 1
 	i := int((id ^ uint64(step)*0x9e3779b97f4a7c15 ^ uint64(c)*0xbf58476d1ce4e5b9) & uint64(mask))
 	for {
@@ -74,10 +74,10 @@ func (s *uvStripe) find(c int32, step int64, id uint64) (int, bool) {
 
 // grow doubles the table (or makes the first one), moving the slots in
 // use.
-func (s *uvStripe) grow() {
+func (s *visitorStripe) grow() {
 	old, oldUsed := s.slots, s.used
-	n := max(2*len(old), uvStripeMin)
-	s.slots = make([]uvSlot, n)
+	n := max(2*len(old), visitorStripeMin)
+	s.slots = make([]visitorSlot, n)
 	s.used = make([]int32, 0, n/2)
 	s.gen = 1
 	for _, j := range oldUsed {
@@ -91,7 +91,7 @@ func (s *uvStripe) grow() {
 
 // take appends the visitors in the stripe to out and empties it. The
 // stripe's lock is held.
-func (s *uvStripe) take(out []uvSlot) []uvSlot {
+func (s *visitorStripe) take(out []visitorSlot) []visitorSlot {
 	for _, i := range s.used {
 		out = append(out, s.slots[i])
 	}

@@ -8,36 +8,36 @@ func TestVisitorStripe(t *testing.T) {
 	const a, b int32 = 1, 2 // Counter ids
 	tests := []struct {
 		name      string
-		adds      func(s *uvStripe)
+		adds      func(s *visitorStripe)
 		want      int
 		wantFull  int64
 		wantNewer bool // the first slot holds second 99
 	}{
-		{"repeats are one", func(s *uvStripe) {
+		{"repeats are one", func(s *visitorStripe) {
 			for sec := range int64(100) {
 				s.add(a, 0, sec, 7)
 			}
 		}, 1, 0, true},
-		{"series and steps apart", func(s *uvStripe) {
+		{"series and steps apart", func(s *visitorStripe) {
 			s.add(a, 0, 1, 7)
 			s.add(b, 0, 1, 7)
 			s.add(a, 60, 61, 7)
 		}, 3, 0, false},
-		{"grows past its first size", func(s *uvStripe) {
+		{"grows past its first size", func(s *visitorStripe) {
 			for i := range uint64(5000) {
 				s.add(a, 0, 1, i*0x9e3779b97f4a7c15)
 			}
 		}, 5000, 0, false},
-		{"full: the rest is counted, repeats still fit", func(s *uvStripe) {
-			for i := range uint64(uvStripeMax) {
+		{"full: the rest is counted, repeats still fit", func(s *visitorStripe) {
+			for i := range uint64(visitorStripeMax) {
 				s.add(a, 0, 1, i)
 			}
 			s.add(a, 0, 99, 0)
-		}, uvStripeMax / 2, uvStripeMax / 2, true},
+		}, visitorStripeMax / 2, visitorStripeMax / 2, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var s uvStripe
+			var s visitorStripe
 			for round := range 2 { // the second after an emptying
 				tt.adds(&s)
 				got := s.take(nil)

@@ -12,13 +12,13 @@ import (
 func (r *Recorder) writeNow(sec int64, timed []*Counter, d time.Duration, counted []*Counter) {
 	r.mu.Lock()
 	for _, c := range timed {
-		r.addPendingLocked(c, sec, 1)
+		c.moveLocked(r.ledger, sec, 1)
 		if c.timed {
-			r.ledger.addLatOne(c.id, sec, d)
+			r.ledger.addDuration(c.id, sec, d)
 		}
 	}
 	for _, c := range counted {
-		r.addPendingLocked(c, sec, 1)
+		c.moveLocked(r.ledger, sec, 1)
 	}
 	want := r.ledger.nextRound()
 	skip := r.closed || r.clock.Now().Before(r.status.retryAt)

@@ -36,71 +36,71 @@ func (d latDelta) count() int64 {
 // carries a few dozen bins where a count delta carries one number.
 const latWeight = 16
 
-// latSource is a pending histogram a batch took for one precision, so a
+// durationSource is a pending histogram a batch took for one precision, so a
 // batch that surely did not land can give it back.
-type latSource struct {
+type durationSource struct {
 	key pendingKey // with the one precision bit
 	h   *latency.Histogram
 }
 
-// addLat adds the durations of one stripe slot, recorded at second sec,
+// addDurations adds the durations of one stripe slot, recorded at second sec,
 // to series id's pending histogram of sec's step.
-func (l *ledger) addLat(id int32, sec int64, bins []uint32, sum int64, lo, hi time.Duration) {
-	k := pendingKey{counter: id, sec: series.BucketStart(sec, int(l.latStep)), due: l.allDue}
-	h := l.latPending[k]
+func (l *ledger) addDurations(id int32, sec int64, bins []uint32, sum int64, lo, hi time.Duration) {
+	k := pendingKey{counter: id, sec: series.BucketStart(sec, int(l.durationStep)), due: l.allDue}
+	h := l.pendingDurations[k]
 	if h == nil {
-		h = latency.NewHistogram(l.latMapping)
-		l.latPending[k] = h
+		h = latency.NewHistogram(l.durationMapping)
+		l.pendingDurations[k] = h
 	}
-	_ = h.AddSlots(bins, sum, lo, hi) // bins of l.latMapping
+	_ = h.AddSlots(bins, sum, lo, hi) // bins of l.durationMapping
 	_ = l.totalOf(id).AddSlots(bins, sum, lo, hi)
 }
 
-// addLatOne adds one duration: the write-through path.
-func (l *ledger) addLatOne(id int32, sec int64, d time.Duration) {
-	k := pendingKey{counter: id, sec: series.BucketStart(sec, int(l.latStep)), due: l.allDue}
-	h := l.latPending[k]
+// addDuration adds one duration: the write-through path.
+func (l *ledger) addDuration(id int32, sec int64, d time.Duration) {
+	k := pendingKey{counter: id, sec: series.BucketStart(sec, int(l.durationStep)), due: l.allDue}
+	h := l.pendingDurations[k]
 	if h == nil {
-		h = latency.NewHistogram(l.latMapping)
-		l.latPending[k] = h
+		h = latency.NewHistogram(l.durationMapping)
+		l.pendingDurations[k] = h
 	}
 	h.Add(d)
 	l.totalOf(id).Add(d)
 }
 
-// giveBackLat merges h into the pending histogram of k. Pending owns its
+// giveBackDurations merges h into the pending histogram of k. Pending owns its
 // histograms, and h may be shared by a batch's sources: a copy goes in.
-func (l *ledger) giveBackLat(k pendingKey, h *latency.Histogram) {
-	if p := l.latPending[k]; p != nil {
+func (l *ledger) giveBackDurations(k pendingKey, h *latency.Histogram) {
+	if p := l.pendingDurations[k]; p != nil {
 		_ = p.Merge(h)
 		return
 	}
-	l.latPending[k] = h.Clone()
+	l.pendingDurations[k] = h.Clone()
 }
 
-// takeLat moves the pending durations it can into the round's batches,
+// takeDurations moves the pending durations it can into the round's batches,
 // as takePending does for hits.
-func (r *roundBuilder) takeLat() {
+func (r *roundBuilder) takeDurations() {
 	l := r.l
-	var partial []latSource
-	for k, h := range l.latPending {
-		left := r.takeLatEntry(k, h)
+	var partial []durationSource
+	for k, h := range l.pendingDurations {
+		left := r.takeDurationsEntry(k, h)
 		if left == k.due {
 			continue
 		}
-		delete(l.latPending, k)
+		delete(l.pendingDurations, k)
 		if left != 0 {
-			partial = append(partial, latSource{pendingKey{counter: k.counter, sec: k.sec, due: left}, h})
+			partial = append(partial, durationSource{pendingKey{counter: k.counter, sec: k.sec, due: left}, h})
 		}
 	}
 	for _, p := range partial {
-		l.giveBackLat(p.key, p.h)
+		l.giveBackDurations(p.key, p.h)
 	}
 }
 
-// takeLatEntry adds the histogram of k to the batch of each precision's
+// takeDurationsEntry adds the histogram of k to the batch of each precision's
 // group that can take it, and returns the precision bits still due.
-func (r *roundBuilder) takeLatEntry(k pendingKey, h *latency.Histogram) (left uint32) {
+func (r *roundBuilder) takeDurationsEntry(k pendingKey, h *latency.Histogram) (left uint32) {
 	l := r.l
 	s := &l.series[k.counter]
 	left = k.due
@@ -115,35 +115,35 @@ func (r *roundBuilder) takeLatEntry(k pendingKey, h *latency.Histogram) (left ui
 		}
 		bucket := series.BucketStart(k.sec, prec)
 		dk := deltaKey{counter: k.counter, prec: int8(i), bucket: bucket}
-		if !bl.addLat(dk, s.lat[i], series.LatExpireAt(bucket, prec), h) {
+		if !bl.addDurations(dk, s.lat[i], series.LatExpireAt(bucket, prec), h) {
 			r.leftover = true
 			continue
 		}
 		b := bl.b
 		b.Newest = max(b.Newest, k.sec)
-		b.latSrc = append(b.latSrc, latSource{pendingKey{counter: k.counter, sec: k.sec, due: bit}, h})
+		b.durationSrc = append(b.durationSrc, durationSource{pendingKey{counter: k.counter, sec: k.sec, due: bit}, h})
 		left &^= bit
 	}
 	return left
 }
 
-// addLat merges h into the batch's delta of dk, unless that needs a new
+// addDurations merges h into the batch's delta of dk, unless that needs a new
 // delta and the batch is full.
-func (bl *building) addLat(dk deltaKey, prefix string, expire int64, h *latency.Histogram) bool {
+func (bl *building) addDurations(dk deltaKey, prefix string, expire int64, h *latency.Histogram) bool {
 	j, ok := bl.lat[dk]
 	if !ok {
 		if bl.full(latWeight) {
 			return false
 		}
-		j = len(bl.latHists)
+		j = len(bl.durationHists)
 		if bl.lat == nil {
 			bl.lat = map[deltaKey]int{}
 		}
 		bl.lat[dk] = j
-		bl.latHists = append(bl.latHists, latency.NewHistogram(h.Mapping()))
+		bl.durationHists = append(bl.durationHists, latency.NewHistogram(h.Mapping()))
 		bl.b.Lat = append(bl.b.Lat, latDelta{Key: prefix + itoa(dk.bucket), Expire: expire})
 	}
-	_ = bl.latHists[j].Merge(h) // one mapping per recorder
+	_ = bl.durationHists[j].Merge(h) // one mapping per recorder
 	return true
 }
 
@@ -151,7 +151,7 @@ func (bl *building) addLat(dk deltaKey, prefix string, expire int64, h *latency.
 // the round has taken all it can: from then on the batch is sent as it
 // is, however often.
 func (bl *building) finish() {
-	for j, h := range bl.latHists {
+	for j, h := range bl.durationHists {
 		d := &bl.b.Lat[j]
 		for _, f := range h.Fields() {
 			switch {
@@ -166,17 +166,17 @@ func (bl *building) finish() {
 				d.Counts = append(d.Counts, f.Value)
 			}
 		}
-		bl.b.latN += int64(h.Count())
+		bl.b.durationsN += int64(h.Count())
 	}
-	bl.latHists = nil
+	bl.durationHists = nil
 }
 
-// ageLat drops pending durations older than cutoff.
-func (l *ledger) ageLat(cutoff int64) {
-	for k, h := range l.latPending {
+// ageDurations drops pending durations older than cutoff.
+func (l *ledger) ageDurations(cutoff int64) {
+	for k, h := range l.pendingDurations {
 		if k.sec < cutoff {
-			l.droppedLat += int64(h.Count()) * int64(bits.OnesCount32(k.due))
-			delete(l.latPending, k)
+			l.droppedDurations += int64(h.Count()) * int64(bits.OnesCount32(k.due))
+			delete(l.pendingDurations, k)
 		}
 	}
 }

@@ -14,15 +14,24 @@ import (
 
 // totalOf is series id's cumulative histogram, made on first use.
 func (l *ledger) totalOf(id int32) *latency.Histogram {
-	for int(id) >= len(l.latTotal) {
-		l.latTotal = append(l.latTotal, nil)
+	for int(id) >= len(l.durationTotals) {
+		l.durationTotals = append(l.durationTotals, nil)
 	}
-	h := l.latTotal[id]
+	h := l.durationTotals[id]
 	if h == nil {
-		h = latency.NewHistogram(l.latMapping)
-		l.latTotal[id] = h
+		h = latency.NewHistogram(l.durationMapping)
+		l.durationTotals[id] = h
 	}
 	return h
+}
+
+// totalCopy is a copy of series id's cumulative histogram, empty when
+// it took no duration yet.
+func (l *ledger) totalCopy(id int32) *latency.Histogram {
+	if int(id) < len(l.durationTotals) && l.durationTotals[id] != nil {
+		return l.durationTotals[id].Clone()
+	}
+	return latency.NewHistogram(l.durationMapping)
 }
 
 // DurationTotal is one series' durations recorded by this process since
@@ -39,24 +48,18 @@ type DurationTotal struct {
 // series whose every hit came with a duration counts as many durations
 // as hits once those requests have returned.
 func (r *Recorder) DurationTotals() []DurationTotal {
-	if r.lat == nil {
+	if r.durations == nil {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.drainLocked()
-	out := make([]DurationTotal, 0, len(r.counters))
-	for _, c := range r.counters {
+	out := make([]DurationTotal, 0, len(r.counts.all))
+	for _, c := range r.counts.all {
 		if !c.timed {
 			continue
 		}
-		var h *latency.Histogram
-		if int(c.id) < len(r.ledger.latTotal) && r.ledger.latTotal[c.id] != nil {
-			h = r.ledger.latTotal[c.id].Clone()
-		} else {
-			h = latency.NewHistogram(r.lat.m)
-		}
-		out = append(out, DurationTotal{Name: c.name, Hist: h})
+		out = append(out, DurationTotal{Name: c.name, Hist: r.ledger.totalCopy(c.id)})
 	}
 	return out
 }

@@ -33,7 +33,8 @@ type Flag struct {
 
 // flag walks the scored history and raises a flag on each bucket that
 // completes K of the last N out of band on one side, or that alone is
-// beyond Single. Latency and error ratios flag upward breaks only: a
+// beyond Single, or (counts) that ends a run of runLen whose scores sum
+// beyond RunSum. Latency and error ratios flag upward breaks only: a
 // faster or cleaner bucket is no incident.
 func flag(s Series, cfg Config, hist []Point, warm int) []Flag {
 	var flags []Flag
@@ -48,6 +49,10 @@ func flag(s Series, cfg Config, hist []Point, warm int) []Flag {
 		}
 		side := 0
 		if math.Abs(z) >= cfg.Band && (z > 0 || cfg.Kind == Counts) {
+			side = sign(z)
+		}
+		sum := cfg.RunSum > 0 && !cfg.off.runSum && cfg.Kind == Counts && runSum(hist, t, warm, cfg.RunSum)
+		if sum && side == 0 {
 			side = sign(z)
 		}
 		recent = append(recent, side)
@@ -72,7 +77,7 @@ func flag(s Series, cfg Config, hist []Point, warm int) []Flag {
 		if cfg.off.persistence {
 			need = 1
 		}
-		if same < need && math.Abs(z) < cfg.Single {
+		if same < need && math.Abs(z) < cfg.Single && !sum {
 			continue
 		}
 		fl := Flag{Series: s.Name, Precision: s.Step, Bucket: pt.Time, Kind: kindOf(cfg.Kind, side, run >= cfg.ShiftRun),
@@ -84,6 +89,30 @@ func flag(s Series, cfg Config, hist []Point, warm int) []Flag {
 		hist[t].Anomaly = &flags[i]
 	}
 	return flags
+}
+
+// runFloor is the score a bucket needs of its own to complete a run
+// whose sum flags it: a run ends out of band, not on an ordinary bucket.
+const runFloor = 2.0
+
+// runSum reports whether bucket t ends a run of runLen scored buckets
+// whose scores sum to at least limit on the side of t's. A spike of a
+// few buckets or the start of a shift each move the score a little less
+// than a band can catch alone, where the expectation is less sure; their
+// sum shows them.
+func runSum(hist []Point, t, warm int, limit float64) bool {
+	z := hist[t].Score
+	if math.Abs(z) < runFloor {
+		return false
+	}
+	sum, m := 0.0, 0
+	for u := t; u >= warm && m < runLen; u-- {
+		if !math.IsNaN(hist[u].Score) {
+			sum += hist[u].Score
+			m++
+		}
+	}
+	return m == runLen && math.Abs(sum) >= limit && sign(sum) == sign(z)
 }
 
 func btoi(b bool) int {

@@ -27,6 +27,10 @@ type Config struct {
 	// Single is the score that flags one bucket alone, without waiting
 	// for K of N. Default DefaultSingleFor(Step).
 	Single float64
+	// RunSum is the sum of the last three scores, on one side, that flags
+	// a count bucket ending them though none of them is out of band.
+	// Default DefaultRunSumFor(Step); negative: never.
+	RunSum float64
 	// ShiftRun is the run of buckets out of band on one side that makes a
 	// count flag a level shift. Default DefaultShiftRun.
 	ShiftRun int
@@ -52,6 +56,7 @@ type guards struct {
 	discrete    bool // counts and errors scored and banded as normal, whatever their mean
 	season      bool // no season, own or borrowed
 	persistence bool // every bucket out of band flags
+	runSum      bool // no flag from the sum of a run of scores
 }
 
 // Defaults of Config.
@@ -61,6 +66,7 @@ const (
 	DefaultDailyBand = 2.75
 	DefaultSingle    = 5.0
 	DefaultShiftRun  = 4
+	DefaultRunSum    = 6.5
 	DefaultRelevel   = 6
 )
 
@@ -95,6 +101,20 @@ func DefaultSingleFor(step time.Duration) float64 {
 	return DefaultSingle
 }
 
+// runLen is the run of scores RunSum adds up.
+const runLen = 3
+
+// DefaultRunSumFor is the sum of three scores that flags a count bucket:
+// DefaultRunSum at 1 h, where the series' own daily season is estimated
+// from five days and blurs each bucket's score; never elsewhere: at 5 h
+// the same sum raises more false flags than it catches events.
+func DefaultRunSumFor(step time.Duration) float64 {
+	if step >= time.Hour && step < 5*time.Hour {
+		return DefaultRunSum
+	}
+	return -1
+}
+
 func (c Config) withDefaults(step time.Duration) Config {
 	if c.Persistence.K <= 0 || c.Persistence.N <= 0 {
 		c.Persistence = DefaultPersistence(step)
@@ -105,6 +125,9 @@ func (c Config) withDefaults(step time.Duration) Config {
 	}
 	if c.Single <= 0 {
 		c.Single = DefaultSingleFor(step)
+	}
+	if c.RunSum == 0 {
+		c.RunSum = DefaultRunSumFor(step)
 	}
 	if c.ShiftRun <= 0 {
 		c.ShiftRun = DefaultShiftRun

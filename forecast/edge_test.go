@@ -2,6 +2,7 @@ package forecast
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -37,9 +38,14 @@ func TestOddInputs(t *testing.T) {
 		{"latency with idle buckets", Series{Step: time.Minute, Start: start, Values: append(flat(60, 0), flat(60, 0.2)...)}, Latency},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			before := slices.Clone(c.s.Values)
 			fd, err := FitWithConfig(c.s, Config{Kind: c.kind})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The fit works on counts in place: it must not write to them.
+			if !slices.EqualFunc(before, c.s.Values, func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }) {
+				t.Fatalf("the fit changed the caller's values")
 			}
 			for _, p := range fd.Forecast(30) {
 				if math.IsNaN(p.Expected) || math.IsInf(p.Band95.Hi, 0) || math.IsNaN(p.Band95.Lo) || p.Band95.Lo > p.Band95.Hi {

@@ -3,6 +3,7 @@ package forecast
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -122,15 +123,28 @@ func decompose(w []float64, width int, mult bool) (trend, raw []float64) {
 
 // phaseMedians returns the median raw ratio of each phase.
 func phaseMedians(raw []float64, ph []int, period int, mult bool) []float64 {
-	groups := make([][]float64, period)
+	// The values of each phase lie side by side in one buffer: a slice
+	// per phase grown by append costs several allocations each.
+	end := make([]int, period+1)
 	for t, r := range raw {
 		if !math.IsNaN(r) {
-			groups[ph[t]] = append(groups[ph[t]], r)
+			end[ph[t]+1]++
+		}
+	}
+	for j := range period {
+		end[j+1] += end[j]
+	}
+	buf := make([]float64, end[period])
+	next := slices.Clone(end[:period])
+	for t, r := range raw {
+		if !math.IsNaN(r) {
+			buf[next[ph[t]]] = r
+			next[ph[t]]++
 		}
 	}
 	m := make([]float64, period)
-	for j, g := range groups {
-		m[j] = medianInPlace(g)
+	for j := range m {
+		m[j] = medianInPlace(buf[end[j]:end[j+1]])
 		if math.IsNaN(m[j]) {
 			m[j] = neutral(mult)
 		}

@@ -100,6 +100,11 @@ func (s Series) validate(kind Kind) error {
 // working returns the values on the scale the model works on: counts as
 // they are, latency as its logarithm, errors as a ratio of the hits.
 func working(s Series, kind Kind) []float64 {
+	if kind == Counts {
+		// Counts are their own working scale, NaN included: the fit only
+		// reads them, and the Fitted keeps the series anyway.
+		return s.Values
+	}
 	w := make([]float64, len(s.Values))
 	for i, v := range s.Values {
 		switch {

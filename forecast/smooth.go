@@ -134,6 +134,7 @@ func (f *filter) pass(p params, k float64, exact bool) run {
 	level, trend, warm := f.start()
 	r.warm = warm
 	var h holdout
+	prevOut := 0
 	lv, tr := r.lv, r.tr
 	for t, w := range f.w {
 		if t > 0 {
@@ -154,7 +155,16 @@ func (f *filter) pass(p params, k float64, exact bool) run {
 			r.loss += math.Min(math.Abs(w-mu)/f.ref[t], 3)
 		}
 		d := f.remove(w, f.fFull[t])
-		if t >= warm && math.Abs(z) > rejectZ && !f.off.clean {
+		// A second bucket in a row beyond huberZ on one side is held out
+		// like an outlier: let in shrunk, a run of them would carry the
+		// level along with a shift before the run is long enough to flag.
+		out := 0
+		if math.Abs(z) > huberZ {
+			out = sign(z)
+		}
+		held := out != 0 && out == prevOut
+		prevOut = out
+		if t >= warm && (math.Abs(z) > rejectZ || held) && !f.off.clean {
 			r.rejected[t] = true
 			r.cleaned++
 			level, trend = base, p.phi*trend

@@ -41,6 +41,7 @@ func (s *Store) SamplesMany(ctx context.Context, names []string, precision int, 
 	}
 	unique := uniqueNames(names)
 	fields, empty := windowFields(precision, r)
+	times := fieldTimes(fields) // once for every name, not once per name
 	cmds := s.samplesManyCmds(unique, precision, fields, empty)
 	var err error
 	results := s.router.Do(cmds, redisconn.Options{Timeout: series.ReadTimeout(ctx)})
@@ -64,7 +65,7 @@ func (s *Store) SamplesMany(ctx context.Context, names []string, precision int, 
 		switch {
 		case empty:
 		case fields != nil:
-			samples, err = samplesFromValues(fields, replies[perName*i+1])
+			samples, err = samplesFromValues(times, replies[perName*i+1])
 		default:
 			samples, err = samplesFromHash(replies[perName*i+1], r)
 		}
@@ -102,24 +103,32 @@ func windowFields(precision int, r Range) (fields []any, empty bool) {
 	return fields, false
 }
 
-// samplesFromValues pairs an HMGET reply with the fields asked for,
-// skipping buckets that are absent or not integers.
-func samplesFromValues(fields []any, reply any) ([]Sample, error) {
+// fieldTimes is the bucket start of each field windowFields asks for.
+func fieldTimes(fields []any) []int64 {
+	times := make([]int64, len(fields))
+	for i, f := range fields {
+		times[i], _ = strconv.ParseInt(f.(string), 10, 64)
+	}
+	return times
+}
+
+// samplesFromValues pairs an HMGET reply with the times of the fields
+// asked for, skipping buckets that are absent or not integers.
+func samplesFromValues(times []int64, reply any) ([]Sample, error) {
 	values, err := redis.Values(reply, nil)
 	if err != nil {
 		return nil, err
 	}
 	samples := make([]Sample, 0, len(values))
 	for i, v := range values {
-		if v == nil || i >= len(fields) {
+		if v == nil || i >= len(times) {
 			continue
 		}
 		n, err := redis.Int64(v, nil)
 		if err != nil {
 			continue // not written by Pulse; skip rather than fail the read
 		}
-		t, _ := strconv.ParseInt(fields[i].(string), 10, 64)
-		samples = append(samples, Sample{Time: t, Count: n})
+		samples = append(samples, Sample{Time: times[i], Count: n})
 	}
 	return samples, nil // fields ascend, so samples are sorted
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/pulse-dev/pulse/forecast"
 	"github.com/pulse-dev/pulse/forecast/fromstore"
-	"github.com/pulse-dev/pulse/internal/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 

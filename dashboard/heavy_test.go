@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
 // heavyResult is what testdata/heavyreads prints.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 )
 
 // Minute buckets around dashtest.Now (dashtest.T0+10m2s): the last three are

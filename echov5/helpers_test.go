@@ -15,8 +15,8 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"github.com/pulse-dev/pulse/echov5"
-	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
 )

@@ -18,8 +18,8 @@ import (
 	echomw "github.com/labstack/echo/v5/middleware"
 
 	"github.com/pulse-dev/pulse/echov5"
-	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
 )

@@ -68,23 +68,14 @@ func (p *Producer) Produce(ctx context.Context) ([]metricdata.ScopeMetrics, erro
 // A route with classes is counted by class and not whole, so a sum over
 // the attributes counts each request once.
 func (p *Producer) counts(totals []timeseries.SeriesTotal, now time.Time) []metricdata.Metrics {
-	classed := map[string]bool{}
-	for _, t := range totals {
-		if base, ok := timeseries.ClassBase(t.Name); ok {
-			classed[base] = true
-		}
-	}
 	var requests, hits []metricdata.DataPoint[int64]
 	for _, t := range totals {
-		point := metricdata.DataPoint[int64]{StartTime: p.start, Time: now, Value: t.Hits}
-		point.Attributes = attribute.NewSet(SeriesKey.String(t.Name))
-		hits = append(hits, point)
-		r, ok := timeseries.ParseRouteName(t.Name)
-		if !ok || r.Class == "" && classed[t.Name] {
-			continue
-		}
-		point.Attributes = attribute.NewSet(methodKey.String(r.Method), routeKey.String(r.Route), StatusClassKey.String(r.Class))
-		requests = append(requests, point)
+		hits = append(hits, metricdata.DataPoint[int64]{StartTime: p.start, Time: now, Value: t.Hits,
+			Attributes: attribute.NewSet(SeriesKey.String(t.Name))})
+	}
+	for _, r := range timeseries.RouteRequests(totals) {
+		requests = append(requests, metricdata.DataPoint[int64]{StartTime: p.start, Time: now, Value: r.Hits,
+			Attributes: attribute.NewSet(methodKey.String(r.Method), routeKey.String(r.Route), StatusClassKey.String(r.Class))})
 	}
 	return []metricdata.Metrics{
 		{Name: "pulse.http.server.requests", Description: "Requests recorded by this process, per route and status class.",

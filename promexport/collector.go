@@ -75,18 +75,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // class where the route has classes and whole where it has none, so that
 // summing the counter over its labels counts each request once.
 func (c *Collector) collectRequests(ch chan<- prometheus.Metric, totals []timeseries.SeriesTotal) {
-	classed := map[string]bool{} // bases that have class series
-	for _, t := range totals {
-		if base, ok := timeseries.ClassBase(t.Name); ok {
-			classed[base] = true
-		}
-	}
-	for _, t := range totals {
-		r, ok := timeseries.ParseRouteName(t.Name)
-		if !ok || r.Class == "" && classed[t.Name] {
-			continue
-		}
-		ch <- prometheus.MustNewConstMetric(c.requests, prometheus.CounterValue, float64(t.Hits), r.Method, r.Route, r.Class)
+	for _, r := range timeseries.RouteRequests(totals) {
+		ch <- prometheus.MustNewConstMetric(c.requests, prometheus.CounterValue, float64(r.Hits), r.Method, r.Route, r.Class)
 	}
 }
 

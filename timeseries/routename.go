@@ -34,12 +34,33 @@ func ParseRouteName(name string) (r RouteName, ok bool) {
 	return RouteName{}, false
 }
 
-// ClassBase is the series a class series divides, "GET /posts/:id" for
-// "GET /posts/:id status:5xx"; ok is false for a name with no class or
-// for an app-wide class ("status:5xx").
-func ClassBase(name string) (base string, ok bool) {
-	base, _, ok = cutClass(name)
-	return base, ok
+// RouteHits is the hits of one series that counts one route's requests.
+type RouteHits struct {
+	RouteName
+	Hits int64
+}
+
+// RouteRequests picks from a recorder's totals the series that count
+// one route's requests each, so that summing them counts every request
+// once: a route's class series where it has classes, the route's own
+// series where it has none (status classes off). The app's series and
+// app-named ones are left out. Exporters label routes with it.
+func RouteRequests(totals []SeriesTotal) []RouteHits {
+	classed := map[string]bool{} // bases that have class series
+	for _, t := range totals {
+		if base, _, ok := cutClass(t.Name); ok {
+			classed[base] = true
+		}
+	}
+	var out []RouteHits
+	for _, t := range totals {
+		r, ok := ParseRouteName(t.Name)
+		if !ok || r.Class == "" && classed[t.Name] {
+			continue
+		}
+		out = append(out, RouteHits{RouteName: r, Hits: t.Hits})
+	}
+	return out
 }
 
 func cutClass(name string) (base, class string, ok bool) {

@@ -27,3 +27,25 @@ func TestParseRouteName(t *testing.T) {
 		}
 	}
 }
+
+// RouteRequests counts each request once: a route with classes by its
+// classes, one without whole, the app's and app-named series not at all.
+func TestRouteRequests(t *testing.T) {
+	got := RouteRequests([]SeriesTotal{
+		{"hits", 10}, {"status:2xx", 7}, {"signups", 2},
+		{"GET /posts/:id", 6}, {"GET /posts/:id status:2xx", 5}, {"GET /posts/:id status:5xx", 1},
+		{"unmatched", 3}, {"unmatched status:4xx", 3}, {"POST /login", 1},
+	})
+	want := []RouteHits{
+		{RouteName{"GET", "/posts/:id", "2xx"}, 5}, {RouteName{"GET", "/posts/:id", "5xx"}, 1},
+		{RouteName{"", "unmatched", "4xx"}, 3}, {RouteName{"POST", "/login", ""}, 1},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

@@ -70,6 +70,14 @@ func TestRedisGapNotZero(t *testing.T) {
 		t.Errorf("no error while Redis was down: %+v", s)
 	}
 	srv.Restart()
+	// Restart counts a server still LOADING its data as up; this test is
+	// about the gap before the recorder's flush, so it waits for the data.
+	waitFor(t, "Redis to load its data", func() bool {
+		c := srv.Pool().Get()
+		defer c.Close()
+		_, err := c.Do("PING")
+		return err == nil
+	})
 	// Redis is back but empty of the last 20 minutes until the recorder
 	// flushes: an evaluation now sees the data as missing, not as zero.
 	e.tick(ctx)

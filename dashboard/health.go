@@ -62,25 +62,21 @@ func (s *server) handleHealth(w http.ResponseWriter, r *http.Request) {
 }
 
 // ping asks Redis whether it answers, as the recorder learns of an outage
-// only when it flushes and an idle one does not. After a ping that
-// failed, the next gets recheckTimeout, not the whole request timeout: a
-// Redis that did not answer then and does not answer at once now is
-// still down, and a load balancer's probe gives up within a second or two.
+// only when it flushes and an idle one does not. The ping gets
+// probeTimeout, not the whole request timeout: a load balancer's probe
+// gives up within a second or two, and a Redis that takes longer to
+// answer PING is not serving the recorder either.
 func (s *server) ping(r *http.Request) error {
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	if s.pingFailed.Load() {
-		var cancelShort context.CancelFunc
-		ctx, cancelShort = context.WithTimeout(ctx, recheckTimeout)
-		defer cancelShort()
-	}
+	ctx, cancelProbe := context.WithTimeout(ctx, probeTimeout)
+	defer cancelProbe()
 	err := s.store.Ping(ctx)
-	s.pingFailed.Store(err != nil)
 	if err != nil {
 		s.cfg.Logger.Warn("pulse dashboard: health: redis does not answer", "err", err)
 	}
 	return err
 }
 
-// recheckTimeout bounds the ping of a Redis that did not answer the last.
-const recheckTimeout = 500 * time.Millisecond
+// probeTimeout bounds the health probe's ping of Redis.
+const probeTimeout = 800 * time.Millisecond

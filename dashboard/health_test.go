@@ -29,12 +29,8 @@ func TestHealthPausedRedis(t *testing.T) {
 				t.Fatal("flush to a paused Redis succeeded")
 			}
 		}, "last flush failed"},
-		{"idle recorder, second probe", func(t *testing.T, f *dashtest.Fixture) {
-			// The first probe waits for its ping to time out.
-			if r := dashtest.Get(t, f.Root+"api/health"); r.Status != http.StatusServiceUnavailable {
-				t.Fatalf("first probe: %d %s", r.Status, r.Body)
-			}
-		}, "does not answer"},
+		// Nothing failed yet: the probe's own ping must give up in time.
+		{"idle recorder", func(*testing.T, *dashtest.Fixture) {}, "does not answer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"path"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -28,8 +27,6 @@ type server struct {
 	// windows joins identical overview reads under way into one.
 	windows singleflight.Group
 	mux     *http.ServeMux
-	// pingFailed: the health probe's last ping of Redis failed.
-	pingFailed atomic.Bool
 }
 
 func newServer(cfg Config) (*server, error) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/testenv/testnow"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -14,7 +15,10 @@ import (
 // took over and, once the old master rejoined as its replica,
 // acknowledged them (WaitReplicas).
 func TestClusterVisitorsThroughFailover(t *testing.T) {
-	cl, r := clusterRecorder(t, timeseries.Config{WaitReplicas: 1, FlushTimeout: time.Second})
+	// A clock that stands still, so midnight cannot change the salt
+	// mid-test and count every visitor twice.
+	clock := timeseries.NewManualClock(testnow.Now())
+	cl, r := clusterRecorder(t, timeseries.Config{WaitReplicas: 1, FlushTimeout: time.Second, Clock: clock})
 	flush(t, r) // the salts
 	hits := mustCounter(t, r, "hits")
 	route := mustCounter(t, r, "GET /posts/:id")
@@ -22,7 +26,7 @@ func TestClusterVisitorsThroughFailover(t *testing.T) {
 		visit(r, addrOf(i), hits, route)
 	}
 	settleVisitors(t, r)
-	key, _ := series.Schema{}.UniqueKey(3600, "hits", series.BucketStart(time.Now().Unix(), 3600))
+	key, _ := series.Schema{}.UniqueKey(3600, "hits", series.BucketStart(clock.Now().Unix(), 3600))
 	master := cl.MasterOf(key)
 	cl.KillMaster(t, master)
 	for i := 400; i < 1000; i++ {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/testenv/race"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/testnow"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -28,6 +29,7 @@ func TestRouteMemoryAtFullDepth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills 720 buckets per accuracy")
 	}
+	race.SkipMeasurement(t)
 	// What keys take in memory does not depend on the log: without AOF's
 	// fsync on every write, the thousands of flushes cost far less.
 	srv := redistest.StartWith(t, redistest.Options{Args: []string{"--appendonly", "no"}})

@@ -10,6 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/testenv/race"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/testnow"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -25,6 +26,7 @@ func TestVisitorMemoryAtFullDepth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("feeds 10 million visitor ids")
 	}
+	race.SkipMeasurement(t)
 	// What keys take in memory does not depend on the log: without AOF's
 	// fsync on every write, the thousands of flushes cost far less.
 	srv := redistest.StartWith(t, redistest.Options{Args: []string{"--appendonly", "no"}})

@@ -201,10 +201,16 @@ func (s *Server) Kill() { s.proc.Kill() }
 
 // Restart starts the server again on the same port and directory. A
 // running server is stopped first; a killed or stopped one is just started.
+// It returns once the server has loaded its data and answers PING: a test
+// that reads right after would otherwise meet LOADING on a loaded machine.
+// Loading is the fault that keeps a server answering LOADING.
 func (s *Server) Restart() {
 	s.owner().Helper()
 	if _, err := s.relaunch(); err != nil {
 		s.fatalf("%v", err)
+	}
+	if err := s.waitPing(30 * time.Second); err != nil {
+		s.fatalf("redistest: Restart: %s did not load its data within 30 s: %v", s.Addr, err)
 	}
 }
 

@@ -179,7 +179,7 @@ func New(cfg Config) (*Evaluator, error) {
 		if err := r.validate(); err != nil {
 			return nil, err
 		}
-		o, err := newOutbox(r, cfg.QueueSize, cfg.MinBackoff, cfg.MaxBackoff, cfg.GiveUpAfter, e.delivered)
+		o, err := newOutbox(r, cfg.QueueSize, cfg.MinBackoff, cfg.MaxBackoff, cfg.GiveUpAfter, e.delivered, e.fresh)
 		if err != nil {
 			return nil, err
 		}

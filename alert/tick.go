@@ -105,8 +105,9 @@ func (e *Evaluator) lease(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	e.mu.Lock()
-	// Messages still queued stay in flight: sending them again now
-	// would repeat them.
+	// Messages still queued under an older token stay in flight until
+	// their outbox drops them (the fence moved on); a later evaluation
+	// queues them again if they are still due.
 	e.mem.token, e.mem.states, e.mem.sent = token, states, sent
 	e.mu.Unlock()
 	e.cfg.Logger.Info("pulse: alert: evaluating", "instance", e.cfg.Instance, "token", token)
@@ -304,12 +305,22 @@ func (e *Evaluator) delivered(m *message, ok bool) {
 			}
 		}
 	}
-	if !ok {
+	switch {
+	case m.superseded:
+		e.cfg.Logger.Info("pulse: alert: notification left to the new lease holder", "receiver", o, "alert", m.status.Labels["alertname"], "state", m.state)
+	case !ok:
 		e.cfg.Logger.Warn("pulse: alert: notification not delivered", "receiver", o, "alert", m.status.Labels["alertname"], "state", m.state)
 	}
 	e.mu.Lock()
 	delete(e.mem.inflight, id)
 	e.mu.Unlock()
+}
+
+// fresh tells an outbox whether m's fencing token is still the current
+// one, asking Redis: this instance's own view of its lease may be a lease
+// that already lapsed.
+func (e *Evaluator) fresh(ctx context.Context, m *message) (bool, error) {
+	return e.st.current(ctx, m.token)
 }
 
 // outboxOf names the receiver m was queued for.

@@ -2,11 +2,9 @@ package alert
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,37 +14,26 @@ import (
 
 // heldHook is a webhook receiver whose first post waits until the test
 // lets it go and is then refused with 503, so that its sender retries
-// later; every other post is accepted and kept.
+// later; every other post goes to a hook, which keeps it.
 type heldHook struct {
-	srv     *httptest.Server
-	arrived chan struct{} // closed when the first post comes in
-	release chan struct{} // closed by the test to answer it
-	mu      sync.Mutex
-	posts   int
-	got     []webhookBody
+	*hook
+	srv     *httptest.Server // in front of the hook's
+	arrived chan struct{}    // closed when the first post comes in
+	release chan struct{}    // closed by the test to answer it
+	posts   atomic.Int64
 }
 
 func newHeldHook(t *testing.T) *heldHook {
-	h := &heldHook{arrived: make(chan struct{}), release: make(chan struct{})}
+	h := &heldHook{hook: newHook(t), arrived: make(chan struct{}), release: make(chan struct{})}
+	keep := h.hook.srv.Config.Handler
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		h.mu.Lock()
-		h.posts++
-		first := h.posts == 1
-		h.mu.Unlock()
-		if first {
+		if h.posts.Add(1) == 1 {
 			close(h.arrived)
 			<-h.release
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
-		var body webhookBody
-		if err := json.Unmarshal(b, &body); err != nil {
-			t.Errorf("webhook body %q: %v", b, err)
-		}
-		h.mu.Lock()
-		h.got = append(h.got, body)
-		h.mu.Unlock()
+		keep.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() {
 		select {
@@ -60,9 +47,7 @@ func newHeldHook(t *testing.T) *heldHook {
 }
 
 func (h *heldHook) counts() (posts, accepted int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.posts, len(h.got)
+	return int(h.posts.Load()), len(h.bodies())
 }
 
 // TestNoSendAfterHandover: a's firing notification is still being
@@ -123,8 +108,8 @@ func TestNoSendAfterHandover(t *testing.T) {
 	if accepted != 1 || posts != 2 {
 		t.Fatalf("%d posts, %d accepted: want a's refused one and b's, and no retry from a", posts, accepted)
 	}
-	if n := h.got[0].Alerts; len(n) != 1 || n[0].Status != "firing" || n[0].Labels["alertname"] != "SLO" {
-		t.Errorf("b's notification %+v", h.got[0])
+	if n := h.bodies()[0].Alerts; len(n) != 1 || n[0].Status != "firing" || n[0].Labels["alertname"] != "SLO" {
+		t.Errorf("b's notification %+v", h.bodies()[0])
 	}
 	if rh := a.Health().Receivers[0]; rh.Delivered != 0 || rh.Undelivered != 0 {
 		t.Errorf("a's receiver %+v: want nothing delivered and nothing counted undelivered", rh)

@@ -147,17 +147,27 @@ func (e *Evaluator) hold(ctx context.Context, token int64) {
 	}
 }
 
-// observe reads what the rules need, in one SamplesMany per precision,
-// and observes each rule.
+// observe reads what the rules need, in one pipeline of counts per
+// precision and, for Latency rules, one DurationsMany per precision, and
+// observes each rule.
 func (e *Evaluator) observe(ctx context.Context, now time.Time) ([]observation, error) {
 	routes, err := e.routes(ctx, now)
 	if err != nil {
 		return nil, err
 	}
-	rp := readPlan{}
+	rp, dp := readPlan{}, durationPlan{}
 	in := planInput{now: now, routes: routes, precisions: e.schema.Precisions, maxBuckets: e.cfg.MaxBuckets}
-	observers := plan(e.rules, in, rp, e.cfg.Detector)
+	observers := append(plan(e.rules, in, rp, e.cfg.Detector), planLatencies(e.rules, in, dp)...)
+	// The durations go in pipelines of their own, one per precision,
+	// read beside the counts' so that they add no wait.
+	var derr error
+	durs := make(chan struct{})
+	go func() { defer close(durs); derr = dp.read(ctx, e.durations, now.Unix()) }()
 	d, err := rp.read(ctx, e.st.r, e.schema, now.Unix())
+	<-durs
+	if err == nil {
+		err = derr
+	}
 	if err != nil {
 		return nil, err
 	}

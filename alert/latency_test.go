@@ -12,6 +12,7 @@ import (
 	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/testnow"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -248,5 +249,99 @@ func TestLatencyFiresAndResolves(t *testing.T) {
 	idle(t, e)
 	if n, m := h.count("resolved", "Lat", "page"), h.count("firing", "Lat", "ticket"); n != 1 || m != 0 {
 		t.Fatalf("%d resolved page and %d firing ticket notifications, want 1 and 0", n, m)
+	}
+}
+
+// TestLatencyThroughRecorder: requests recorded by a recorder at 1 %
+// accuracy are read by that recorder's bins when it is Config.Recorder:
+// half the requests are slow, and the 300 ms threshold is taken at the
+// edge of the 1 % bins (2^(-111/64) s), not of the default ones
+// (297.3 ms). The clock starts at the wall clock's time, since the
+// recorder's duration keys expire by Redis's clock.
+func TestLatencyThroughRecorder(t *testing.T) {
+	srv := redistest.Start(t)
+	pool := srv.Pool()
+	clock := timeseries.NewManualClock(time.Unix(testnow.Now().Unix()/60*60, 0))
+	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool, Clock: clock, FlushInterval: time.Hour, DurationAccuracy: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeRecorder(rec)
+	hits, err := rec.Counter(App)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		d := 100 * time.Millisecond
+		if i%2 == 0 {
+			d = 2 * time.Second
+		}
+		rec.RecordRequest(timeseries.Request{Duration: d, Timed: [timeseries.MaxTimed]*timeseries.Counter{hits}})
+	}
+	clock.Advance(30 * time.Second)
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Config{Pool: pool, Clock: clock, Instance: "a", Recorder: rec,
+		Rules: []Rule{{Name: "Lat", Kind: Latency, Series: App, Threshold: Duration(300 * time.Millisecond),
+			Windows: []Window{{Long: Duration(5 * time.Minute), Short: Duration(time.Minute), Burn: 2, Severity: "page"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	e.tick(context.Background())
+	if h := e.Health(); h.LastError != "" || h.DataMissing {
+		t.Fatalf("%+v", h)
+	}
+	e.mu.Lock()
+	s := e.mem.states["Lat\x00page\x00hits"]
+	e.mu.Unlock()
+	if s == nil || s.State != Firing || math.Abs(s.Value-50) > 1e-9 {
+		t.Fatalf("%+v: want firing at burn 50 (half slow, budget 1 %%)", s)
+	}
+	want := time.Duration(math.Round(1e9 * math.Pow(2, -111.0/64))).String()
+	if got := s.Annotations["latency_threshold"]; got != want {
+		t.Errorf("latency_threshold %q, want %q", got, want)
+	}
+}
+
+// TestLatencyWithoutDurations: a recorder that keeps no durations leaves
+// a latency alert held (stale), not inactive, and the other rules work.
+func TestLatencyWithoutDurations(t *testing.T) {
+	srv := redistest.Start(t)
+	pool := srv.Pool()
+	clock := timeseries.NewManualClock(time.Unix(testnow.Now().Unix()/60*60, 0))
+	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool, Clock: clock, FlushInterval: time.Hour, DisableDurations: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeRecorder(rec)
+	hits, err := rec.Counter(App)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Record(hits)
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Config{Pool: pool, Clock: clock, Instance: "a", Recorder: rec, Rules: []Rule{
+		{Name: "Lat", Kind: Latency, Series: App, Threshold: Duration(time.Second)},
+		{Name: "SLO", Kind: Availability, Series: App},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	e.tick(context.Background())
+	if h := e.Health(); h.LastError != "" || h.DataMissing {
+		t.Fatalf("%+v", h)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s := e.mem.states["Lat\x00page\x00hits"]; s == nil || !s.Stale || s.State != "" {
+		t.Errorf("latency alert %+v: want held, stale", s)
+	}
+	if s := e.mem.states["SLO\x00page\x00hits"]; s == nil || s.Stale || s.State != Inactive {
+		t.Errorf("availability alert %+v: want inactive", s)
 	}
 }

@@ -2,6 +2,7 @@ package alert
 
 import (
 	"context"
+	"maps"
 	"math"
 	"strconv"
 	"testing"
@@ -29,7 +30,13 @@ var defaultMapping = func() *latency.Mapping {
 // timings are request durations as the recorder writes them, at every
 // precision of the default schema an evaluation reads (from 1 min), in
 // hashes that never expire so that a test's clock may sit anywhere.
-type timings map[string]*latency.Histogram // lat key -> its bucket
+type timings map[latBucket]*latency.Histogram
+
+type latBucket struct {
+	name      string
+	precision int
+	start     int64
+}
 
 func (tm timings) add(name string, t int64, d time.Duration, n int) {
 	for _, p := range series.DefaultPrecisions[1:] {
@@ -41,26 +48,32 @@ func (tm timings) add(name string, t int64, d time.Duration, n int) {
 
 // addAt counts d once at time t in name's bucket of precision p.
 func (tm timings) addAt(name string, p int, t int64, d time.Duration) {
-	prefix, _ := series.Schema{}.LatKeyPrefix(p, name)
-	key := prefix + strconv.FormatInt(series.BucketStart(t, p), 10)
-	h := tm[key]
+	b := latBucket{name, p, series.BucketStart(t, p)}
+	h := tm[b]
 	if h == nil {
 		h = latency.NewHistogram(defaultMapping)
-		tm[key] = h
+		tm[b] = h
 	}
 	h.Add(d)
 }
 
+// hashes are the lat keys' fields under the schema prefix.
+func (tm timings) hashes(prefix string) map[string]map[string]int64 {
+	out := make(map[string]map[string]int64, len(tm))
+	for b, h := range tm {
+		lp, _ := series.Schema{Prefix: prefix}.LatKeyPrefix(b.precision, b.name)
+		fields := map[string]int64{}
+		for _, f := range h.Fields() {
+			fields[f.Name] = f.Value
+		}
+		out[lp+strconv.FormatInt(b.start, 10)] = fields
+	}
+	return out
+}
+
 func (tm timings) write(t testing.TB, pool *redis.Pool) {
 	t.Helper()
-	hashes := make(map[string]map[string]int64, len(tm))
-	for key, h := range tm {
-		hashes[key] = map[string]int64{}
-		for _, f := range h.Fields() {
-			hashes[key][f.Name] = f.Value
-		}
-	}
-	writeHashes(t, pool, hashes, false)
+	writeHashes(t, pool, tm.hashes(""), false)
 }
 
 // slowBurst is 100 requests a minute for four days before burnNow, each
@@ -252,6 +265,43 @@ func TestLatencyFiresAndResolves(t *testing.T) {
 	}
 }
 
+// appRecorder is a recorder configured by cfg, closed when the test
+// ends, and its counter of the app's hits.
+func appRecorder(t *testing.T, cfg timeseries.Config) (*timeseries.Recorder, *timeseries.Counter) {
+	t.Helper()
+	rec, err := timeseries.NewRecorder(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeRecorder(rec) })
+	hits, err := rec.Counter(App)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, hits
+}
+
+// flushAndTick flushes rec, runs one evaluation of rules with rec as the
+// recorder, and returns the states it left.
+func flushAndTick(t *testing.T, rec *timeseries.Recorder, pool *redis.Pool, clock timeseries.Clock, rules []Rule) map[string]*Status {
+	t.Helper()
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Config{Pool: pool, Clock: clock, Instance: "a", Recorder: rec, Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	e.tick(context.Background())
+	if h := e.Health(); h.LastError != "" || h.DataMissing {
+		t.Fatalf("%+v", h)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return maps.Clone(e.mem.states)
+}
+
 // TestLatencyThroughRecorder: requests recorded by a recorder at 1 %
 // accuracy are read by that recorder's bins when it is Config.Recorder:
 // half the requests are slow, and the 300 ms threshold is taken at the
@@ -262,15 +312,7 @@ func TestLatencyThroughRecorder(t *testing.T) {
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	clock := timeseries.NewManualClock(time.Unix(testnow.Now().Unix()/60*60, 0))
-	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool, Clock: clock, FlushInterval: time.Hour, DurationAccuracy: 0.01})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeRecorder(rec)
-	hits, err := rec.Counter(App)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, hits := appRecorder(t, timeseries.Config{Pool: pool, Clock: clock, FlushInterval: time.Hour, DurationAccuracy: 0.01})
 	for i := range 200 {
 		d := 100 * time.Millisecond
 		if i%2 == 0 {
@@ -279,23 +321,9 @@ func TestLatencyThroughRecorder(t *testing.T) {
 		rec.RecordRequest(timeseries.Request{Duration: d, Timed: [timeseries.MaxTimed]*timeseries.Counter{hits}})
 	}
 	clock.Advance(30 * time.Second)
-	if err := rec.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(Config{Pool: pool, Clock: clock, Instance: "a", Recorder: rec,
-		Rules: []Rule{{Name: "Lat", Kind: Latency, Series: App, Threshold: Duration(300 * time.Millisecond),
-			Windows: []Window{{Long: Duration(5 * time.Minute), Short: Duration(time.Minute), Burn: 2, Severity: "page"}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close(context.Background())
-	e.tick(context.Background())
-	if h := e.Health(); h.LastError != "" || h.DataMissing {
-		t.Fatalf("%+v", h)
-	}
-	e.mu.Lock()
-	s := e.mem.states["Lat\x00page\x00hits"]
-	e.mu.Unlock()
+	states := flushAndTick(t, rec, pool, clock, []Rule{{Name: "Lat", Kind: Latency, Series: App, Threshold: Duration(300 * time.Millisecond),
+		Windows: []Window{{Long: Duration(5 * time.Minute), Short: Duration(time.Minute), Burn: 2, Severity: "page"}}}})
+	s := states["Lat\x00page\x00hits"]
 	if s == nil || s.State != Firing || math.Abs(s.Value-50) > 1e-9 {
 		t.Fatalf("%+v: want firing at burn 50 (half slow, budget 1 %%)", s)
 	}
@@ -311,37 +339,16 @@ func TestLatencyWithoutDurations(t *testing.T) {
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	clock := timeseries.NewManualClock(time.Unix(testnow.Now().Unix()/60*60, 0))
-	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool, Clock: clock, FlushInterval: time.Hour, DisableDurations: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeRecorder(rec)
-	hits, err := rec.Counter(App)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, hits := appRecorder(t, timeseries.Config{Pool: pool, Clock: clock, FlushInterval: time.Hour, DisableDurations: true})
 	rec.Record(hits)
-	if err := rec.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(Config{Pool: pool, Clock: clock, Instance: "a", Recorder: rec, Rules: []Rule{
+	states := flushAndTick(t, rec, pool, clock, []Rule{
 		{Name: "Lat", Kind: Latency, Series: App, Threshold: Duration(time.Second)},
 		{Name: "SLO", Kind: Availability, Series: App},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close(context.Background())
-	e.tick(context.Background())
-	if h := e.Health(); h.LastError != "" || h.DataMissing {
-		t.Fatalf("%+v", h)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if s := e.mem.states["Lat\x00page\x00hits"]; s == nil || !s.Stale || s.State != "" {
+	})
+	if s := states["Lat\x00page\x00hits"]; s == nil || !s.Stale || s.State != "" {
 		t.Errorf("latency alert %+v: want held, stale", s)
 	}
-	if s := e.mem.states["SLO\x00page\x00hits"]; s == nil || s.Stale || s.State != Inactive {
+	if s := states["SLO\x00page\x00hits"]; s == nil || s.Stale || s.State != Inactive {
 		t.Errorf("availability alert %+v: want inactive", s)
 	}
 }

@@ -61,7 +61,8 @@ func TestNoSendAfterHandover(t *testing.T) {
 	steadyTraffic(App, 10, 50).write(t, pool)
 	clock := timeseries.NewManualClock(time.Unix(burnNow, 0))
 	h := newHeldHook(t)
-	rcv := Receiver{Name: "team", Kind: ToWebhook, URL: h.srv.URL}
+	// A timeout well past the hold, so that a's first post fails only when let go.
+	rcv := Receiver{Name: "team", Kind: ToWebhook, URL: h.srv.URL, Timeout: time.Minute}
 	rule := Rule{Name: "SLO", Kind: Availability, Series: App,
 		Windows: []Window{{Long: Duration(time.Hour), Short: Duration(5 * time.Minute), Burn: 14.4, Severity: "page"}}}
 	newEval := func(name string) *Evaluator {

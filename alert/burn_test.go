@@ -185,7 +185,8 @@ func TestRouteTemplate(t *testing.T) {
 	checkObs(t, obs, "RouteSLO\x00page\x00GET /users/:id", false, 0, 14.4)
 }
 
-// observeOnce plans, reads and observes rules at now.
+// observeOnce plans, reads (counts and durations) and observes rules
+// at now.
 func observeOnce(t *testing.T, pool *redis.Pool, rules []Rule, now time.Time, det Detector) map[string]observation {
 	t.Helper()
 	st, err := timeseries.NewStore(pool, timeseries.Schema{}, nil)
@@ -196,11 +197,14 @@ func observeOnce(t *testing.T, pool *redis.Pool, rules []Rule, now time.Time, de
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp := readPlan{}
+	rp, dp := readPlan{}, durationPlan{}
 	in := planInput{now: now, routes: routesOf(infos), precisions: series.DefaultPrecisions, maxBuckets: defaultMaxBuckets}
-	obs := plan(rules, in, rp, det)
+	obs := append(plan(rules, in, rp, det), planLatencies(rules, in, dp)...)
 	d, err := rp.read(context.Background(), newRouter(pool), series.Schema{Precisions: series.DefaultPrecisions}, now.Unix())
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dp.read(context.Background(), st, now.Unix()); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]observation{}

@@ -15,15 +15,27 @@ import (
 // serves it, under prefix.
 func (tr traffic) writeRouted(t *testing.T, r *redisconn.Router, prefix string) {
 	t.Helper()
-	var cmds []redisconn.Cmd
+	hashes := make(map[string]map[string]int64, len(tr))
 	for key, buckets := range tr {
-		args := []any{prefix + key}
-		for b, n := range buckets {
-			args = append(args, b, n)
+		hashes[prefix+key] = buckets
+	}
+	writeRoutedHashes(t, r, hashes, prefix)
+}
+
+// writeRoutedHashes stores hashes through a router; with a known prefix
+// (the schema's plus "count:"), it lists their series in the known set.
+func writeRoutedHashes(t *testing.T, r *redisconn.Router, hashes map[string]map[string]int64, known string) {
+	t.Helper()
+	var cmds []redisconn.Cmd
+	for key, fields := range hashes {
+		args := []any{key}
+		for f, n := range fields {
+			args = append(args, f, n)
 		}
-		cmds = append(cmds,
-			redisconn.Cmd{Key: prefix + key, Name: "HSET", Args: args},
-			redisconn.Cmd{Key: prefix + "known:", Name: "ZADD", Args: []any{prefix + "known:", 0, strings.TrimPrefix(key, "count:")}})
+		cmds = append(cmds, redisconn.Cmd{Key: key, Name: "HSET", Args: args})
+		if member, ok := strings.CutPrefix(key, known+"count:"); ok {
+			cmds = append(cmds, redisconn.Cmd{Key: known + "known:", Name: "ZADD", Args: []any{known + "known:", 0, member}})
+		}
 	}
 	for _, rep := range r.Do(cmds, redisconn.Options{Timeout: 10 * time.Second}) {
 		if rep.Err != nil {
@@ -33,8 +45,8 @@ func (tr traffic) writeRouted(t *testing.T, r *redisconn.Router, prefix string) 
 }
 
 // TestCluster: on a Redis Cluster the series of the routes spread over
-// the masters; the reads, the lease and the state scripts work there as
-// on one server, with the same burn rates.
+// the masters; the reads (counts and durations), the lease and the
+// state scripts work there as on one server, with the same burn rates.
 func TestCluster(t *testing.T) {
 	c := redistest.SharedCluster(t)
 	c.Reset(t)
@@ -47,9 +59,15 @@ func TestCluster(t *testing.T) {
 		tr[k] = v
 	}
 	tr.writeRouted(t, redisconn.NewRouter(client), "ct:")
+	tm := slowBurst("GET /posts/:id", 10)
+	for k, v := range slowBurst("GET /users/:id", 0) {
+		tm[k] = v
+	}
+	writeRoutedHashes(t, redisconn.NewRouter(client), tm.hashes("ct:"), "")
 	clock := timeseries.NewManualClock(time.Unix(burnNow, 0))
 	e, err := New(Config{Pool: client, Schema: timeseries.Schema{Prefix: "ct:"}, Clock: clock, Instance: "a",
-		Rules: []Rule{{Name: "SLO", Kind: Availability, Series: App}, {Name: "RouteSLO", Kind: Availability, Series: EveryRoute}}})
+		Rules: []Rule{{Name: "SLO", Kind: Availability, Series: App}, {Name: "RouteSLO", Kind: Availability, Series: EveryRoute},
+			{Name: "RouteLatency", Kind: Latency, Series: EveryRoute, Threshold: Duration(500 * time.Millisecond)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +83,7 @@ func TestCluster(t *testing.T) {
 	for key, want := range map[string]State{
 		"SLO\x00page\x00hits": Firing, "SLO\x00ticket\x00hits": Firing,
 		"RouteSLO\x00page\x00GET /posts/:id": Firing, "RouteSLO\x00page\x00GET /users/:id": Inactive,
+		"RouteLatency\x00page\x00GET /posts/:id": Firing, "RouteLatency\x00page\x00GET /users/:id": Inactive,
 	} {
 		s := states[key]
 		if s == nil || s.State != want {
@@ -73,5 +92,8 @@ func TestCluster(t *testing.T) {
 	}
 	if s := states["SLO\x00page\x00hits"]; s != nil && (s.Value < 83.33 || s.Value > 83.34) {
 		t.Errorf("page burn %v, want 83.33 as on one server", s.Value)
+	}
+	if s := states["RouteLatency\x00page\x00GET /posts/:id"]; s != nil && (s.Value < 16.66 || s.Value > 16.67) {
+		t.Errorf("latency page burn %v, want 16.67 as on one server", s.Value)
 	}
 }

@@ -22,15 +22,18 @@ type outbox struct {
 	client   *http.Client
 	q        chan *message
 	done     func(m *message, ok bool) // after success, or after giving up
-	min, max time.Duration             // backoff bounds
-	giveUp   time.Duration             // after this long since enqueue
+	// fresh says whether m may still be sent: false once another
+	// instance took the lease m was decided under.
+	fresh    func(ctx context.Context, m *message) (bool, error)
+	min, max time.Duration // backoff bounds
+	giveUp   time.Duration // after this long since enqueue
 
 	delivered, retries, undelivered atomic.Int64
 	mu                              sync.Mutex
 	lastErr                         string
 }
 
-func newOutbox(r Receiver, queue int, min, max, giveUp time.Duration, done func(*message, bool)) (*outbox, error) {
+func newOutbox(r Receiver, queue int, min, max, giveUp time.Duration, done func(*message, bool), fresh func(context.Context, *message) (bool, error)) (*outbox, error) {
 	ep, err := r.endpoint()
 	if err != nil {
 		return nil, err
@@ -44,7 +47,7 @@ func newOutbox(r Receiver, queue int, min, max, giveUp time.Duration, done func(
 		// URL: a receiver answers where it is asked.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &outbox{r: r, endpoint: ep, client: client, q: make(chan *message, queue), done: done, min: min, max: max, giveUp: giveUp}, nil
+	return &outbox{r: r, endpoint: ep, client: client, q: make(chan *message, queue), done: done, fresh: fresh, min: min, max: max, giveUp: giveUp}, nil
 }
 
 // offer queues m without waiting; a full queue counts it undelivered.
@@ -76,7 +79,12 @@ func (o *outbox) run(ctx context.Context) {
 func (o *outbox) deliver(ctx context.Context, m *message) {
 	wait := o.min
 	for {
-		err := o.post(ctx, m)
+		err := o.attempt(ctx, m)
+		if errors.Is(err, errSuperseded) {
+			m.superseded = true
+			o.done(m, false)
+			return
+		}
 		if err == nil {
 			o.delivered.Add(1)
 			o.done(m, true)
@@ -101,6 +109,27 @@ func (o *outbox) deliver(ctx context.Context, m *message) {
 		}
 		wait = min(2*wait, o.max)
 	}
+}
+
+// errSuperseded means the lease a message was decided under has passed
+// to another instance, which decides and sends on its own.
+var errSuperseded = errors.New("superseded by a newer lease holder")
+
+// attempt checks, just before each post, that m's lease is still the
+// current one: a message queued before a handover would otherwise go
+// out once from here and once from the new holder. A Redis error leaves
+// the question open, so the attempt fails and is retried.
+func (o *outbox) attempt(ctx context.Context, m *message) error {
+	if m.token != 0 && o.fresh != nil {
+		ok, err := o.fresh(ctx, m)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errSuperseded
+		}
+	}
+	return o.post(ctx, m)
 }
 
 // permanentError is a refusal a retry will not change (a 4xx other than

@@ -98,12 +98,44 @@ func BenchmarkEvaluate(b *testing.B) {
 			benchEvaluate(b, srv.Pool(), mb)
 		})
 	}
+	// The same plus a latency SLO for every route, over histograms of
+	// some 80 bins in each bucket the windows read.
+	b.Run(fmt.Sprintf("routes=500/maxbuckets=%d/latency", defaultMaxBuckets), func(b *testing.B) {
+		srv.FlushAll()
+		benchTraffic(b, srv.Pool(), 500)
+		benchTimings(b, srv.Pool(), 500)
+		benchEvaluate(b, srv.Pool(), defaultMaxBuckets, Rule{Name: "RouteLatency", Kind: Latency, Series: EveryRoute, Threshold: Duration(500 * time.Millisecond)})
+	})
 }
 
-func benchEvaluate(b *testing.B, pool *redis.Pool, maxBuckets int) {
+// benchTimings writes, for the app and routes routes, the durations of
+// the 20 latest buckets of each precision the default windows read:
+// 81 durations from 1 ms growing by a tenth, one to a bin or so.
+func benchTimings(b *testing.B, pool *redis.Pool, routes int) {
+	names := []string{App}
+	for i := range routes {
+		names = append(names, fmt.Sprintf("GET /r%03d/:id", i))
+	}
+	for _, n := range names {
+		tm := timings{}
+		for _, p := range []int64{60, 300, 3600, 18000} {
+			for k := range int64(20) {
+				d := time.Millisecond
+				for range 81 {
+					tm.addAt(n, int(p), burnNow-k*p, d)
+					d = d * 11 / 10
+				}
+			}
+		}
+		tm.write(b, pool)
+	}
+}
+
+func benchEvaluate(b *testing.B, pool *redis.Pool, maxBuckets int, more ...Rule) {
 	cp := &countingPool{p: pool}
 	clock := timeseries.NewManualClock(time.Unix(burnNow, 0))
 	rules := append(DefaultRules()[:2], Rule{Name: "RouteSLO", Kind: Availability, Series: EveryRoute})
+	rules = append(rules, more...)
 	e, err := New(Config{Pool: cp, Clock: clock, Instance: "bench", Rules: rules, MaxBuckets: maxBuckets})
 	if err != nil {
 		b.Fatal(err)
@@ -159,22 +191,42 @@ func TestEvaluateRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	cp := &countingPool{p: pool}
-	clock := timeseries.NewManualClock(time.Unix(burnNow, 0))
-	rules := append(DefaultRules()[:2], Rule{Name: "RouteSLO", Kind: Availability, Series: EveryRoute})
-	e, err := New(Config{Pool: cp, Clock: clock, Instance: "a", Rules: rules})
-	if err != nil {
-		t.Fatal(err)
+	// precisions read: 1 min, 5 min, 1 h, 5 h (see TestPickPrecision);
+	// a latency rule reads the durations at each in a pipeline of their
+	// own, beside the counts'.
+	latencySLO := Rule{Name: "RouteLatency", Kind: Latency, Series: EveryRoute, Threshold: Duration(time.Second)}
+	availability := func() []Rule {
+		return append(DefaultRules()[:2], Rule{Name: "RouteSLO", Kind: Availability, Series: EveryRoute})
 	}
-	defer e.Close(context.Background())
-	e.tick(context.Background()) // reads the route list too
-	clock.Advance(time.Second)
-	cp.rt.Store(0)
-	if _, err := e.observe(context.Background(), clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	// precisions read: 1 min, 5 min, 1 h, 5 h (see TestPickPrecision).
-	if got := cp.rt.Load(); got != 4 {
-		t.Errorf("%d read round trips, want 4", got)
+	for _, c := range []struct {
+		name  string
+		rules []Rule
+		want  int64
+	}{
+		{"availability", availability(), 4},
+		{"latency too", append(availability(), latencySLO), 8},
+		{"latency alone", []Rule{latencySLO}, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cp := &countingPool{p: pool}
+			clock := timeseries.NewManualClock(time.Unix(burnNow, 0))
+			e, err := New(Config{Pool: cp, Clock: clock, Instance: "a", Rules: c.rules})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close(context.Background())
+			e.tick(context.Background()) // reads the route list too
+			if h := e.Health(); h.LastError != "" {
+				t.Fatal(h.LastError)
+			}
+			clock.Advance(time.Second)
+			cp.rt.Store(0)
+			if _, err := e.observe(context.Background(), clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if got := cp.rt.Load(); got != c.want {
+				t.Errorf("%d read round trips, want %d", got, c.want)
+			}
+		})
 	}
 }

@@ -34,6 +34,9 @@ type Config struct {
 	// Recorder is the app's recorder. While its flushes fail or lag, no
 	// rule over series fires or resolves; Health rules read it. Without
 	// one, Health rules are an error (the default ones are left out).
+	// Latency rules read durations binned as a *timeseries.Recorder bins
+	// them (its DurationAccuracy, DurationMin, DurationMax); without one,
+	// as the defaults do.
 	Recorder HealthSource
 	// Detector answers Anomaly rules.
 	Detector Detector
@@ -126,6 +129,7 @@ type Evaluator struct {
 	local     []Rule // Health rules, evaluated by every instance
 	schema    series.Schema
 	store     *timeseries.Store
+	durations *timeseries.Store // the recorder's when there is one: its bins
 	st        *stateStore
 	out       []*outbox
 	startedAt time.Time
@@ -171,6 +175,10 @@ func New(cfg Config) (*Evaluator, error) {
 	if e.store, err = timeseries.NewStore(cfg.Pool, cfg.Schema, cfg.Clock); err != nil {
 		return nil, fmt.Errorf("alert: %w", err)
 	}
+	e.durations = e.store
+	if rs, ok := cfg.Recorder.(interface{ Store() *timeseries.Store }); ok {
+		e.durations = rs.Store()
+	}
 	e.st = &stateStore{r: redisconn.NewRouter(cfg.Pool), k: keysFor(schema.Prefix), history: cfg.History}
 	e.mem = newMemory()
 	e.startedAt = cfg.Clock.Now()
@@ -179,7 +187,7 @@ func New(cfg Config) (*Evaluator, error) {
 		if err := r.validate(); err != nil {
 			return nil, err
 		}
-		o, err := newOutbox(r, cfg.QueueSize, cfg.MinBackoff, cfg.MaxBackoff, cfg.GiveUpAfter, e.delivered)
+		o, err := newOutbox(r, cfg.QueueSize, cfg.MinBackoff, cfg.MaxBackoff, cfg.GiveUpAfter, e.delivered, e.fresh)
 		if err != nil {
 			return nil, err
 		}

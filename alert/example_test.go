@@ -28,6 +28,7 @@ func ExampleLoadRules() {
 	// RouteAvailability: availability on "*"
 	// PostsAbsent: absence on "GET /posts/:id"
 	// RedisDown: health on ""
+	// AppLatency: latency on "hits"
 }
 
 // Every instance of the app runs an evaluator beside its recorder; the

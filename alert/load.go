@@ -16,6 +16,8 @@ import (
 //	   "target": 99.9, "period": "30d"},
 //	  {"name": "RouteAvailability", "kind": "availability", "series": "*",
 //	   "target": 99.5, "for": "2m"},
+//	  {"name": "AppLatency", "kind": "latency", "series": "hits",
+//	   "threshold": "500ms", "target": 99},
 //	  {"name": "AppAbsent", "kind": "absence", "series": "hits",
 //	   "quiet": "15m", "min_baseline": 10}
 //	]}

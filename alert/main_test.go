@@ -32,18 +32,23 @@ func (tr traffic) add(name string, t, n int64) {
 }
 
 // write stores the traffic and lists its series in the known set.
-func (tr traffic) write(t testing.TB, pool *redis.Pool) {
+func (tr traffic) write(t testing.TB, pool *redis.Pool) { writeHashes(t, pool, tr, true) }
+
+// writeHashes stores each key's fields; with known, it lists the count
+// keys' series in the known set too.
+func writeHashes(t testing.TB, pool *redis.Pool, hashes map[string]map[string]int64, known bool) {
 	t.Helper()
 	c := pool.Get()
 	defer c.Close()
-	for key, buckets := range tr {
+	for key, fields := range hashes {
 		args := redis.Args{key}
-		for b, n := range buckets {
-			args = append(args, b, n)
+		for f, n := range fields {
+			args = append(args, f, n)
 		}
 		c.Send("HSET", args...)
-		member := key[len("count:"):]
-		c.Send("ZADD", "known:", 0, member)
+		if known {
+			c.Send("ZADD", "known:", 0, key[len("count:"):])
+		}
 	}
 	if _, err := c.Do(""); err != nil {
 		t.Fatal(err)

@@ -98,6 +98,9 @@ type message struct {
 	token    int64 // the fencing token it was decided under; 0 for local alerts
 	enqueue  time.Time
 	receiver string
+	// superseded: dropped unsent, its lease having passed to another
+	// instance.
+	superseded bool
 }
 
 func (m *message) alert() amAlert {

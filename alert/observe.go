@@ -52,7 +52,7 @@ type planInput struct {
 type observer func(ctx context.Context, d readData) []observation
 
 // plan adds what each rule needs to read to rp and returns one observer
-// per rule.
+// per rule; Latency rules read durations instead (planLatencies).
 func plan(rules []Rule, in planInput, rp readPlan, det Detector) []observer {
 	var obs []observer
 	for i := range rules {
@@ -107,7 +107,9 @@ type burnPair struct {
 	long, short span
 }
 
-func planAvailability(r *Rule, names []string, in planInput, rp readPlan) observer {
+// burnPairs are the spans of r's window pairs at in.now, each read at
+// the precision pickPrecision gives, and the longest window.
+func burnPairs(r *Rule, in planInput) ([]burnPair, time.Duration) {
 	pairs := make([]burnPair, len(r.Windows))
 	var longest time.Duration
 	for i, w := range r.Windows {
@@ -116,6 +118,11 @@ func planAvailability(r *Rule, names []string, in planInput, rp readPlan) observ
 		pairs[i] = burnPair{w: w, long: windowOf(in.now, w.Long.Std(), 0, pl), short: windowOf(in.now, w.Short.Std(), 0, ps)}
 		longest = max(longest, w.Long.Std())
 	}
+	return pairs, longest
+}
+
+func planAvailability(r *Rule, names []string, in planInput, rp readPlan) observer {
+	pairs, longest := burnPairs(r, in)
 	for _, n := range names {
 		for _, p := range pairs {
 			for _, s := range []span{p.long, p.short} {

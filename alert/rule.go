@@ -16,6 +16,17 @@ const (
 	// Availability is an SLO on the share of requests that are not 5xx,
 	// alerted by multiwindow burn rates.
 	Availability Kind = "availability"
+	// Latency is an SLO on the share of requests that finish within
+	// Rule.Threshold, alerted by multiwindow burn rates like Availability.
+	// It reads the recorder's duration histograms, whose bins are
+	// base-2 exponential: a threshold falls inside a bin, and a request
+	// counts as slow when its bin lies above the bin edge nearest to the
+	// threshold (nearest by ratio). That edge is within half a bin of the
+	// threshold, closer than the histograms' accuracy (5 % by default);
+	// a threshold on an edge, such as 500 ms or any power of two seconds,
+	// is exact. Alerts carry the edge as the annotation
+	// "latency_threshold".
+	Latency Kind = "latency"
 	// Absence fires when a series receives nothing for Rule.Quiet while
 	// the same window a day and a week earlier had at least
 	// Rule.MinBaseline hits.
@@ -80,9 +91,14 @@ type Rule struct {
 	// EveryRoute ("*"). Health rules name none.
 	Series string `json:"series,omitempty"`
 
-	// Target is the availability objective in percent, 0 < Target < 100;
-	// default 99.9.
+	// Target is an SLO's objective in percent, 0 < Target < 100: the
+	// share of requests that are not 5xx (Availability, default 99.9) or
+	// that finish within Threshold (Latency, default 99).
 	Target float64 `json:"target,omitempty"`
+	// Threshold is how long a request of a Latency rule may take and
+	// still count as fast; required. It is taken at the bin edge of the
+	// duration histograms nearest to it (see Latency).
+	Threshold Duration `json:"threshold,omitempty"`
 	// Period is the SLO period; default 30 days.
 	Period Duration `json:"period,omitempty"`
 	// Windows are the burn-rate window pairs; default DefaultWindows.
@@ -127,9 +143,12 @@ func DefaultRules() []Rule {
 // WithDefaults returns r with its zero fields set to its kind's defaults.
 func (r Rule) WithDefaults() Rule {
 	switch r.Kind {
-	case Availability:
+	case Availability, Latency:
 		if r.Target == 0 {
 			r.Target = 99.9
+			if r.Kind == Latency {
+				r.Target = 99
+			}
 		}
 		if r.Period == 0 {
 			r.Period = Duration(30 * 24 * time.Hour)
@@ -152,7 +171,7 @@ func (r Rule) WithDefaults() Rule {
 			r.Severity = "ticket"
 		}
 	}
-	if r.Severity == "" && r.Kind != Availability {
+	if r.Severity == "" && r.Kind != Availability && r.Kind != Latency {
 		r.Severity = "page"
 	}
 	r.Labels, r.Annotations = maps.Clone(r.Labels), maps.Clone(r.Annotations)
@@ -176,9 +195,17 @@ func (r Rule) validate() error {
 	if r.For < 0 || r.KeepFiringFor < 0 || r.Quiet < 0 || r.Period < 0 {
 		return errors.New("negative duration")
 	}
+	if r.Threshold != 0 && r.Kind != Latency {
+		return errors.New("threshold is for latency rules only")
+	}
 	switch r.Kind {
 	case Availability:
-		return r.validateAvailability()
+		return r.validateSLO()
+	case Latency:
+		if r.Threshold <= 0 {
+			return errors.New("a latency rule needs a threshold above 0, such as \"500ms\"")
+		}
+		return r.validateSLO()
 	case Absence, Anomaly:
 		if r.Series == "" {
 			return errors.New("no series: name \"hits\", a route such as \"GET /posts/:id\", or \"*\" for every route")
@@ -202,12 +229,14 @@ func (r Rule) validate() error {
 		}
 		return nil
 	case "":
-		return errors.New("no kind (want availability, absence, health or anomaly)")
+		return errors.New("no kind (want availability, latency, absence, health or anomaly)")
 	}
-	return fmt.Errorf("unknown kind %q (want availability, absence, health or anomaly)", r.Kind)
+	return fmt.Errorf("unknown kind %q (want availability, latency, absence, health or anomaly)", r.Kind)
 }
 
-func (r Rule) validateAvailability() error {
+// validateSLO checks what availability and latency rules share: the
+// series, the objective and the burn-rate windows.
+func (r Rule) validateSLO() error {
 	if err := checkRouteSeries(r.Series); err != nil {
 		return err
 	}
@@ -237,8 +266,9 @@ func (r Rule) validateAvailability() error {
 	return nil
 }
 
-// checkRouteSeries accepts the series an availability rule can divide
-// by its 5xx class: the app's, a route's, or every route.
+// checkRouteSeries accepts the series an SLO rule can apply to: the
+// app's, a route's, or every route (an availability rule divides them
+// by their 5xx class).
 func checkRouteSeries(s string) error {
 	switch s {
 	case "":

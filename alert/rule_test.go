@@ -13,8 +13,8 @@ func TestLoadRulesFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rules) != 4 {
-		t.Fatalf("%d rules, want 4", len(rules))
+	if len(rules) != 5 {
+		t.Fatalf("%d rules, want 5", len(rules))
 	}
 	app := rules[0]
 	if app.Target != 99.9 || app.Period.Std() != 30*24*time.Hour || len(app.Windows) != 3 {
@@ -29,6 +29,11 @@ func TestLoadRulesFile(t *testing.T) {
 	route := rules[1]
 	if route.Series != EveryRoute || len(route.Windows) != 2 || route.For.Std() != 2*time.Minute {
 		t.Errorf("route rule %+v: the file's two windows and for 2m", route)
+	}
+	lat := rules[4]
+	if lat.Kind != Latency || lat.Series != App || lat.Threshold.Std() != 500*time.Millisecond || lat.Target != 99 ||
+		lat.Period.Std() != 30*24*time.Hour || len(lat.Windows) != 3 || lat.Windows[0].Burn != 14.4 || lat.Severity != "" {
+		t.Errorf("latency rule %+v: want 500 ms, 99 %% over 30 d with the three default window pairs", lat)
 	}
 	if abs := rules[2]; abs.Quiet.Std() != 15*time.Minute || abs.MinBaseline != 10 || abs.Severity != "page" {
 		t.Errorf("absence rule %+v", abs)
@@ -67,6 +72,15 @@ func TestBadRuleFiles(t *testing.T) {
 		{"lower-case method", `{"rules": [{"name": "Lower", "kind": "availability", "series": "get /x"}]}`, []string{`"Lower"`, "not the app"}},
 		{"unknown check", `{"rules": [{"name": "Chk", "kind": "health", "check": "disk"}]}`, []string{`"Chk"`, `unknown health check "disk"`}},
 		{"health with series", `{"rules": [{"name": "HS", "kind": "health", "check": "dropped", "series": "hits"}]}`, []string{`"HS"`, "names no series"}},
+		{"latency no threshold", `{"rules": [{"name": "Slow0", "kind": "latency", "series": "hits"}]}`, []string{`"Slow0"`, "threshold above 0"}},
+		{"latency negative threshold", `{"rules": [{"name": "SlowNeg", "kind": "latency", "series": "hits", "threshold": "-500ms"}]}`, []string{`"SlowNeg"`, "threshold above 0"}},
+		{"latency target 100", `{"rules": [{"name": "SlowFull", "kind": "latency", "series": "hits", "threshold": "500ms", "target": 100}]}`, []string{`"SlowFull"`, "target 100%"}},
+		{"latency target negative", `{"rules": [{"name": "SlowTgt", "kind": "latency", "series": "hits", "threshold": "500ms", "target": -99}]}`, []string{`"SlowTgt"`, "target -99%"}},
+		{"latency no series", `{"rules": [{"name": "SlowNone", "kind": "latency", "threshold": "500ms"}]}`, []string{`"SlowNone"`, "no series"}},
+		{"latency not a route", `{"rules": [{"name": "SlowClass", "kind": "latency", "series": "GET /x status:5xx", "threshold": "500ms"}]}`, []string{`"SlowClass"`, "not the app"}},
+		{"latency unknown route form", `{"rules": [{"name": "SlowPath", "kind": "latency", "series": "/posts/:id", "threshold": "500ms"}]}`, []string{`"SlowPath"`, "not the app"}},
+		{"latency bad window", `{"rules": [{"name": "SlowWin", "kind": "latency", "series": "hits", "threshold": "1s", "windows": [{"long": "5m", "short": "1h", "burn": 2, "severity": "page"}]}]}`, []string{`"SlowWin"`, "longer than long"}},
+		{"threshold on availability", `{"rules": [{"name": "AvThr", "kind": "availability", "series": "hits", "threshold": "1s"}]}`, []string{`"AvThr"`, "threshold is for latency rules only"}},
 		{"two bad rules", `{"rules": [{"name": "One", "kind": "x"}, {"name": "Two", "kind": "availability", "series": "hits", "target": 0.0001, "windows": [{"long": "1h", "short": "5m", "burn": -1, "severity": "page"}]}]}`, []string{`"One"`, `"Two"`}},
 	}
 	for _, c := range cases {

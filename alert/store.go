@@ -157,6 +157,16 @@ func (s *stateStore) mark(ctx context.Context, token int64, field string, m Sent
 	return err
 }
 
+// current reports whether token is still the fencing token: no other
+// instance took the lease since it was drawn.
+func (s *stateStore) current(ctx context.Context, token int64) (bool, error) {
+	v, err := redis.Int64(s.do(ctx, redisconn.Cmd{Key: s.k.fence, Name: "GET", Args: []any{s.k.fence}}))
+	if err != nil {
+		return false, fmt.Errorf("alert: read fence: %w", err)
+	}
+	return v == token, nil
+}
+
 // transitions reads the last n transitions, newest first.
 func (s *stateStore) transitions(ctx context.Context, n int) ([]Transition, error) {
 	v, err := s.do(ctx, redisconn.Cmd{Key: s.k.log, Name: "LRANGE", Args: []any{s.k.log, 0, n - 1}})

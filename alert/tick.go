@@ -105,8 +105,9 @@ func (e *Evaluator) lease(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	e.mu.Lock()
-	// Messages still queued stay in flight: sending them again now
-	// would repeat them.
+	// Messages still queued under an older token stay in flight until
+	// their outbox drops them (the fence moved on); a later evaluation
+	// queues them again if they are still due.
 	e.mem.token, e.mem.states, e.mem.sent = token, states, sent
 	e.mu.Unlock()
 	e.cfg.Logger.Info("pulse: alert: evaluating", "instance", e.cfg.Instance, "token", token)
@@ -146,17 +147,27 @@ func (e *Evaluator) hold(ctx context.Context, token int64) {
 	}
 }
 
-// observe reads what the rules need, in one SamplesMany per precision,
-// and observes each rule.
+// observe reads what the rules need, in one pipeline of counts per
+// precision and, for Latency rules, one DurationsMany per precision, and
+// observes each rule.
 func (e *Evaluator) observe(ctx context.Context, now time.Time) ([]observation, error) {
 	routes, err := e.routes(ctx, now)
 	if err != nil {
 		return nil, err
 	}
-	rp := readPlan{}
+	rp, dp := readPlan{}, durationPlan{}
 	in := planInput{now: now, routes: routes, precisions: e.schema.Precisions, maxBuckets: e.cfg.MaxBuckets}
-	observers := plan(e.rules, in, rp, e.cfg.Detector)
+	observers := append(plan(e.rules, in, rp, e.cfg.Detector), planLatencies(e.rules, in, dp)...)
+	// The durations go in pipelines of their own, one per precision,
+	// read beside the counts' so that they add no wait.
+	var derr error
+	durs := make(chan struct{})
+	go func() { defer close(durs); derr = dp.read(ctx, e.durations, now.Unix()) }()
 	d, err := rp.read(ctx, e.st.r, e.schema, now.Unix())
+	<-durs
+	if err == nil {
+		err = derr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -304,12 +315,22 @@ func (e *Evaluator) delivered(m *message, ok bool) {
 			}
 		}
 	}
-	if !ok {
+	switch {
+	case m.superseded:
+		e.cfg.Logger.Info("pulse: alert: notification left to the new lease holder", "receiver", o, "alert", m.status.Labels["alertname"], "state", m.state)
+	case !ok:
 		e.cfg.Logger.Warn("pulse: alert: notification not delivered", "receiver", o, "alert", m.status.Labels["alertname"], "state", m.state)
 	}
 	e.mu.Lock()
 	delete(e.mem.inflight, id)
 	e.mu.Unlock()
+}
+
+// fresh tells an outbox whether m's fencing token is still the current
+// one, asking Redis: this instance's own view of its lease may be a lease
+// that already lapsed.
+func (e *Evaluator) fresh(ctx context.Context, m *message) (bool, error) {
+	return e.st.current(ctx, m.token)
 }
 
 // outboxOf names the receiver m was queued for.

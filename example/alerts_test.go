@@ -24,6 +24,7 @@ func TestAlertRulesFile(t *testing.T) {
 	good := filepath.Join(dir, "rules.json")
 	os.WriteFile(good, []byte(`{"rules": [
   {"name": "AppAvailability", "kind": "availability", "series": "hits"},
+  {"name": "AppLatency", "kind": "latency", "series": "hits", "threshold": "500ms"},
   {"name": "RedisDown", "kind": "health", "check": "redis_down"}
 ]}`), 0o644)
 	_, stop := startExample(t, srv, options{AlertRules: good})

@@ -2,9 +2,9 @@
 // framework: the series a finished request counts in (hits, its route,
 // its status class, its route's status class, an app-named series), the
 // bounded caches of those series, and the writer that lets
-// timeseries.Skip mark a request through an Echo response. An adapter (Echo v4, Echo v5, net/http) only translates
-// its framework's request into a Request, duration included, and calls
-// Tracker.Record.
+// timeseries.Skip mark a request through an Echo response. An adapter
+// (Echo v4, Echo v5, net/http) only translates its framework's request
+// into a Request, duration included, and calls Tracker.Record.
 //
 // A request's duration is recorded in its hits, route and app-named
 // series (unless the Recorder has durations off); the status series are

@@ -17,7 +17,7 @@ import (
 
 	"github.com/pulse-dev/pulse/echov5"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
-	"github.com/pulse-dev/pulse/internal/track/wiretest"
+	"github.com/pulse-dev/pulse/internal/testenv/wiretest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 

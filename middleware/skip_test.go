@@ -16,7 +16,7 @@ import (
 	echomw "github.com/labstack/echo/v4/middleware"
 
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
-	"github.com/pulse-dev/pulse/internal/track/wiretest"
+	"github.com/pulse-dev/pulse/internal/testenv/wiretest"
 	"github.com/pulse-dev/pulse/middleware"
 	"github.com/pulse-dev/pulse/timeseries"
 )

@@ -22,10 +22,12 @@
 //	srv := &http.Server{Handler: pulsehttp.Hits(rec)(mux)}
 //
 // Every request the dashboard answers is marked with timeseries.Skip, so
-// watching the page is not counted as traffic by an adapter that wraps
-// the response writer (pulsehttp, or one of the app's own). A login the
-// app puts in front of it answers first: for its refusals to go uncounted
-// too, call timeseries.Skip(w) before the login runs.
+// watching the page is not counted as traffic by any Pulse middleware
+// (pulsehttp, the Echo adapters, or one of the app's own that puts a
+// writer with SkipRequest in the chain). A login the app puts in front of
+// it answers first: for its refusals to go uncounted too, call
+// timeseries.Skip(w) before the login runs (under Echo, w is
+// c.Response()).
 //
 // An Echo v4 app mounts it with the middleware package's Mount, behind the
 // middleware given to it (a login, say):

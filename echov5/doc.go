@@ -67,17 +67,19 @@
 //		}))
 //
 // Its guard runs before the login: every request under the prefix is
-// marked with Skip, so watching the dashboard, and a refused login, are
-// not counted, and every answer, the login's 401 included, carries the
-// dashboard's security headers.
+// marked with timeseries.Skip, so watching the dashboard, and a refused
+// login, are not counted, and every answer, the login's 401 included,
+// carries the dashboard's security headers.
 //
 // # Skip
 //
-// A handler or middleware calls Skip to keep its request out of the
-// counts, whatever it answers:
+// A handler or middleware keeps its request out of the counts, whatever
+// it answers, with timeseries.Skip, given the context's response (Hits
+// puts a writer that takes the mark under it, for as long as the request
+// runs):
 //
 //	e.GET("/healthz", func(c *echo.Context) error {
-//		echov5.Skip(c)
+//		timeseries.Skip(c.Response())
 //		return c.NoContent(http.StatusNoContent)
 //	})
 //

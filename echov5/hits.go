@@ -15,7 +15,8 @@ import (
 // values of DefaultHitsConfig.
 type HitsConfig struct {
 	// Skipper decides, before the handler runs, that a request is not
-	// counted. Requests marked with Skip are not counted either.
+	// counted. Requests marked with timeseries.Skip(c.Response()) are not
+	// counted either.
 	Skipper echomw.Skipper
 
 	// Recorder counts the hits; required.
@@ -117,6 +118,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		start := h.track.Begin()
+		resp, sw := markable(c)
 		err := next(c)
 		if err != nil && h.config.HandleError {
 			if e := c.Echo(); e != nil && e.HTTPErrorHandler != nil {
@@ -124,7 +126,7 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 				err = nil
 			}
 		}
-		if Skipped(c) {
+		if unmark(c, resp, sw) {
 			return err
 		}
 		status := responseStatus(c, err)

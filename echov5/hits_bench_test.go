@@ -75,6 +75,7 @@ func TestHitsAllocs(t *testing.T) {
 	e, check := pulseApp(t, srv)
 	for _, target := range []string{"/posts/42", "/nowhere", "/gone"} {
 		bare, pulse := allocsPerRequestTo(postApp(nil), target), allocsPerRequestTo(e, target)
+		t.Logf("%s: %v allocations per request with Hits, %v without", target, pulse, bare)
 		if pulse > bare {
 			t.Errorf("%s: %v allocations per request with Hits, %v without", target, pulse, bare)
 		}

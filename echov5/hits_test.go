@@ -51,7 +51,7 @@ func TestHitsSeriesNames(t *testing.T) {
 		{"GET", "/wrapped", 502, []string{"GET /wrapped", "status:5xx"}},
 		{"GET", "/late", 201, []string{"GET /late", "status:2xx"}},
 		{"GET", "/panic", 500, []string{"GET /panic", "status:5xx"}},
-		{"GET", "/dashboard/x", 200, nil}, // marked with Skip: nothing, not even hits
+		{"GET", "/dashboard/x", 200, nil}, // marked with timeseries.Skip: nothing, not even hits
 	}
 	for _, handleError := range []bool{false, true} {
 		for _, tt := range tests {

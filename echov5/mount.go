@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"github.com/pulse-dev/pulse/dashboard"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // Mount serves the dashboard under prefix on e, behind the middleware mw
@@ -16,9 +17,9 @@ import (
 //	echov5.Mount(e, "/dashboard", cfg, echomw.BasicAuth(check))
 //
 // A guard runs first, before mw: every request under the prefix is marked
-// with Skip, so it is not counted as traffic even when mw refuses it, and
-// every answer, a 401 of mw included, carries the dashboard's security
-// headers. The dashboard answers every method itself (read-only: 405 for
+// with timeseries.Skip, so Hits does not count it even when mw refuses
+// it, and every answer, a 401 of mw included, carries the dashboard's
+// security headers. The dashboard answers every method itself (read-only: 405 for
 // all but GET and HEAD) and its own 404 below the prefix.
 func Mount(e *echo.Echo, prefix string, cfg dashboard.Config, mw ...echo.MiddlewareFunc) error {
 	p := strings.TrimRight(prefix, "/")
@@ -51,7 +52,7 @@ func Mount(e *echo.Echo, prefix string, cfg dashboard.Config, mw ...echo.Middlew
 // a request it refuses is neither counted nor without the headers.
 func guard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
-		Skip(c)
+		timeseries.Skip(c.Response())
 		dashboard.SecurityHeaders(c.Response().Header())
 		return next(c)
 	}

@@ -6,21 +6,34 @@ import (
 	"github.com/pulse-dev/pulse/internal/track"
 )
 
-// Skip marks the request so the Hits middleware does not count it. Mount
-// calls it for every request under the dashboard's prefix, so watching
-// the dashboard does not show up as traffic.
-func Skip(c *echo.Context) {
-	track.NoteSkip()
-	c.Set(track.SkipKey, true)
+// markable puts a SkipWriter in the chain of c.Response(), where
+// timeseries.Skip(c.Response()) finds it through Unwrap. It goes under
+// the *echo.Response, so that c.Response() is still the Response code
+// may assert it to be; only when no Response can be reached (a writer
+// without Unwrap set by an outer middleware) does it go on top. A panic
+// leaves it in place, out of the pool, until Echo resets the context for
+// the next request.
+func markable(c *echo.Context) (*echo.Response, *track.SkipWriter) {
+	resp, err := echo.UnwrapResponse(c.Response())
+	if err != nil {
+		sw := track.GetSkipWriter(c.Response())
+		c.SetResponse(sw)
+		return nil, sw
+	}
+	sw := track.GetSkipWriter(resp.ResponseWriter)
+	resp.ResponseWriter = sw
+	return resp, sw
 }
 
-// Skipped reports whether Skip was called for the request. Until some
-// request has been skipped it answers without reading the context, whose
-// Get takes a lock.
-func Skipped(c *echo.Context) bool {
-	if !track.MaySkip() {
-		return false
+// unmark takes sw out of the chain markable put it in, and reports
+// whether the request was marked with timeseries.Skip.
+func unmark(c *echo.Context, resp *echo.Response, sw *track.SkipWriter) bool {
+	if resp != nil {
+		resp.ResponseWriter = sw.ResponseWriter
+	} else {
+		c.SetResponse(sw.ResponseWriter)
 	}
-	v, _ := c.Get(track.SkipKey).(bool)
-	return v
+	skipped := sw.Skipped()
+	track.PutSkipWriter(sw)
+	return skipped
 }

@@ -82,7 +82,7 @@ func mountMetrics(e *echo.Echo, rec *timeseries.Recorder, login []echo.Middlewar
 // skip marks a request as not counted by the Hits middleware.
 func skip(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		pulsemw.Skip(c)
+		timeseries.Skip(c.Response())
 		return next(c)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pulse-dev/pulse/dashboard"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // Mount serves the Pulse dashboard under prefix on e, behind the
@@ -25,9 +26,9 @@ import (
 //	}, echomw.BasicAuth(check))
 //
 // The dashboard's guard runs first, before m: every request under the
-// prefix is marked with Skip, so it is not counted as traffic even when m
-// refuses it, and every answer, a 401 of m included, carries the
-// dashboard's security headers. The prefix without its trailing slash
+// prefix is marked with timeseries.Skip, so it is not counted by Hits
+// even when m refuses it, and every answer, a 401 of m included, carries
+// the dashboard's security headers. The prefix without its trailing slash
 // redirects to the page. The prefix is not "/": an app that serves
 // nothing but the dashboard serves dashboard.Handler itself. Requests of any method reach the guard; the
 // dashboard itself answers only GET and HEAD.
@@ -61,7 +62,7 @@ func Mount(e *echo.Echo, prefix string, cfg dashboard.Config, m ...echo.Middlewa
 // other middleware can answer.
 func dashboardGuard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		Skip(c)
+		timeseries.Skip(c.Response())
 		dashboard.SecurityHeaders(c.Response().Header())
 		return next(c)
 	}

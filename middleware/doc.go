@@ -39,10 +39,20 @@
 // Mount Hits before Echo's Recover, so that Recover sits inside it and
 // a panicking request is counted as the 500 it becomes.
 //
-// Requests marked with Skip are not counted. Mount serves the Pulse
-// dashboard under a prefix behind the app's login, and marks every request
-// under the prefix before the login runs, so neither the dashboard's
-// traffic nor the requests its login refuses are counted:
+// A handler or middleware keeps its request out of the counts with
+// timeseries.Skip, given the context's response (Hits puts a writer that
+// takes the mark under it, for as long as the request runs); Skipper
+// decides the same before the handler runs:
+//
+//	e.GET("/healthz", func(c echo.Context) error {
+//		timeseries.Skip(c.Response()) // probes are not traffic
+//		return c.NoContent(http.StatusNoContent)
+//	})
+//
+// Mount serves the Pulse dashboard under a prefix behind the app's login,
+// and marks every request under the prefix before the login runs, so
+// neither the dashboard's traffic nor the requests its login refuses are
+// counted:
 //
 //	err := pulsemw.Mount(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec},
 //		echomw.BasicAuth(check))

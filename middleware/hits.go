@@ -15,7 +15,8 @@ import (
 // values of DefaultHitsConfig.
 type HitsConfig struct {
 	// Skipper decides, before the handler runs, that a request is not
-	// counted. Requests marked with Skip are not counted either.
+	// counted. Requests marked with timeseries.Skip(c.Response()) are not
+	// counted either.
 	Skipper echomw.Skipper
 
 	// Recorder counts the hits; required.
@@ -116,12 +117,23 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		start := h.track.Begin()
+		// The mark of timeseries.Skip(c.Response()) is found through
+		// Response.Unwrap, so the writer that takes it goes under the
+		// Response, for as long as the handler and the error handler run.
+		// A panic leaves it there, out of the pool, until Echo resets
+		// the Response for the next request.
+		resp := c.Response()
+		sw := track.GetSkipWriter(resp.Writer)
+		resp.Writer = sw
 		err := next(c)
 		if err != nil && h.config.HandleError {
 			c.Error(err)
 			err = nil
 		}
-		if Skipped(c) {
+		resp.Writer = sw.ResponseWriter
+		skipped := sw.Skipped()
+		track.PutSkipWriter(sw)
+		if skipped {
 			return err
 		}
 		status := c.Response().Status

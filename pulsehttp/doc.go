@@ -121,15 +121,18 @@
 //
 // # Skipping requests
 //
-// Skipper decides before the handler runs; Skip marks a request from
-// inside, through any writer wrappers that have an Unwrap method:
+// Skipper decides before the handler runs; timeseries.Skip, the one mark
+// every Pulse middleware reads, marks a request from inside, through any
+// writer wrappers that have an Unwrap method:
 //
 //	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-//		pulsehttp.Skip(w) // probes are not traffic
+//		timeseries.Skip(w) // probes are not traffic
 //		io.WriteString(w, "ok")
 //	})
 //
-// Called on a writer the middleware did not make, Skip does nothing.
+// Called on a writer the middleware did not make, Skip does nothing. With
+// two middlewares around a handler (two Recorders), one mark keeps the
+// request out of both.
 //
 // # Naming series
 //
@@ -150,17 +153,17 @@
 // # The dashboard
 //
 // dashboard.Handler serves the dashboard as a net/http handler rooted at
-// "/", for a prefix of the same mux. Watching it is not traffic: mark its
-// requests with Skip (or a Skipper on the prefix), so that they are
-// counted neither by hits nor as the dashboard's routes:
+// "/", for a prefix of the same mux. Watching it is not traffic: the
+// dashboard marks each of its requests with timeseries.Skip, so they are
+// counted neither by hits nor as routes:
 //
 //	dash, err := dashboard.Handler(dashboard.Config{Store: rec.Store(), Health: rec})
 //	if err != nil {
 //		return err
 //	}
-//	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", http.HandlerFunc(
-//		func(w http.ResponseWriter, r *http.Request) {
-//			pulsehttp.Skip(w)
-//			dash.ServeHTTP(w, r)
-//		})))
+//	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", dash))
+//
+// A login in front of it answers first: for its refusals to go uncounted
+// too, it calls timeseries.Skip(w) before it checks (or a Skipper covers
+// the prefix).
 package pulsehttp

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/pulsehttp"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -27,7 +29,7 @@ type opaque struct{ http.ResponseWriter }
 func TestSkip(t *testing.T) {
 	srv := redistest.Start(t)
 	skipHere := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pulsehttp.Skip(w)
+		timeseries.Skip(w)
 		io.WriteString(w, "not counted")
 	})
 	through := func(wrap func(http.ResponseWriter) http.ResponseWriter) http.Handler {
@@ -70,11 +72,11 @@ func TestSkip(t *testing.T) {
 // Skip with no middleware around does nothing, whatever the writer.
 func TestSkipOutsideMiddleware(t *testing.T) {
 	for _, w := range []http.ResponseWriter{nil, httptest.NewRecorder(), wrapped{httptest.NewRecorder()}, opaque{httptest.NewRecorder()}, wrapped{}} {
-		pulsehttp.Skip(w)
+		timeseries.Skip(w)
 	}
 	w := httptest.NewRecorder()
 	skipHere := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pulsehttp.Skip(w)
+		timeseries.Skip(w)
 		io.WriteString(w, "served")
 	})
 	skipHere.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
@@ -90,7 +92,7 @@ func TestSkipDoesNotLeak(t *testing.T) {
 	rec := recorder(t, srv, timeseries.Config{})
 	h := pulsehttp.Hits(rec)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/skip" {
-			pulsehttp.Skip(w)
+			timeseries.Skip(w)
 		}
 	}))
 	for range 50 {
@@ -147,4 +149,50 @@ func TestExactUnderConcurrency(t *testing.T) {
 			}
 		}
 	}
+}
+
+// An app that counts into two Recorders, with one middleware inside the
+// other: a request marked once is left out by both.
+func TestSkipNested(t *testing.T) {
+	srv := redistest.Start(t)
+	outerRec := recorder(t, srv, timeseries.Config{})
+	innerRec := recorder(t, srv, timeseries.Config{})
+	h := pulsehttp.Middleware(pulsehttp.Config{Recorder: outerRec, HitsName: "outer"})(
+		pulsehttp.Middleware(pulsehttp.Config{Recorder: innerRec, HitsName: "inner"})(
+			http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/skip" {
+					timeseries.Skip(w)
+				}
+			})))
+	for _, p := range []string{"/", "/skip", "/", "/skip", "/skip"} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", p, nil))
+	}
+	seriesCounts(t, srv, outerRec)
+	checkSeries(t, seriesCounts(t, srv, innerRec), map[string]int64{"outer": 2, "inner": 2})
+}
+
+// The dashboard mounted on the app's mux marks its own requests: none is
+// counted, its 404s included, while the app's are.
+func TestSkipDashboard(t *testing.T) {
+	srv := redistest.Start(t)
+	rec := recorder(t, srv, timeseries.Config{})
+	dash, err := dashboard.Handler(dashboard.Config{Store: rec.Store(), Health: rec, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", dash))
+	mux.HandleFunc("GET /app", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "app") })
+	h := pulsehttp.Middleware(pulsehttp.Config{Recorder: rec, Routes: true, StatusClasses: true})(mux)
+	for _, tt := range []struct {
+		target string
+		code   int
+	}{{"/dashboard/", 200}, {"/dashboard/api/counters", 200}, {"/dashboard/nope", 404}, {"/app", 200}, {"/dashboard/", 200}} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", tt.target, nil))
+		if w.Code != tt.code {
+			t.Errorf("%s: status %d, want %d", tt.target, w.Code, tt.code)
+		}
+	}
+	checkSeries(t, seriesCounts(t, srv, rec), map[string]int64{"hits": 1, "GET /app": 1, "status:2xx": 1, "GET /app status:2xx": 1})
 }

@@ -11,9 +11,10 @@ import (
 )
 
 // responseWriter notes the status a handler answers with, and whether the
-// request was marked with Skip. It keeps http.Flusher, http.Hijacker and
-// io.ReaderFrom, and Unwrap lets http.ResponseController reach the
-// server's own writer for deadlines and full duplex.
+// request was marked with timeseries.Skip. It keeps http.Flusher,
+// http.Hijacker and io.ReaderFrom, and Unwrap lets
+// http.ResponseController reach the server's own writer for deadlines and
+// full duplex.
 type responseWriter struct {
 	http.ResponseWriter
 	status int // the final status written, 101 once hijacked; 0 until then
@@ -105,12 +106,10 @@ func (w *responseWriter) finalStatus(finished bool) int {
 	return http.StatusOK // net/http answers 200 for a handler that wrote nothing
 }
 
-// Skip marks the request answered through w so the middleware does not
-// count it: timeseries.Skip, which finds the middleware's writer through
-// any wrappers that have an Unwrap method; called outside the
-// middleware, it does nothing.
-func Skip(w http.ResponseWriter) { timeseries.Skip(w) }
-
 // SkipRequest is the mark timeseries.Skip sets: the middleware does not
-// count the request.
-func (w *responseWriter) SkipRequest() { w.skip = true }
+// count the request. The mark is passed on to the writers below, so that
+// a Pulse middleware around this one leaves the request out too.
+func (w *responseWriter) SkipRequest() {
+	w.skip = true
+	timeseries.Skip(w.ResponseWriter)
+}

@@ -6,8 +6,11 @@ import "net/http"
 // the adapter that wraps w: it calls SkipRequest on the first writer of
 // the chain that has that method, following Unwrap methods (as
 // http.ResponseController does), and reports whether it found one.
-// Adapters that wrap the response writer (pulsehttp does) implement
-// SkipRequest and then do not record the request; the dashboard calls
+// Every Pulse middleware puts a writer with SkipRequest in the chain
+// (pulsehttp's wraps the writer; the Echo adapters' sits under
+// c.Response(), so Echo handlers pass c.Response()) and does not record
+// a request so marked; each passes the mark on to the writers below it,
+// so nested middlewares all leave the request out. The dashboard calls
 // Skip for each of its requests, so watching it is not traffic.
 func Skip(w http.ResponseWriter) bool {
 	for w != nil {

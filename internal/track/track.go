@@ -1,10 +1,10 @@
 // Package track is what every Pulse middleware shares, whatever the web
 // framework: the series a finished request counts in (hits, its route,
 // its status class, its route's status class, an app-named series), the
-// bounded caches of those series, and the mark that keeps a request out
-// of the counts. An adapter (Echo v4, Echo v5, net/http) only translates
-// its framework's request into a Request, duration included, and calls
-// Tracker.Record.
+// bounded caches of those series, and the writer that lets
+// timeseries.Skip mark a request through an Echo response. An adapter
+// (Echo v4, Echo v5, net/http) only translates its framework's request
+// into a Request, duration included, and calls Tracker.Record.
 //
 // A request's duration is recorded in its hits, route and app-named
 // series (unless the Recorder has durations off); the status series are
@@ -33,22 +33,6 @@ const (
 	DefaultHitsName      = "hits"
 	DefaultUnmatchedName = "unmatched"
 )
-
-// SkipKey is the key an Echo adapter sets on a request's context to keep
-// the request out of the counts.
-const SkipKey = "pulse.skip"
-
-// skipping is set by the first Skip of any adapter. Until then no request
-// can carry SkipKey, so an adapter need not look for it: an Echo
-// context's Get takes a lock, a tenth of what Pulse costs a request.
-var skipping atomic.Bool
-
-// NoteSkip is called by an adapter's Skip before it marks a request.
-func NoteSkip() { skipping.Store(true) }
-
-// MaySkip reports whether any request may carry SkipKey. A Skip made in a
-// handler is seen by the middleware around it, on the same goroutine.
-func MaySkip() bool { return skipping.Load() }
 
 // MaxCachedNames bounds each cache of series (the routes of one method,
 // the app-named series); names past it are still counted, through the

@@ -91,21 +91,21 @@ function render(alerts, now) {
   count.dataset.state = alerts.some((a) => a.state === 'firing') ? 'firing' : 'pending';
 }
 
-// refreshAlerts reads api/alerts; now is the store's clock in unix
-// seconds. A 404 (none configured) or 503 (their Redis down) hides the
-// banner rather than failing the poll: alerts are an extra here.
-export async function refreshAlerts(now) {
+// refreshAlerts reads api/alerts; nowJob resolves to the store's clock
+// in unix seconds. A 404 (none configured) or 503 (their Redis down)
+// hides the banner rather than failing the poll: alerts are an extra here.
+export async function refreshAlerts(nowJob) {
   let answer;
   try {
     answer = await getJSON('api/alerts?transitions=0');
   } catch (err) {
     if (err.status === 404 || err.status === 503) {
-      render([], now);
+      render([], 0);
       return;
     }
     throw err;
   }
-  render(activeAlerts(answer), now);
+  render(activeAlerts(answer), await nowJob);
 }
 
 // alertOf is the alert a click landed on, or null: its series, since

@@ -38,7 +38,10 @@ async function refresh() {
   jobs.push(cfg.health ? getJSON('api/health', [503]) : Promise.resolve(null));
   jobs.push(cfg.entities ? refreshEntityTop() : Promise.resolve(null), refreshRoutes(p));
   jobs.push(overviewJob.then((ov) => refreshAnomalies(p, ov.current)));
-  jobs.push(cfg.alerts ? overviewJob.then((ov) => refreshAlerts(ov.now)) : Promise.resolve(null));
+  // Alerts are read beside the overview, not after it: their own outage
+  // (a 503) hides the banner even when the overview fails too.
+  const nowJob = overviewJob.then((ov) => ov.now, () => serverNow.value + (Date.now() - serverNow.at) / 1000);
+  jobs.push(cfg.alerts ? refreshAlerts(nowJob) : Promise.resolve(null));
   // Settle all: the health of the recorder matters most when the
   // series cannot be read.
   const [overview, visitors, health, top, routes, anomalies, alerts] = await Promise.allSettled(jobs);

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	entity "github.com/pulse-dev/pulse/internal/entityapi"
@@ -70,6 +71,12 @@ type Config struct {
 	// Entities, when set, adds the entity panel and the api/entities
 	// endpoints.
 	Entities Entities
+	// Alerts, when set, serves GET api/alerts and the page's alert
+	// banner: the alert package's Evaluator.Handler() is meant here. Nil
+	// means no alerts are shown and api/alerts answers 404 with a JSON
+	// error. The dashboard passes the request on as it came (its query
+	// included), bounded by Timeout.
+	Alerts http.Handler
 	// Labels, when set, names entities for people: the top list shows
 	// "hello world" (#3) rather than #3. It gets the ids of one kind in one
 	// call and may leave ids out; an error leaves the list unlabelled.

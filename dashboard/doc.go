@@ -62,7 +62,10 @@
 // counting, on one of its own at the right in hits per second). At a
 // precision that keeps no visitors (5 s), or when none were recorded, the
 // strip says so. An entity panel, only when Entities is set, lists the
-// top entities of a kind by a field and looks one up by id. The charts zoom with the mouse wheel, all together, share
+// top entities of a kind by a field and looks one up by id. When Alerts is
+// set (an alert evaluator's Handler), a banner at the top lists the firing
+// and pending alerts, their count shows in the header, and a click on one
+// charts its series with the alert's window shaded. The charts zoom with the mouse wheel, all together, share
 // one crosshair, and show either hits per bucket or hits per second. The
 // precision, pinned series, zoomed window and that choice live in the
 // page's URL, so a view can be bookmarked and shared.
@@ -131,6 +134,9 @@
 //	GET api/health                    the recorder's timeseries.Health with "ok" and "problem":
 //	                                  503 when Redis does not answer or no flush succeeded for
 //	                                  3 flush intervals while hits are pending
+//	GET api/alerts[?state=firing][&transitions=20]
+//	                                  what Config.Alerts answers: {"rules":[{"name":…,"alerts":[…]}],
+//	                                  "transitions":[…],"health":{…}}; 404 when it is nil
 //	GET api/entities                  {"kinds":[{"name":"post","fields":[…]}]}
 //	GET api/entities/:kind/:id        {"kind":"post","id":"7","counts":{"views":12,…}}
 //	GET api/entities/:kind?ids=1,2,3  {"kind":"post","entities":[{"id":"1","counts":{…}},…]}

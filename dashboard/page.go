@@ -36,6 +36,8 @@ type pageConfig struct {
 	Precisions []precisionView `json:"precisions"`
 	Entities   bool            `json:"entities"`
 	Health     bool            `json:"health"`
+	// Alerts: Config.Alerts is set, so the page polls api/alerts.
+	Alerts bool `json:"alerts"`
 	// Visitors says whose unique visitors the page shows, and at which
 	// precisions: the others keep none, which the page says rather than
 	// asks for.
@@ -112,6 +114,7 @@ func newPageData(cfg Config, echarts *asset) (*pageData, error) {
 		MaxPinned:  MaxPinned,
 		Entities:   cfg.Entities != nil,
 		Health:     cfg.Health != nil,
+		Alerts:     cfg.Alerts != nil,
 		Echarts:    echartsURL,
 		ChartInit:  newChartInit(),
 	}
@@ -140,6 +143,7 @@ func newPageData(cfg Config, echarts *asset) (*pageData, error) {
 		"StyleURL":  assetURL("dashboard.css"),
 		"IconURL":   assetURL("favicon.svg"),
 		"Entities":  cfg.Entities != nil,
+		"Alerts":    cfg.Alerts != nil,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: page: %w", err)

@@ -115,6 +115,7 @@ func (s *server) routes() *http.ServeMux {
 	mux.HandleFunc("/api/forecast/{name}", s.handleForecast)
 	mux.HandleFunc("/api/anomalies", s.handleAnomalies)
 	mux.HandleFunc("/api/health", s.handleHealth)
+	mux.HandleFunc("/api/alerts", s.handleAlerts)
 	mux.HandleFunc("/api/entities", s.handleKinds)
 	mux.HandleFunc("/api/entities/{kind}", s.entityHandler(s.handleEntityBatch))
 	mux.HandleFunc("/api/entities/{kind}/top", s.entityHandler(s.handleEntityTop))

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/http"
 
 	"github.com/pulse-dev/pulse/alert"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -10,14 +11,16 @@ import (
 
 // openAlerts runs the alert evaluator when opts names a rule file; its
 // notifications go to Alertmanager when opts names one. Its close is
-// added to c, so it stops before the recorder.
-func openAlerts(opts options, rec *timeseries.Recorder, pool timeseries.Pool, c *closers, logger *slog.Logger) error {
+// added to c, so it stops before the recorder. It returns the
+// evaluator's Handler, for the dashboard's api/alerts and banner, or nil
+// without a rule file.
+func openAlerts(opts options, rec *timeseries.Recorder, pool timeseries.Pool, c *closers, logger *slog.Logger) (http.Handler, error) {
 	if opts.AlertRules == "" {
-		return nil
+		return nil, nil
 	}
 	rules, err := alert.LoadRules(opts.AlertRules)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var receivers []alert.Receiver
 	if opts.AlertmanagerURL != "" {
@@ -25,7 +28,7 @@ func openAlerts(opts options, rec *timeseries.Recorder, pool timeseries.Pool, c 
 	}
 	ev, err := alert.New(alert.Config{Pool: pool, Recorder: rec, Rules: rules, Receivers: receivers, Logger: logger})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go ev.Run(ctx)
@@ -34,5 +37,5 @@ func openAlerts(opts options, rec *timeseries.Recorder, pool timeseries.Pool, c 
 		return ev.Close(ctx)
 	})
 	logger.Info("alerts on", "rules", len(rules), "receivers", len(receivers))
-	return nil
+	return ev.Handler(), nil
 }

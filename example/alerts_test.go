@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,7 @@ func TestAlertRulesFile(t *testing.T) {
   {"name": "AppLatency", "kind": "latency", "series": "hits", "threshold": "500ms"},
   {"name": "RedisDown", "kind": "health", "check": "redis_down"}
 ]}`), 0o644)
-	_, stop := startExample(t, srv, options{AlertRules: good})
+	base, stop := startExample(t, srv, options{AlertRules: good})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		holder, _ := redis.String(srv.Do("GET", "{alerts}:lease"), nil)
@@ -39,11 +40,27 @@ func TestAlertRulesFile(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The dashboard serves the evaluator's answer, and shows its banner.
+	code, body := getBody(t, base+"/dashboard/api/alerts?transitions=0")
+	if code != http.StatusOK || !strings.Contains(body, `"name":"AppAvailability"`) || !strings.Contains(body, `"name":"RedisDown"`) {
+		t.Errorf("dashboard api/alerts: %d %s", code, body)
+	}
+	if _, page := getBody(t, base+"/dashboard/"); !strings.Contains(page, `id="alert-list"`) {
+		t.Error("the dashboard has no alert banner with ALERT_RULES set")
+	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := redis.Int(srv.Do("EXISTS", "{alerts}:lease"), nil); n != 0 {
 		t.Error("the lease outlived the example")
+	}
+	// Without ALERT_RULES there is nothing to show.
+	base, stop = startExample(t, srv, options{})
+	if code, body := getBody(t, base+"/dashboard/api/alerts"); code != http.StatusNotFound || !strings.Contains(body, `"error"`) {
+		t.Errorf("dashboard api/alerts without ALERT_RULES: %d %s, want a JSON 404", code, body)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 
 	bad := filepath.Join(dir, "bad.json")
@@ -53,4 +70,19 @@ func TestAlertRulesFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `"Typo"`) || !strings.Contains(err.Error(), "unknown kind") {
 		t.Fatalf("run with a bad rule file: %v", err)
 	}
+}
+
+// getBody is GET url's status and body.
+func getBody(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
 }

@@ -60,7 +60,8 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := openAlerts(opts, rec, pool, c, logger); err != nil {
+	alerts, err := openAlerts(opts, rec, pool, c, logger)
+	if err != nil {
 		return err
 	}
 	auth := dashboardAuth(opts)
@@ -68,7 +69,7 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 	if err != nil {
 		return err
 	}
-	e, err := newEcho(rec, app, auth, opts.DashboardUser, opts.TrustedProxies, logger)
+	e, err := newEcho(rec, app, alerts, auth, opts.DashboardUser, opts.TrustedProxies, logger)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 
 	"github.com/labstack/echo/v4"
 	echomw "github.com/labstack/echo/v4/middleware"
@@ -19,10 +20,11 @@ import (
 )
 
 // newEcho routes the forum, the dashboard and the Prometheus metrics,
-// every request counted by rec. auth, when set, guards the dashboard and
-// the metrics as well as the forum's admin routes. proxies are the
-// trusted proxies' ranges, none by default.
-func newEcho(rec *timeseries.Recorder, app *forum.App, auth echo.MiddlewareFunc, user string, proxies []*net.IPNet, logger *slog.Logger) (*echo.Echo, error) {
+// every request counted by rec. alerts, when set, is the alert
+// evaluator's handler, which the dashboard serves and shows. auth, when
+// set, guards the dashboard and the metrics as well as the forum's admin
+// routes. proxies are the trusted proxies' ranges, none by default.
+func newEcho(rec *timeseries.Recorder, app *forum.App, alerts http.Handler, auth echo.MiddlewareFunc, user string, proxies []*net.IPNet, logger *slog.Logger) (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = forum.ErrorHandler
@@ -47,6 +49,7 @@ func newEcho(rec *timeseries.Recorder, app *forum.App, auth echo.MiddlewareFunc,
 		Health:   rec,
 		Entities: app.Counters(),
 		Labels:   app.Labels,
+		Alerts:   alerts,
 		Title:    "Pulse forum",
 		Logger:   logger,
 	}, login...); err != nil {

@@ -14,7 +14,9 @@ import { setZoom, view } from './state.js';
 const hasEcharts = typeof window.echarts !== 'undefined';
 const chartGroup = 'pulse';
 const cards = new Map(); // series name -> card
-let focus = null; // { name, bucket, scroll }: the anomaly last clicked
+// focus is the anomaly or alert last clicked: { name, bucket, scroll }
+// or { name, mark, scroll }, mark being the alert's { since, window }.
+let focus = null;
 
 // onZoom follows a zoom or pan of any chart: the other charts follow
 // through echarts.connect, the URL records the window.
@@ -50,7 +52,7 @@ export function resizeCharts() {
 function makeCard(name) {
   const card = {
     name: name, chart: null, precision: 0, current: 0, span: 0, mode: view.mode, visitors: name === cfg.visitors.name,
-    forecast: null, forecastKey: '', forecastAt: new Map(), highlight: 0,
+    forecast: null, forecastKey: '', forecastAt: new Map(), highlight: 0, mark: null,
   };
   card.root = el('article', 'card');
   card.root.dataset.series = name;
@@ -109,21 +111,32 @@ function applyForecast(card) {
 // focusBucket highlights the bucket (unix seconds) on the chart of series
 // name and brings the chart into view, now or once a poll charts it.
 export function focusBucket(name, bucket) {
-  focus = { name: name, bucket: bucket, scroll: true };
+  focus = { name: name, bucket: bucket, mark: null, scroll: true };
   for (const card of cards.values()) markFocus(card);
 }
 
-// markFocus shows on a card whether it holds the focused bucket; the
-// first card to show it scrolls into view.
+// focusWindow marks an alert's window, mark { since, window } in
+// seconds, on the chart of series name and brings the chart into view,
+// now or once a poll charts it.
+export function focusWindow(name, mark) {
+  focus = { name: name, bucket: 0, mark: mark, scroll: true };
+  for (const card of cards.values()) markFocus(card);
+}
+
+// markFocus shows on a card whether it holds the focused bucket or alert
+// window; the first card to show it scrolls into view.
 function markFocus(card) {
-  const bucket = focus && focus.name === card.name ? focus.bucket : 0;
-  card.root.classList.toggle('focused', bucket !== 0);
+  const mine = Boolean(focus && focus.name === card.name);
+  const bucket = mine ? focus.bucket || 0 : 0;
+  const mark = mine ? focus.mark || null : null;
+  card.root.classList.toggle('focused', mine);
   card.root.dataset.highlight = String(bucket);
-  if (card.highlight !== bucket) {
+  if (card.highlight !== bucket || card.mark !== mark) {
     card.highlight = bucket;
+    card.mark = mark;
     applyForecast(card);
   }
-  if (bucket && focus.scroll && card.root.isConnected) {
+  if (mine && focus.scroll && card.root.isConnected) {
     focus.scroll = false;
     card.root.scrollIntoView({ block: 'center', behavior: 'smooth' });
   }

@@ -7,6 +7,7 @@
 // A series with too little history (422) simply has no band, and is asked
 // again a horizon later.
 
+import { windowArea } from './alerts.js';
 import { getJSON } from './api.js';
 import { numberFormat, rateFormat } from './format.js';
 
@@ -87,7 +88,8 @@ export function wantForecast(card, precision, current, apply) {
 const has = (x) => typeof x === 'number';
 
 // forecastData is what the forecast changes in a chart: every band, the
-// expected line, the marks, the shaded future and the highlighted bucket.
+// expected line, the marks, the shaded future, the highlighted bucket and
+// the window of the alert last clicked.
 export function forecastData(card) {
   const fc = card.forecast;
   const width = card.precision || 1;
@@ -113,6 +115,8 @@ export function forecastData(card) {
     const half = (width * 1000) / 2;
     areas.push([{ xAxis: card.highlight * 1000 - half, itemStyle: { color: color.highlight } }, { xAxis: card.highlight * 1000 + half }]);
   }
+  const alertArea = card.mark && windowArea(card, card.mark);
+  if (alertArea) areas.push(alertArea);
   return [
     { id: 'lo95', data: lo95 }, { id: 'band95', data: band95 }, { id: 'lo80', data: lo80 }, { id: 'band80', data: band80 },
     { id: 'expected', data: expected, markArea: { silent: true, data: areas } },

@@ -14,10 +14,12 @@
 //	red.js      the routes' RED table and latency chart
 //	forecast.js each chart's expected line, bands and anomaly marks
 //	anomalies.js the list of anomalies
+//	alerts.js   the alert banner and the header's count
 //	format.js   numbers and times; dom.js: DOM helpers
 
+import { alertOf, precisionFor } from './alerts.js';
 import { flagOf } from './anomalies.js';
-import { focusBucket, resetZoom, resizeCharts } from './charts.js';
+import { focusBucket, focusWindow, resetZoom, resizeCharts } from './charts.js';
 import { cfg, pollSeconds } from './config.js';
 import { byId } from './dom.js';
 import { chooseField, chooseKind, lookupEntity } from './entities.js';
@@ -89,6 +91,27 @@ function watchPins() {
   });
 }
 
+// watchAlerts: an alert pins its series (never unpins it) at a precision
+// that holds its window, and marks the window.
+function watchAlerts() {
+  byId('alert-list').addEventListener('click', (ev) => {
+    const picked = alertOf(ev.target);
+    if (!picked) return;
+    const precision = precisionFor(picked.window);
+    if (precision !== view.precision) {
+      setPrecision(precision);
+      byId('reset-zoom').hidden = !view.zoom;
+      markPrecision();
+    }
+    if (!isPinned(picked.series)) {
+      togglePinned(picked.series);
+      renderFinder();
+    }
+    focusWindow(picked.series, { since: picked.since, window: picked.window });
+    poll();
+  });
+}
+
 function watchEntities() {
   byId('entity-kind').addEventListener('change', (ev) => {
     chooseKind(ev.target.value);
@@ -105,6 +128,7 @@ watchViewControls();
 watchPins();
 watchRoutes(poll);
 if (cfg.entities) watchEntities();
+if (cfg.alerts) watchAlerts();
 byId('reset-zoom').hidden = !view.zoom;
 markPrecision();
 markMode();

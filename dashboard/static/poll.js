@@ -1,8 +1,10 @@
 // Polling: every cfg.pollMillis the page reads the overview, the
 // visitors, the health, the entity top list and, once per closed bucket,
-// the anomalies, and updates in place. A
+// the anomalies, and the alerts when configured (alerts.js), and updates
+// in place. A
 // failed poll keeps the last data and says so (status.js).
 
+import { refreshAlerts } from './alerts.js';
 import { refreshAnomalies } from './anomalies.js';
 import { getJSON } from './api.js';
 import { renderCharts } from './charts.js';
@@ -36,9 +38,13 @@ async function refresh() {
   jobs.push(cfg.health ? getJSON('api/health', [503]) : Promise.resolve(null));
   jobs.push(cfg.entities ? refreshEntityTop() : Promise.resolve(null), refreshRoutes(p));
   jobs.push(overviewJob.then((ov) => refreshAnomalies(p, ov.current)));
+  // Alerts are read beside the overview, not after it: their own outage
+  // (a 503) hides the banner even when the overview fails too.
+  const nowJob = overviewJob.then((ov) => ov.now, () => serverNow.value + (Date.now() - serverNow.at) / 1000);
+  jobs.push(cfg.alerts ? refreshAlerts(nowJob) : Promise.resolve(null));
   // Settle all: the health of the recorder matters most when the
   // series cannot be read.
-  const [overview, visitors, health, top, routes, anomalies] = await Promise.allSettled(jobs);
+  const [overview, visitors, health, top, routes, anomalies, alerts] = await Promise.allSettled(jobs);
   if (overview.status === 'fulfilled') {
     serverNow = { at: Date.now(), value: overview.value.now };
     if (p.seconds === view.precision) { // not switched meanwhile
@@ -50,7 +56,7 @@ async function refresh() {
   if (health.status === 'fulfilled' && health.value) {
     renderHealth(health.value, serverNow.value + (Date.now() - serverNow.at) / 1000);
   }
-  for (const r of [overview, visitors, health, top, routes, anomalies]) {
+  for (const r of [overview, visitors, health, top, routes, anomalies, alerts]) {
     if (r && r.status === 'rejected') throw r.reason;
   }
 }

@@ -79,6 +79,10 @@ type Options struct {
 	Poll     time.Duration
 	Overview int
 	Labels   func(ctx context.Context, kind string, ids []int64) (map[int64]string, error)
+	// Alerts, when set, makes the dashboard's Config.Alerts once the
+	// fixture's Redis, clock and recorder exist (an alert evaluator's
+	// Handler, say).
+	Alerts func(f *Fixture) http.Handler
 	// Start, when set, is where the clock stands instead of Now:
 	// durations expire by Redis's own clock, so a fixture recording them
 	// needs a recent one.
@@ -122,6 +126,9 @@ func (f *Fixture) config(o Options) dashboard.Config {
 		Labels: o.Labels, FlushInterval: o.FlushInterval}
 	if !o.NoHealth {
 		cfg.Health = f.Rec
+	}
+	if o.Alerts != nil {
+		cfg.Alerts = o.Alerts(f)
 	}
 	if !o.NoEntities {
 		f.Ents = newEntities()
@@ -180,4 +187,16 @@ func (f *Fixture) Flush(t testing.TB) {
 	if err := f.Rec.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// RecordFailing records route's traffic in every 5 s bucket from T0 to
+// the open one at Now: total requests a bucket, failed of them answered
+// 5xx (counted in its class series, as the middlewares count them).
+func (f *Fixture) RecordFailing(t testing.TB, route string, total, failed int) {
+	t.Helper()
+	var hits []Hit
+	for at := time.Duration(0); at <= Now.Sub(T0); at += 5 * time.Second {
+		hits = append(hits, Hit{route, at, total}, Hit{route + " status:5xx", at, failed})
+	}
+	f.Record(t, hits...)
 }

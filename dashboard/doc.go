@@ -151,7 +151,7 @@
 // buckets), with the window's hits beside it for hits per visitor. One
 // read serves it: a PFCOUNT per bucket and one over all of them,
 // pipelined to the one node that holds them. Visitors are kept at 1 min,
-// 5 min, 1 h and 1 day (series.DefaultUniquePrecisions); another
+// 5 min, 1 h and 1 day (timeseries.Schema.VisitorPrecisions); another
 // precision of the schema answers 400.
 // api/routes is the RED table of the window: the route series ("<METHOD>
 // /…", "OTHER /…", "unmatched") with their hits, the counts of their

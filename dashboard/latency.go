@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -194,7 +193,7 @@ func (s *server) latency(r *http.Request) (latencyResponse, error) {
 	if err != nil {
 		return latencyResponse{}, err
 	}
-	resp := latencyResponse{Name: name, Precision: p, From: series.BucketStart(rng.From, p), To: series.BucketStart(rng.To, p),
+	resp := latencyResponse{Name: name, Precision: p, From: timeseries.BucketStart(rng.From, p), To: timeseries.BucketStart(rng.To, p),
 		Current: current, Buckets: make([]latencyBucket, 0, len(d.Buckets)), Window: statsOf(d.Window, q)}
 	for _, b := range d.Buckets {
 		resp.Buckets = append(resp.Buckets, latencyBucket{Time: b.Start, latencyStats: statsOf(b.Hist, q)})

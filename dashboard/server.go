@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -37,7 +36,7 @@ func newServer(cfg Config) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	store := storeView{Store: cfg.Store, Schema: series.Schema(cfg.Store.Schema())}
+	store := storeView{Store: cfg.Store, Schema: cfg.Store.Schema()}
 	s := &server{cfg: cfg, store: store, reads: make(chan struct{}, cfg.ConcurrentReads), started: store.Now()}
 	switch {
 	case len(cfg.Echarts) > 0:
@@ -66,7 +65,7 @@ func SecurityHeaders(h http.Header) {
 // filled in) as package series checks precisions by.
 type storeView struct {
 	*timeseries.Store
-	Schema series.Schema
+	Schema timeseries.Schema
 }
 
 // Now is the time by the store's clock.

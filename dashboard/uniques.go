@@ -3,7 +3,6 @@ package dashboard
 import (
 	"net/http"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -54,7 +53,7 @@ func (s *server) uniques(r *http.Request) (uniquesResponse, error) {
 	}
 	// Before any read: a precision without visitors is the request's
 	// mistake whether or not the series exists.
-	if err := s.store.Schema.CheckUniquePrecision(p); err != nil {
+	if err := s.store.Schema.CheckVisitorPrecision(p); err != nil {
 		return uniquesResponse{}, err
 	}
 	rng, current, err := s.window(r, p, windowBuckets)
@@ -83,7 +82,7 @@ func (s *server) uniques(r *http.Request) (uniquesResponse, error) {
 	if err != nil {
 		return uniquesResponse{}, err
 	}
-	resp := uniquesResponse{Name: name, Precision: p, From: series.BucketStart(rng.From, p), To: series.BucketStart(rng.To, p),
+	resp := uniquesResponse{Name: name, Precision: p, From: timeseries.BucketStart(rng.From, p), To: timeseries.BucketStart(rng.To, p),
 		Current: current, Buckets: make([]uniquesBucket, 0, len(u.Buckets)), Window: uniquesWindow{Uniques: u.Window}}
 	for _, b := range u.Buckets {
 		resp.Buckets = append(resp.Buckets, uniquesBucket{Time: b.Start, Uniques: b.Count})

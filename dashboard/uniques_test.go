@@ -11,11 +11,12 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // Minute buckets around dashtest.Now (dashtest.T0+10m2s): the last three are
 // minute-120, minute-60 and minute, the still-open one.
-var minute = series.BucketStart(dashtest.Now.Unix(), 60)
+var minute = timeseries.BucketStart(dashtest.Now.Unix(), 60)
 
 // seedVisitors PFADDs visitors lo..hi-1 into one bucket of a series, as
 // the recorder's write path does.
@@ -74,7 +75,7 @@ func TestUniquesAPI(t *testing.T) {
 		{"hits", fmt.Sprintf("precision=60&from=%d&to=%d", minute-120, minute-60), minute - 120, []int64{10, 10}, 15, 0},
 		{"hits", fmt.Sprintf("precision=60&from=%d", minute-60), minute - 60, []int64{10, 3}, 13, 4},
 		{"hits", "precision=60&last=1", minute, []int64{3}, 3, 4},
-		{"hits", "precision=3600&last=2", series.BucketStart(dashtest.Now.Unix(), 3600) - 3600, []int64{0, 0}, 0, 10},
+		{"hits", "precision=3600&last=2", timeseries.BucketStart(dashtest.Now.Unix(), 3600) - 3600, []int64{0, 0}, 0, 10},
 		{dashtest.RouteName, "precision=60&last=3", minute - 120, []int64{0, 0, 0}, 0, 0},
 	}
 	for _, tt := range tests {
@@ -91,7 +92,7 @@ func TestUniquesAPI(t *testing.T) {
 			if got.Name != tt.name || !slices.Equal(counts, tt.counts) || got.Window.Uniques != tt.window || got.Window.Hits != tt.hits {
 				t.Errorf("got %+v; want buckets %v, window %d visitors and %d hits", got, tt.counts, tt.window, tt.hits)
 			}
-			if got.Current != series.BucketStart(dashtest.Now.Unix(), got.Precision) || got.From != tt.from {
+			if got.Current != timeseries.BucketStart(dashtest.Now.Unix(), got.Precision) || got.From != tt.from {
 				t.Errorf("from %d current %d", got.From, got.Current)
 			}
 		})

@@ -211,7 +211,7 @@
 //	uv:{count:<precision>:<name>}:<bucket start>
 //
 // with its EXPIREAT (bucket start + 121 × precision), at the schema's
-// precisions in series.DefaultUniquePrecisions. PFADD is idempotent, so
+// precisions in Schema.VisitorPrecisions. PFADD is idempotent, so
 // there is no marker: a key's ids are kept until Redis answered OK, then
 // forgotten; a key of another type is skipped and reported; Close
 // spills what it could not send to a .visitors file in SpillDir.

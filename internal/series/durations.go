@@ -73,7 +73,7 @@ func (h Handle) Durations(ctx context.Context, name string, precision int, from,
 		key := fmt.Sprint(prefix, first+int64(i)*int64(precision))
 		cmds[i] = redisconn.Cmd{Key: key, Name: "HGETALL", Args: []any{key}}
 	}
-	for i, rep := range h.Router.DoContext(ctx, cmds, redisconn.Options{Timeout: ReadTimeout(ctx)}) {
+	for i, rep := range h.Router.DoContext(ctx, cmds, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)}) {
 		if rep.Err != nil {
 			return Durations{}, fmt.Errorf("timeseries: durations: %w", rep.Err)
 		}

@@ -122,7 +122,7 @@ func (h Handle) Uniques(ctx context.Context, name string, precision int, from, t
 		cmds[i] = redisconn.Cmd{Key: key, Name: "PFCOUNT", Args: []any{key}}
 	}
 	cmds[n] = redisconn.Cmd{Key: cmds[0].Key, Name: "PFCOUNT", Args: keys}
-	counts, err := pfcounts(h.Router.DoContext(ctx, cmds, redisconn.Options{Timeout: ReadTimeout(ctx)}))
+	counts, err := pfcounts(h.Router.DoContext(ctx, cmds, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)}))
 	if err != nil {
 		return Uniques{}, fmt.Errorf("timeseries: uniques: %w", err)
 	}
@@ -154,7 +154,7 @@ func (h Handle) CurrentUniques(ctx context.Context, names []string, precision in
 	if len(cmds) == 0 {
 		return out, nil
 	}
-	counts, err := pfcounts(h.Router.DoContext(ctx, cmds, redisconn.Options{Timeout: ReadTimeout(ctx)}))
+	counts, err := pfcounts(h.Router.DoContext(ctx, cmds, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)}))
 	if err != nil {
 		return nil, fmt.Errorf("timeseries: current uniques: %w", err)
 	}

@@ -41,7 +41,7 @@ func visitorsRecorder(t *testing.T) (*redistest.Server, *timeseries.Recorder) {
 		}
 		c.Inc()
 	}
-	schema := series.Schema(rec.Store().Schema())
+	schema := series.Keys(rec.Store().Schema())
 	pfadd := func(name string, bucket int64, lo, hi int) {
 		key, _ := schema.UniqueKey(86400, name, bucket)
 		args := []any{key}

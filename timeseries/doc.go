@@ -172,7 +172,7 @@
 // process, per series, clock second and stripe, under one uncontended
 // lock per request, and written with its hits: the same flush, the same
 // batch, the same marker, so they are exactly once through error
-// replies, failover, resharding and spills as the hits are. There is no
+// replies, failover, slot migrations and spills as the hits are. There is no
 // Redis command per request.
 //
 // A bucket of a series' durations at one precision is the hash

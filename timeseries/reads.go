@@ -54,7 +54,7 @@ var (
 // handle is s's connections, schema, clock and duration mapping, which
 // the reads of package series work through.
 func (s *Store) handle() series.Handle {
-	return series.Handle{Router: s.router, Schema: s.schema, Clock: s.clock, Latency: s.mapping}
+	return series.Handle{Router: s.router, Keys: s.schema, Clock: s.clock, Latency: s.mapping}
 }
 
 // Pool is the pool s reads through.

@@ -99,7 +99,7 @@ type Config struct {
 // Recorder counts hits in process and writes them to Redis in the
 // background. All methods are safe for concurrent use.
 type Recorder struct {
-	schema        series.Schema
+	schema        series.Keys
 	counts        counters      // the series and the request path's stripes
 	durations     *durations    // nil: durations off
 	visitors      *visitorState // nil: visitors off
@@ -181,11 +181,11 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 }
 
 // withDefaults checks cfg and fills its zero fields.
-func (cfg Config) withDefaults() (Config, series.Schema, error) {
+func (cfg Config) withDefaults() (Config, series.Keys, error) {
 	if cfg.Pool == nil {
-		return cfg, series.Schema{}, errors.New("timeseries: Config.Pool is nil")
+		return cfg, series.Keys{}, errors.New("timeseries: Config.Pool is nil")
 	}
-	schema, err := series.Schema(cfg.Schema).Normalize()
+	schema, err := series.Keys(cfg.Schema).Normalize()
 	if err != nil {
 		return cfg, schema, err
 	}

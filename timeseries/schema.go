@@ -18,7 +18,7 @@ type Schema struct {
 // the default ones) and its precisions sorted, or an error saying what is
 // wrong with it: the schema a Store built from s reads by.
 func (s Schema) Normalize() (Schema, error) {
-	n, err := series.Schema(s).Normalize()
+	n, err := series.Keys(s).Normalize()
 	if err != nil {
 		return s, err
 	}
@@ -27,33 +27,33 @@ func (s Schema) Normalize() (Schema, error) {
 
 // CheckPrecision returns a *PrecisionError when p is not one of s's
 // precisions.
-func (s Schema) CheckPrecision(p int) error { return series.Schema(s).CheckPrecision(p) }
+func (s Schema) CheckPrecision(p int) error { return series.Keys(s).CheckPrecision(p) }
 
 // VisitorPrecisions are s's precisions at which a Recorder keeps
 // visitors, in s's order: those of 1 min, 5 min, 1 h and 1 day it has.
-func (s Schema) VisitorPrecisions() []int { return series.Schema(s).UniquePrecisions() }
+func (s Schema) VisitorPrecisions() []int { return series.Keys(s).UniquePrecisions() }
 
 // CheckVisitorPrecision returns a *PrecisionError for a precision s does
 // not have, and a *VisitorPrecisionError for one of its precisions at
 // which no visitors are kept.
 func (s Schema) CheckVisitorPrecision(p int) error {
-	return series.Schema(s).CheckUniquePrecision(p)
+	return series.Keys(s).CheckUniquePrecision(p)
 }
 
 // KnownKey is the sorted set that lists every series: one member per
 // series and precision (see KnownMember).
-func (s Schema) KnownKey() string { return series.Schema(s).KnownKey() }
+func (s Schema) KnownKey() string { return series.Keys(s).KnownKey() }
 
 // CountKey is the hash holding the counts of one series at one precision,
 // a field per bucket start.
 func (s Schema) CountKey(precision int, name string) string {
-	return series.Schema(s).CountKey(precision, name)
+	return series.Keys(s).CountKey(precision, name)
 }
 
 // MemberKey is the hash of the series a member of the known set names:
 // MemberKey(KnownMember(p, name)) == CountKey(p, name), without parsing
 // the member.
-func (s Schema) MemberKey(member string) string { return series.Schema(s).MemberKey(member) }
+func (s Schema) MemberKey(member string) string { return series.Keys(s).MemberKey(member) }
 
 // KnownMember is the member of the known set that lists one series at
 // one precision.

@@ -41,7 +41,7 @@ type Range struct {
 // Store reads series written by a Recorder with the same Schema.
 type Store struct {
 	router  *redisconn.Router
-	schema  series.Schema
+	schema  series.Keys
 	clock   Clock
 	mapping *latency.Mapping // what durations are read by
 }
@@ -54,7 +54,7 @@ func NewStore(pool Pool, schema Schema, clock Clock) (*Store, error) {
 	if pool == nil {
 		return nil, errors.New("timeseries: nil pool")
 	}
-	s, err := series.Schema(schema).Normalize()
+	s, err := series.Keys(schema).Normalize()
 	if err != nil {
 		return nil, err
 	}

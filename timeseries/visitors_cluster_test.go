@@ -22,7 +22,7 @@ func TestClusterVisitorsThroughFailover(t *testing.T) {
 		visit(r, addrOf(i), hits, route)
 	}
 	settleVisitors(t, r)
-	key, _ := series.Schema{}.UniqueKey(3600, "hits", series.BucketStart(time.Now().Unix(), 3600))
+	key, _ := series.Keys{}.UniqueKey(3600, "hits", series.BucketStart(time.Now().Unix(), 3600))
 	master := cl.MasterOf(key)
 	cl.KillMaster(t, master)
 	for i := 400; i < 1000; i++ {

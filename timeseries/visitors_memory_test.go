@@ -88,7 +88,7 @@ func mix(x uint64) uint64 {
 // precision p, with the encodings seen.
 func visitorBytes(t *testing.T, srv *redistest.Server, p int) (int64, string) {
 	t.Helper()
-	prefix, _ := series.Schema{}.UniqueKeyPrefix(p, "hits")
+	prefix, _ := series.Keys{}.UniqueKeyPrefix(p, "hits")
 	keys, err := redis.Strings(srv.Do("KEYS", globEscape(prefix)+"*"), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -56,14 +56,14 @@ func (h Handle) Durations(ctx context.Context, name string, precision int, from,
 	if h.Latency == nil {
 		return Durations{}, ErrNoDurations
 	}
-	if err := h.Schema.CheckPrecision(precision); err != nil {
+	if err := h.Keys.CheckPrecision(precision); err != nil {
 		return Durations{}, err
 	}
 	first, _, n := BucketSpan(precision, from, to)
 	if n > MaxDurationBuckets {
 		return Durations{}, fmt.Errorf("%w: %d buckets of durations, at most %d", ErrRangeTooLarge, n, MaxDurationBuckets)
 	}
-	prefix, ok := h.Schema.LatKeyPrefix(precision, name)
+	prefix, ok := h.Keys.LatKeyPrefix(precision, name)
 	if !ok {
 		return Durations{}, fmt.Errorf("%w: %q holds braces", ErrNoDurations, name)
 	}

@@ -15,7 +15,7 @@ import (
 // schema (defaults filled in), its clock and its duration mapping.
 type Handle struct {
 	Router *redisconn.Router
-	Schema Schema
+	Keys   Keys
 	Clock  interface{ Now() time.Time }
 	// Latency is the mapping request durations are binned by: the
 	// recorder's, or the default one for a Store; nil when the recorder
@@ -32,7 +32,7 @@ func (h Handle) Now() time.Time { return h.Clock.Now() }
 // node every listing of the series needs. It writes and reads nothing, so
 // a probe can call it as often as it likes.
 func (h Handle) Ping(ctx context.Context) error {
-	known := h.Schema.KnownKey()
+	known := h.Keys.KnownKey()
 	rep := h.Router.DoContext(ctx, []redisconn.Cmd{{Key: known, Name: "PING"}}, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)})[0]
 	if rep.Err != nil {
 		return fmt.Errorf("timeseries: ping: %w", rep.Err)

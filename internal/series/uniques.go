@@ -59,7 +59,7 @@ func (e *UniquePrecisionError) Is(target error) bool { return target == ErrNoUni
 
 // UniquePrecisions are the schema's precisions that keep visitors: those
 // of DefaultUniquePrecisions it has, in its order.
-func (s Schema) UniquePrecisions() []int {
+func (s Keys) UniquePrecisions() []int {
 	out := []int{}
 	for _, p := range s.Precisions {
 		if slices.Contains(DefaultUniquePrecisions, p) {
@@ -72,7 +72,7 @@ func (s Schema) UniquePrecisions() []int {
 // CheckUniquePrecision returns a *PrecisionError for a precision the
 // schema does not have, and a *UniquePrecisionError for one of its
 // precisions that keeps no visitors.
-func (s Schema) CheckUniquePrecision(p int) error {
+func (s Keys) CheckUniquePrecision(p int) error {
 	if err := s.CheckPrecision(p); err != nil {
 		return err
 	}
@@ -98,14 +98,14 @@ func (h Handle) LastUniques(ctx context.Context, name string, precision, n int) 
 // over all of them for the window, pipelined in one round trip to the
 // node holding them (the keys share a slot).
 func (h Handle) Uniques(ctx context.Context, name string, precision int, from, to int64) (Uniques, error) {
-	if err := h.Schema.CheckUniquePrecision(precision); err != nil {
+	if err := h.Keys.CheckUniquePrecision(precision); err != nil {
 		return Uniques{}, err
 	}
 	first, _, n := BucketSpan(precision, from, to)
 	if n > MaxUniqueBuckets {
 		return Uniques{}, fmt.Errorf("%w: %d buckets of visitors, at most %d", ErrRangeTooLarge, n, MaxUniqueBuckets)
 	}
-	prefix, ok := h.Schema.UniqueKeyPrefix(precision, name)
+	prefix, ok := h.Keys.UniqueKeyPrefix(precision, name)
 	if !ok {
 		return Uniques{}, fmt.Errorf("%w: %q holds braces", ErrNoUniques, name)
 	}
@@ -138,14 +138,14 @@ func (h Handle) Uniques(ctx context.Context, name string, precision int, from, t
 // pipelined (one round trip per node on a cluster). A name that cannot
 // keep visitors is left out; one without any today counts 0.
 func (h Handle) CurrentUniques(ctx context.Context, names []string, precision int) (map[string]int64, error) {
-	if err := h.Schema.CheckUniquePrecision(precision); err != nil {
+	if err := h.Keys.CheckUniquePrecision(precision); err != nil {
 		return nil, err
 	}
 	bucket := BucketStart(h.Now().Unix(), precision)
 	var kept []string
 	var cmds []redisconn.Cmd
 	for _, name := range names {
-		if key, ok := h.Schema.UniqueKey(precision, name, bucket); ok {
+		if key, ok := h.Keys.UniqueKey(precision, name, bucket); ok {
 			kept = append(kept, name)
 			cmds = append(cmds, redisconn.Cmd{Key: key, Name: "PFCOUNT", Args: []any{key}})
 		}

@@ -38,7 +38,7 @@ func BenchmarkUniques(b *testing.B) {
 	h := handleOf(pool, "bench:")
 	current := series.BucketStart(now.Unix(), 60)
 	for i := range series.MaxUniqueBuckets {
-		key, _ := h.Schema.UniqueKey(60, "hits", current-int64(i)*60)
+		key, _ := h.Keys.UniqueKey(60, "hits", current-int64(i)*60)
 		args := []any{key}
 		for v := range 4000 {
 			args = append(args, fmt.Sprint("visitor-", 1000*i+v))

@@ -27,8 +27,8 @@ func (c fixedClock) Now() time.Time { return c.at }
 var now = time.Unix(1700000045, 0)
 
 func handleOf(p redisconn.Pool, prefix string) series.Handle {
-	schema, _ := series.Schema{Prefix: prefix}.Normalize()
-	return series.Handle{Router: redisconn.NewRouter(p), Schema: schema, Clock: fixedClock{now}}
+	schema, _ := series.Keys{Prefix: prefix}.Normalize()
+	return series.Handle{Router: redisconn.NewRouter(p), Keys: schema, Clock: fixedClock{now}}
 }
 
 // visitorIDs are the ids lo..hi-1 as PFADD arguments.
@@ -44,7 +44,7 @@ func visitorIDs(lo, hi int) []any {
 // write path does.
 func seed(t *testing.T, do func(key string, args ...any) (any, error), h series.Handle, name string, precision int, bucket int64, ids []any) string {
 	t.Helper()
-	key, ok := h.Schema.UniqueKey(precision, name, bucket)
+	key, ok := h.Keys.UniqueKey(precision, name, bucket)
 	if !ok {
 		t.Fatalf("%q keeps no visitors", name)
 	}
@@ -190,7 +190,7 @@ func TestUniquePrecisions(t *testing.T) {
 		{[]int{10, 30}, []int{}},
 	}
 	for _, tt := range tests {
-		s, err := series.Schema{Precisions: tt.precisions}.Normalize()
+		s, err := series.Keys{Precisions: tt.precisions}.Normalize()
 		if err != nil {
 			t.Fatal(err)
 		}

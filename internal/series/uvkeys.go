@@ -14,7 +14,7 @@ import (
 // Cluster a series' buckets at one precision share a slot: one PFCOUNT
 // over a window's keys reads their union, and they travel in the flush
 // group of the series' hits. ok is false exactly when LatKeyPrefix's is.
-func (s Schema) UniqueKeyPrefix(precision int, name string) (prefix string, ok bool) {
+func (s Keys) UniqueKeyPrefix(precision int, name string) (prefix string, ok bool) {
 	l, ok := s.LatKeyPrefix(precision, name)
 	if !ok {
 		return "", false
@@ -25,7 +25,7 @@ func (s Schema) UniqueKeyPrefix(precision int, name string) (prefix string, ok b
 }
 
 // UniqueKey is the HyperLogLog of one bucket of one series' visitors.
-func (s Schema) UniqueKey(precision int, name string, bucket int64) (string, bool) {
+func (s Keys) UniqueKey(precision int, name string, bucket int64) (string, bool) {
 	u, ok := s.UniqueKeyPrefix(precision, name)
 	if !ok {
 		return "", false

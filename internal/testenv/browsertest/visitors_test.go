@@ -24,7 +24,7 @@ func visitorsFixture(t *testing.T) (*dashtest.Fixture, []any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := series.Schema(f.Store.Schema())
+	schema := series.Keys(f.Store.Schema())
 	current := series.BucketStart(dashtest.Now.Unix(), 60)
 	back := f.Clock.Now()
 	var keys []any

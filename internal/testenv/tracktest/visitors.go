@@ -34,7 +34,7 @@ func Flush(t testing.TB, rec Flusher) {
 func DayUniques(t testing.TB, do func(cmd string, args ...any) any, rec Flusher, name string) int64 {
 	t.Helper()
 	Flush(t, rec)
-	key, _ := series.Schema{}.UniqueKey(86400, name, series.BucketStart(time.Now().Unix(), 86400))
+	key, _ := series.Keys{}.UniqueKey(86400, name, series.BucketStart(time.Now().Unix(), 86400))
 	n, err := redis.Int64(do("PFCOUNT", key), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ type heatRow struct {
 	To    *float64 `json:"to,omitempty"`
 }
 
-// heatmap is the heatmap part of a latency answer: its rows, and per
+// heatmap is the heatmap part of a durations answer: its rows, and per
 // bucket of the answer (same order) the count of each row, the hits and
 // the 4xx and 5xx answers of the series.
 type heatmap struct {

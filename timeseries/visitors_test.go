@@ -38,9 +38,9 @@ func visit(r *timeseries.Recorder, addr string, cs ...*timeseries.Counter) {
 
 func addrOf(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255) }
 
-// uniques is PFCOUNT over every key of name at precision p: the union of
+// unionCount is PFCOUNT over every key of name at precision p: the union of
 // its buckets.
-func uniques(t *testing.T, do func(key, cmd string, args ...any) any, p int, name string) (int64, int) {
+func unionCount(t *testing.T, do func(key, cmd string, args ...any) any, p int, name string) (int64, int) {
 	t.Helper()
 	prefix, _ := series.Keys{}.UniqueKeyPrefix(p, name)
 	keys, err := redis.Strings(do(prefix, "KEYS", globEscape(prefix)+"*"), nil)
@@ -67,13 +67,13 @@ func uniques(t *testing.T, do func(key, cmd string, args ...any) any, p int, nam
 func assertUniques(t *testing.T, do func(key, cmd string, args ...any) any, name string, want int64) {
 	t.Helper()
 	for _, p := range series.DefaultUniquePrecisions {
-		got, _ := uniques(t, do, p, name)
+		got, _ := unionCount(t, do, p, name)
 		if math.Abs(float64(got-want)) > 0.02*float64(want) {
 			t.Errorf("%s at precision %d: %d visitors, want %d ± 2 %%", name, p, got, want)
 		}
 	}
 	for _, p := range []int{5, 18000} {
-		if n, keys := uniques(t, do, p, name); keys != 0 {
+		if n, keys := unionCount(t, do, p, name); keys != 0 {
 			t.Errorf("%d visitors in %d keys at %d s, which keeps none", n, keys, p)
 		}
 	}

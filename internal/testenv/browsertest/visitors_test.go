@@ -129,7 +129,7 @@ func TestVisitors(t *testing.T) {
 		writeScreenshotAs(t, tb, "dashboard-visitors-"+tc.button+"s.png")
 	}
 	for _, u := range tb.requested() {
-		if strings.Contains(u, "/api/uniques/") && strings.Contains(u, "precision=5&") {
+		if strings.Contains(u, "/api/visitors/") && strings.Contains(u, "precision=5&") {
 			t.Errorf("the page asked for visitors where none are kept: %s", u)
 		}
 	}

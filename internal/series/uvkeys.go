@@ -34,11 +34,10 @@ func (s Keys) UniqueKey(precision int, name string, bucket int64) (string, bool)
 }
 
 // DefaultUniquePrecisions are the precisions visitors are kept at. Four
-// of the six: measured with MEMORY USAGE (timeseries'
-// TestVisitorMemoryAtFullDepth), a busy series fills every sketch, each
-// takes 14,408 bytes, so 120 buckets cost 1.65 MiB per precision, and
-// five precisions (8.25 MiB) would pass the 8 MiB budget of a series;
-// four cost 6.6 MiB. Left out: 5 s, where a bucket rarely holds the same
-// person twice, and 5 h, between the hour and the day that are kept.
-// 1 min stays: it is the dashboard's live view.
+// of the six: a busy series fills every sketch to its dense size, and
+// five precisions of 120 buckets would pass the 8 MiB budget of a series
+// while four stay within it (timeseries' TestVisitorMemoryAtFullDepth
+// measures it; docs/visitors.md has the figures). Left out: 5 s, where a
+// bucket rarely holds the same person twice, and 5 h, between the hour
+// and the day that are kept. 1 min stays: it is the dashboard's live view.
 var DefaultUniquePrecisions = []int{60, 300, 3600, 86400}

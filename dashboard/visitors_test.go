@@ -22,7 +22,7 @@ var minute = timeseries.BucketStart(dashtest.Now.Unix(), 60)
 // the recorder's write path does.
 func seedVisitors(t *testing.T, f *dashtest.Fixture, name string, precision int, bucket int64, lo, hi int) {
 	t.Helper()
-	key, ok := series.Keys(f.Store.Schema()).UniqueKey(precision, name, bucket)
+	key, ok := series.Keys(f.Store.Schema()).VisitorKey(precision, name, bucket)
 	if !ok {
 		t.Fatalf("%q keeps no visitors", name)
 	}

@@ -14,7 +14,7 @@ type PrecisionError = series.PrecisionError
 // VisitorPrecisionError is the error for a precision of the schema at
 // which no visitors are kept; it matches ErrNoVisitors (errors.Is). Kept
 // lists the precisions that keep them.
-type VisitorPrecisionError = series.UniquePrecisionError
+type VisitorPrecisionError = series.VisitorPrecisionError
 
 // BucketStart is the start, in unix seconds, of the bucket of width
 // precision (seconds, > 0) that holds unix second t: the time the bucket's

@@ -31,13 +31,13 @@ func (s Schema) CheckPrecision(p int) error { return series.Keys(s).CheckPrecisi
 
 // VisitorPrecisions are s's precisions at which a Recorder keeps
 // visitors, in s's order: those of 1 min, 5 min, 1 h and 1 day it has.
-func (s Schema) VisitorPrecisions() []int { return series.Keys(s).UniquePrecisions() }
+func (s Schema) VisitorPrecisions() []int { return series.Keys(s).VisitorPrecisions() }
 
 // CheckVisitorPrecision returns a *PrecisionError for a precision s does
 // not have, and a *VisitorPrecisionError for one of its precisions at
 // which no visitors are kept.
 func (s Schema) CheckVisitorPrecision(p int) error {
-	return series.Keys(s).CheckUniquePrecision(p)
+	return series.Keys(s).CheckVisitorPrecision(p)
 }
 
 // KnownKey is the sorted set that lists every series: one member per

@@ -108,12 +108,12 @@ func (r *Recorder) visitorEnv() visitorEnv {
 }
 
 // newVisitorState keeps visitors at the schema's precisions that are in
-// series.DefaultUniquePrecisions, so readers know which keys exist; nil
+// series.DefaultVisitorPrecisions, so readers know which keys exist; nil
 // when there are none.
 func newVisitorState(env visitorEnv) *visitorState {
 	var precs []int
 	for _, p := range env.schema.Precisions {
-		if slices.Contains(series.DefaultUniquePrecisions, p) {
+		if slices.Contains(series.DefaultVisitorPrecisions, p) {
 			precs = append(precs, p)
 		}
 	}
@@ -220,7 +220,7 @@ func (u *visitorState) keysOf(schema series.Keys, src visitorSrc) []*visitorKey 
 	ks := make([]*visitorKey, 0, len(u.precs))
 	for _, p := range u.precs {
 		bucket := series.BucketStart(src.step, p)
-		name, ok := schema.UniqueKey(p, src.c.name, bucket)
+		name, ok := schema.VisitorKey(p, src.c.name, bucket)
 		if !ok {
 			return nil
 		}

@@ -189,7 +189,7 @@ func TestLatKeySlots(t *testing.T) {
 	}
 }
 
-func TestUniqueKeySharesLatSlot(t *testing.T) {
+func TestVisitorKeySharesLatSlot(t *testing.T) {
 	for _, tc := range []struct {
 		prefix, name string
 		ok           bool
@@ -200,7 +200,7 @@ func TestUniqueKeySharesLatSlot(t *testing.T) {
 		{"", "a}b", false},
 	} {
 		s := Keys{Prefix: tc.prefix}
-		u, ok := s.UniqueKey(60, tc.name, 120)
+		u, ok := s.VisitorKey(60, tc.name, 120)
 		l, lok := s.LatKey(60, tc.name, 120)
 		if ok != tc.ok || lok != tc.ok {
 			t.Fatalf("%q: ok %v, lat ok %v, want %v", tc.name, ok, lok, tc.ok)

@@ -35,7 +35,7 @@ func visitorsFixture(t *testing.T) (*dashtest.Fixture, []any) {
 		for range int(40 * wave) {
 			hits.Inc()
 		}
-		key, _ := schema.UniqueKey(60, "hits", start)
+		key, _ := schema.VisitorKey(60, "hits", start)
 		args := []any{key}
 		for i := range int(12 * wave) {
 			args = append(args, fmt.Sprint("visitor-", 3*b+i))

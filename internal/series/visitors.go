@@ -11,105 +11,105 @@ import (
 	"github.com/pulse-dev/pulse/internal/redisconn"
 )
 
-// Uniques are one series' unique visitors over a window of buckets at one
+// Visitors are one series' unique visitors over a window of buckets at one
 // precision, as HyperLogLog estimates (about 0.81 % standard error).
-type Uniques struct {
+type Visitors struct {
 	Precision int
 	// Buckets has one entry per bucket start of the window, oldest first;
 	// a bucket without visitors (or expired) counts 0.
-	Buckets []UniqueBucket
+	Buckets []VisitorBucket
 	// Window is the visitors of the whole window, each counted once
 	// however many buckets saw them: the union of the buckets' sketches,
 	// not the sum of their counts.
 	Window int64
 }
 
-// UniqueBucket is the visitors of the bucket starting at Start (unix
+// VisitorBucket is the visitors of the bucket starting at Start (unix
 // seconds).
-type UniqueBucket struct {
+type VisitorBucket struct {
 	Start int64
 	Count int64
 }
 
-// MaxUniqueBuckets bounds the buckets of one read: the union is one
+// MaxVisitorBuckets bounds the buckets of one read: the union is one
 // PFCOUNT over all of them, which merges every sketch on the server while
 // it serves nothing else, a cost that grows with the buckets
-// (BenchmarkUniques measures it). 256 is twice the window the dashboard
+// (BenchmarkVisitors measures it). 256 is twice the window the dashboard
 // charts.
-const MaxUniqueBuckets = 256
+const MaxVisitorBuckets = 256
 
-// ErrNoUniques means the series keeps no visitors: at that precision
-// (a *UniquePrecisionError) or at all, its name holding braces that
-// cannot put them in its slot (see UniqueKeyPrefix).
-var ErrNoUniques = errors.New("timeseries: no unique visitors")
+// ErrNoVisitors means the series keeps no visitors: at that precision
+// (a *VisitorPrecisionError) or at all, its name holding braces that
+// cannot put them in its slot (see VisitorKeyPrefix).
+var ErrNoVisitors = errors.New("timeseries: no unique visitors")
 
-// UniquePrecisionError reports a precision of the schema at which no
+// VisitorPrecisionError reports a precision of the schema at which no
 // visitors are kept.
-type UniquePrecisionError struct {
+type VisitorPrecisionError struct {
 	Precision int
 	Kept      []int
 }
 
-func (e *UniquePrecisionError) Error() string {
+func (e *VisitorPrecisionError) Error() string {
 	return fmt.Sprintf("timeseries: no unique visitors are kept at precision %d (they are at %v)", e.Precision, e.Kept)
 }
 
-// Is makes errors.Is(err, ErrNoUniques) true.
-func (e *UniquePrecisionError) Is(target error) bool { return target == ErrNoUniques }
+// Is makes errors.Is(err, ErrNoVisitors) true.
+func (e *VisitorPrecisionError) Is(target error) bool { return target == ErrNoVisitors }
 
-// UniquePrecisions are the schema's precisions that keep visitors: those
-// of DefaultUniquePrecisions it has, in its order.
-func (s Keys) UniquePrecisions() []int {
+// VisitorPrecisions are the schema's precisions that keep visitors: those
+// of DefaultVisitorPrecisions it has, in its order.
+func (s Keys) VisitorPrecisions() []int {
 	out := []int{}
 	for _, p := range s.Precisions {
-		if slices.Contains(DefaultUniquePrecisions, p) {
+		if slices.Contains(DefaultVisitorPrecisions, p) {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// CheckUniquePrecision returns a *PrecisionError for a precision the
-// schema does not have, and a *UniquePrecisionError for one of its
+// CheckVisitorPrecision returns a *PrecisionError for a precision the
+// schema does not have, and a *VisitorPrecisionError for one of its
 // precisions that keeps no visitors.
-func (s Keys) CheckUniquePrecision(p int) error {
+func (s Keys) CheckVisitorPrecision(p int) error {
 	if err := s.CheckPrecision(p); err != nil {
 		return err
 	}
-	if kept := s.UniquePrecisions(); !slices.Contains(kept, p) {
-		return &UniquePrecisionError{Precision: p, Kept: kept}
+	if kept := s.VisitorPrecisions(); !slices.Contains(kept, p) {
+		return &VisitorPrecisionError{Precision: p, Kept: kept}
 	}
 	return nil
 }
 
-// LastUniques reads the last n buckets of one series' visitors at one
+// LastVisitors reads the last n buckets of one series' visitors at one
 // precision, ending with the current (still open) bucket by the handle's
 // clock.
-func (h Handle) LastUniques(ctx context.Context, name string, precision, n int) (Uniques, error) {
-	from, to, err := h.lastBuckets("uniques", precision, n, MaxUniqueBuckets)
+func (h Handle) LastVisitors(ctx context.Context, name string, precision, n int) (Visitors, error) {
+	from, to, err := h.lastBuckets("visitors", precision, n, MaxVisitorBuckets)
 	if err != nil {
-		return Uniques{}, err
+		return Visitors{}, err
 	}
-	return h.Uniques(ctx, name, precision, from, to)
+	return h.Visitors(ctx, name, precision, from, to)
 }
 
-// Uniques reads the visitors of one series at one precision in the
+// Visitors reads the visitors of one series at one precision in the
 // buckets whose starts are in [from, to]: a PFCOUNT per bucket and one
 // over all of them for the window, pipelined in one round trip to the
 // node holding them (the keys share a slot).
-func (h Handle) Uniques(ctx context.Context, name string, precision int, from, to int64) (Uniques, error) {
-	if err := h.Keys.CheckUniquePrecision(precision); err != nil {
-		return Uniques{}, err
+func (h Handle) Visitors(ctx context.Context, name string, precision int, from, to int64) (Visitors, error) {
+	if err := h.Keys.CheckVisitorPrecision(precision); err != nil {
+		return Visitors{}, err
 	}
 	first, _, n := BucketSpan(precision, from, to)
-	if n > MaxUniqueBuckets {
-		return Uniques{}, fmt.Errorf("%w: %d buckets of visitors, at most %d", ErrRangeTooLarge, n, MaxUniqueBuckets)
+	if n > MaxVisitorBuckets {
+		return Visitors{}, fmt.Errorf("%w: %d buckets of visitors, at most %d", ErrRangeTooLarge, n, MaxVisitorBuckets)
 	}
-	prefix, ok := h.Keys.UniqueKeyPrefix(precision, name)
+	prefix, ok := h.Keys.VisitorKeyPrefix(precision, name)
 	if !ok {
-		return Uniques{}, fmt.Errorf("%w: %q holds braces", ErrNoUniques, name)
+		return Visitors{}, fmt.Errorf("%w: %q holds braces", ErrNoVisitors, name)
 	}
-	out := Uniques{Precision: precision, Buckets: make([]UniqueBucket, n)}
+	out := Visitors{Precision: precision, Buckets: make([]VisitorBucket, n)}
 	if n == 0 {
 		return out, nil
 	}
@@ -124,7 +124,7 @@ func (h Handle) Uniques(ctx context.Context, name string, precision int, from, t
 	cmds[n] = redisconn.Cmd{Key: cmds[0].Key, Name: "PFCOUNT", Args: keys}
 	counts, err := pfcounts(h.Router.DoContext(ctx, cmds, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)}))
 	if err != nil {
-		return Uniques{}, fmt.Errorf("timeseries: uniques: %w", err)
+		return Visitors{}, fmt.Errorf("timeseries: visitors: %w", err)
 	}
 	for i := range out.Buckets {
 		out.Buckets[i].Count = counts[i]
@@ -133,19 +133,19 @@ func (h Handle) Uniques(ctx context.Context, name string, precision int, from, t
 	return out, nil
 }
 
-// CurrentUniques reads the visitors of each of names in the current
+// CurrentVisitors reads the visitors of each of names in the current
 // bucket at precision, by the handle's clock: one PFCOUNT per series,
 // pipelined (one round trip per node on a cluster). A name that cannot
 // keep visitors is left out; one without any today counts 0.
-func (h Handle) CurrentUniques(ctx context.Context, names []string, precision int) (map[string]int64, error) {
-	if err := h.Keys.CheckUniquePrecision(precision); err != nil {
+func (h Handle) CurrentVisitors(ctx context.Context, names []string, precision int) (map[string]int64, error) {
+	if err := h.Keys.CheckVisitorPrecision(precision); err != nil {
 		return nil, err
 	}
 	bucket := BucketStart(h.Now().Unix(), precision)
 	var kept []string
 	var cmds []redisconn.Cmd
 	for _, name := range names {
-		if key, ok := h.Keys.UniqueKey(precision, name, bucket); ok {
+		if key, ok := h.Keys.VisitorKey(precision, name, bucket); ok {
 			kept = append(kept, name)
 			cmds = append(cmds, redisconn.Cmd{Key: key, Name: "PFCOUNT", Args: []any{key}})
 		}
@@ -156,7 +156,7 @@ func (h Handle) CurrentUniques(ctx context.Context, names []string, precision in
 	}
 	counts, err := pfcounts(h.Router.DoContext(ctx, cmds, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)}))
 	if err != nil {
-		return nil, fmt.Errorf("timeseries: current uniques: %w", err)
+		return nil, fmt.Errorf("timeseries: current visitors: %w", err)
 	}
 	for i, name := range kept {
 		out[name] = counts[i]

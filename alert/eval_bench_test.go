@@ -61,14 +61,14 @@ func benchTraffic(b *testing.B, pool *redis.Pool, routes int) {
 				name  string
 				count int
 			}{{n, 100}, {errorSeries(n), 1}} {
-				key := series.Schema{}.CountKey(p, s.name)
+				key := timeseries.Schema{}.CountKey(p, s.name)
 				args := redis.Args{key}
-				last := series.BucketStart(burnNow, p)
+				last := timeseries.BucketStart(burnNow, p)
 				for k := range int64(120) {
 					args = append(args, strconv.FormatInt(last-k*int64(p), 10), s.count)
 				}
 				c.Send("HSET", args...)
-				c.Send("ZADD", "known:", 0, series.Member(p, s.name))
+				c.Send("ZADD", "known:", 0, timeseries.KnownMember(p, s.name))
 			}
 		}
 		if err := c.Flush(); err != nil {
@@ -183,8 +183,8 @@ func TestEvaluateRoundTrips(t *testing.T) {
 	for i := range 500 {
 		n := fmt.Sprintf("GET /r%03d/:id", i)
 		for _, p := range series.DefaultPrecisions {
-			c.Send("HSET", series.Schema{}.CountKey(p, n), series.BucketStart(burnNow, p), 100)
-			c.Send("ZADD", "known:", 0, series.Member(p, n))
+			c.Send("HSET", timeseries.Schema{}.CountKey(p, n), timeseries.BucketStart(burnNow, p), 100)
+			c.Send("ZADD", "known:", 0, timeseries.KnownMember(p, n))
 		}
 	}
 	if _, err := c.Do(""); err != nil {

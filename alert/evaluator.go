@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -106,7 +105,7 @@ func (c Config) withDefaults() Config {
 		c.QueueSize = 256
 	}
 	if c.Clock == nil {
-		c.Clock = series.Wall{}
+		c.Clock = timeseries.SystemClock{}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -127,7 +126,7 @@ type Evaluator struct {
 	cfg       Config
 	rules     []Rule
 	local     []Rule // Health rules, evaluated by every instance
-	schema    series.Schema
+	schema    timeseries.Schema
 	store     *timeseries.Store
 	durations *timeseries.Store // the recorder's when there is one: its bins
 	st        *stateStore
@@ -153,7 +152,7 @@ func New(cfg Config) (*Evaluator, error) {
 		return nil, errors.New("alert: nil pool")
 	}
 	cfg = cfg.withDefaults()
-	schema, err := series.Schema(cfg.Schema).Normalize()
+	schema, err := cfg.Schema.Normalize()
 	if err != nil {
 		return nil, fmt.Errorf("alert: %w", err)
 	}

@@ -61,7 +61,7 @@ func (tm timings) addAt(name string, p int, t int64, d time.Duration) {
 func (tm timings) hashes(prefix string) map[string]map[string]int64 {
 	out := make(map[string]map[string]int64, len(tm))
 	for b, h := range tm {
-		lp, _ := series.Schema{Prefix: prefix}.LatKeyPrefix(b.precision, b.name)
+		lp, _ := series.Keys{Prefix: prefix}.LatKeyPrefix(b.precision, b.name)
 		fields := map[string]int64{}
 		for _, f := range h.Fields() {
 			fields[f.Name] = f.Value

@@ -23,11 +23,11 @@ type traffic map[string]map[string]int64 // key -> bucket -> count
 
 func (tr traffic) add(name string, t, n int64) {
 	for _, p := range series.DefaultPrecisions {
-		key := series.Schema{}.CountKey(p, name)
+		key := timeseries.Schema{}.CountKey(p, name)
 		if tr[key] == nil {
 			tr[key] = map[string]int64{}
 		}
-		tr[key][strconv.FormatInt(series.BucketStart(t, p), 10)] += n
+		tr[key][strconv.FormatInt(timeseries.BucketStart(t, p), 10)] += n
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -101,7 +100,7 @@ func (d readData) sum(name string, w span, now int64) float64 {
 // series of the buckets from its oldest second to now, all in one
 // pipeline. A hash that does not exist reads as no samples: Pulse writes
 // no bucket for a time without requests.
-func (rp readPlan) read(ctx context.Context, r *redisconn.Router, schema series.Schema, now int64) (readData, error) {
+func (rp readPlan) read(ctx context.Context, r *redisconn.Router, schema timeseries.Schema, now int64) (readData, error) {
 	ps := make([]int, 0, len(rp))
 	for p := range rp {
 		ps = append(ps, p)
@@ -118,13 +117,13 @@ func (rp readPlan) read(ctx context.Context, r *redisconn.Router, schema series.
 	return out, nil
 }
 
-func (pr *precisionRead) read(ctx context.Context, r *redisconn.Router, schema series.Schema, p int, now int64) (map[string][]timeseries.Sample, error) {
-	last := series.BucketStart(now, p)
+func (pr *precisionRead) read(ctx context.Context, r *redisconn.Router, schema timeseries.Schema, p int, now int64) (map[string][]timeseries.Sample, error) {
+	last := timeseries.BucketStart(now, p)
 	fieldsFrom := map[int64][]any{} // shared by the names that start alike
 	starts := make([]int64, len(pr.names))
 	cmds := make([]redisconn.Cmd, len(pr.names))
 	for i, name := range pr.names {
-		first := series.BucketStart(pr.from[name], p)
+		first := timeseries.BucketStart(pr.from[name], p)
 		fields, ok := fieldsFrom[first]
 		if !ok {
 			for t := first; t <= last; t += int64(p) {
@@ -136,7 +135,7 @@ func (pr *precisionRead) read(ctx context.Context, r *redisconn.Router, schema s
 		cmds[i] = redisconn.Cmd{Key: key, Name: "HMGET", Args: append([]any{key}, fields...)}
 		starts[i] = first
 	}
-	replies := r.DoContext(ctx, cmds, redisconn.Options{Timeout: series.ReadTimeout(ctx)})
+	replies := r.DoContext(ctx, cmds, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)})
 	out := make(map[string][]timeseries.Sample, len(pr.names))
 	for i, rep := range replies {
 		if rep.Err != nil {

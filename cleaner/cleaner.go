@@ -9,7 +9,6 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/ratelog"
 	"github.com/pulse-dev/pulse/internal/redisconn"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -87,7 +86,7 @@ type Cleaner struct {
 	afterPass    func(Stats, error)
 
 	router   *redisconn.Router
-	schema   series.Schema
+	schema   timeseries.Schema
 	interval time.Duration
 	samples  int
 	pageSize int
@@ -133,7 +132,7 @@ func New(cfg Config) (*Cleaner, error) {
 	if cfg.Interval < 0 || cfg.Samples < 0 || cfg.PageSize < 0 {
 		return nil, errors.New("cleaner: negative Interval, Samples or PageSize")
 	}
-	schema, err := series.Schema(cfg.Schema).Normalize()
+	schema, err := cfg.Schema.Normalize()
 	if err != nil {
 		return nil, fmt.Errorf("cleaner: %w", err)
 	}
@@ -147,7 +146,7 @@ func New(cfg Config) (*Cleaner, error) {
 		cfg.PageSize = DefaultPageSize
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = series.Wall{}
+		cfg.Clock = timeseries.SystemClock{}
 	}
 	if cfg.OnError == nil {
 		cfg.OnError = ratelog.New("pulse: cleaner", time.Minute)

@@ -49,7 +49,7 @@ func pass(t *testing.T, c *cleaner.Cleaner) cleaner.Stats {
 // buckets returns the starts of n buckets of precision p up to and
 // including now's, then of ahead buckets after it.
 func buckets(now time.Time, p, n, ahead int) []int64 {
-	cur := series.BucketStart(now.Unix(), p)
+	cur := timeseries.BucketStart(now.Unix(), p)
 	var out []int64
 	for i := -(n - 1); i <= ahead; i++ {
 		out = append(out, cur+int64(i)*int64(p))
@@ -66,7 +66,7 @@ func fill(srv *redistest.Server, prefix string, p int, name string, times []int6
 	if len(times) > 0 {
 		srv.Do("HSET", args...)
 	}
-	srv.Do("ZADD", prefix+"known:", 0, series.Member(p, name))
+	srv.Do("ZADD", prefix+"known:", 0, timeseries.KnownMember(p, name))
 }
 
 func fields(t *testing.T, srv *redistest.Server, key string) []int64 {
@@ -137,7 +137,7 @@ func TestCadence(t *testing.T) {
 		if check {
 			// A stale field in every series: only the due ones lose it.
 			for _, p := range precisions {
-				stale := series.BucketStart(clock.Now().Unix(), p) - 500*int64(p)
+				stale := timeseries.BucketStart(clock.Now().Unix(), p) - 500*int64(p)
 				fill(srv, "", p, "hits", []int64{stale, clock.Now().Unix()})
 			}
 		}

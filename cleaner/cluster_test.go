@@ -10,7 +10,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/cleaner"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -43,11 +42,11 @@ func (b backend) fill(p int, name string, times []int64) {
 	if len(times) > 0 {
 		b.do(key, "HSET", args...)
 	}
-	b.do("known:", "ZADD", "known:", 0, series.Member(p, name))
+	b.do("known:", "ZADD", "known:", 0, timeseries.KnownMember(p, name))
 }
 
 func (b backend) listed(t *testing.T, p int, name string) bool {
-	return b.do("known:", "ZSCORE", "known:", series.Member(p, name)) != nil
+	return b.do("known:", "ZSCORE", "known:", timeseries.KnownMember(p, name)) != nil
 }
 
 func (b backend) hlen(t *testing.T, key string) int {
@@ -158,7 +157,7 @@ func TestWriterWinsOnCluster(t *testing.T) {
 		for _, p := range schema.Precisions {
 			key := fmt.Sprintf("count:%d:s%d", p, i)
 			exists, _ := redis.Int(cl.Do(t, key, "EXISTS", key), nil)
-			listed := cl.Do(t, "known:", "ZSCORE", "known:", series.Member(p, fmt.Sprintf("s%d", i))) != nil
+			listed := cl.Do(t, "known:", "ZSCORE", "known:", timeseries.KnownMember(p, fmt.Sprintf("s%d", i))) != nil
 			if exists == 1 && !listed {
 				t.Errorf("%s exists but is not listed", key)
 			}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/pulse-dev/pulse/cleaner"
 	"github.com/pulse-dev/pulse/internal/redisconn"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -61,7 +60,7 @@ func cleanerCommands(before, after map[string]int64) (all, scripts int64) {
 // acknowledgements.
 func writeSeries(tb testing.TB, pool timeseries.Pool, replicas int, names []string, from, to int) {
 	tb.Helper()
-	schema, _ := series.Schema{}.Normalize()
+	schema, _ := timeseries.Schema{}.Normalize()
 	r := redisconn.NewRouter(pool)
 	var cmds []redisconn.Cmd
 	for _, name := range names {
@@ -74,7 +73,7 @@ func writeSeries(tb testing.TB, pool timeseries.Pool, replicas int, names []stri
 			cmds = append(cmds, redisconn.Cmd{Key: key, Name: "HSET", Args: args})
 			if from == 0 {
 				known := schema.KnownKey()
-				cmds = append(cmds, redisconn.Cmd{Key: known, Name: "ZADD", Args: []any{known, 0, series.Member(p, name)}})
+				cmds = append(cmds, redisconn.Cmd{Key: known, Name: "ZADD", Args: []any{known, 0, timeseries.KnownMember(p, name)}})
 			}
 		}
 	}

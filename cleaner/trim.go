@@ -10,7 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
-	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // maxPerCall bounds the series one script call trims, so that a large
@@ -132,13 +132,13 @@ func majorVersion(info string) int {
 func (c *Cleaner) dueBatch(members []string, now, pass int64) *batch {
 	b := &batch{}
 	for _, m := range members {
-		p, _, ok := series.ParseMember(m)
+		p, _, ok := timeseries.ParseKnownMember(m)
 		if !ok || !c.due(p, pass) {
 			continue // not a Pulse series, or not its turn
 		}
 		b.members = append(b.members, m)
 		b.keys = append(b.keys, c.schema.MemberKey(m))
-		b.cutoffs = append(b.cutoffs, series.BucketStart(now, p)-int64(c.samples-1)*int64(p))
+		b.cutoffs = append(b.cutoffs, timeseries.BucketStart(now, p)-int64(c.samples-1)*int64(p))
 	}
 	return b
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/cleaner"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -50,7 +49,7 @@ func TestPassTrims(t *testing.T) {
 				if want := int64(tt.past + tt.ahead - len(tt.wantFields)); st.FieldsDeleted != want {
 					t.Errorf("stats say %d fields deleted, want %d", st.FieldsDeleted, want)
 				}
-				if listed := slices.Contains(known(t, srv, ""), series.Member(tt.precision, "hits")); listed != tt.wantListed {
+				if listed := slices.Contains(known(t, srv, ""), timeseries.KnownMember(tt.precision, "hits")); listed != tt.wantListed {
 					t.Errorf("listed in known: = %v, want %v", listed, tt.wantListed)
 				}
 			})

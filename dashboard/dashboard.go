@@ -9,7 +9,6 @@ import (
 	"time"
 
 	entity "github.com/pulse-dev/pulse/internal/entityapi"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -132,7 +131,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.VisitorsSeries == "" {
 		cfg.VisitorsSeries = hitsSeries
-	} else if err := series.ValidateName(cfg.VisitorsSeries); err != nil {
+	} else if err := timeseries.ValidateName(cfg.VisitorsSeries); err != nil {
 		return cfg, fmt.Errorf("dashboard: VisitorsSeries: %w", err)
 	}
 	switch {

@@ -117,16 +117,16 @@
 //	GET api/overview?precision=5[&last=120][&n=6][&series=name…]
 //	                                  the n busiest series over the last N buckets and the named
 //	                                  ones, zero-filled, with the total of every series
-//	GET api/latency/:name?precision=5[&from=&to=|&last=N][&q=0.5,0.95,0.999]
+//	GET api/durations/:name?precision=5[&from=&to=|&last=N][&q=0.5,0.95,0.999]
 //	                                  {"name":…,"precision":5,"from":…,"to":…,"current":…,
 //	                                  "buckets":[{"time":…,"count":…,"mean":…,"min":…,"max":…,
 //	                                  "p50":…,"p90":…,"p99":…}],"window":{"count":…,…}}
-//	GET api/latency/:name?…&heatmap=1 the same and "heatmap":{"rows":[{"label":"< 1 ms","from":0,
+//	GET api/durations/:name?…&heatmap=1 the same and "heatmap":{"rows":[{"label":"< 1 ms","from":0,
 //	                                  "to":1},…],"counts":[[…],…],"hits":[…],"errors_4xx":[…],
 //	                                  "errors_5xx":[…]}, one entry per bucket
-//	GET api/uniques/:name?precision=60[&from=&to=|&last=N]
+//	GET api/visitors/:name?precision=60[&from=&to=|&last=N]
 //	                                  {"name":…,"precision":60,"from":…,"to":…,"current":…,
-//	                                  "buckets":[{"time":…,"uniques":…}],"window":{"uniques":…,"hits":…}}
+//	                                  "buckets":[{"time":…,"visitors":…}],"window":{"visitors":…,"hits":…}}
 //	GET api/routes?precision=5[&last=120][&sort=hits|errors|p99][&n=100]
 //	                                  {"precision":5,…,"routes":[{"name":"GET /posts/:id","hits":…,
 //	                                  "errors_4xx":…,"errors_5xx":…,"timed":…,"mean":…,"p50":…,"p90":…,
@@ -146,12 +146,12 @@
 // Samples are sorted by time; "current" is the start of the still-open
 // bucket.
 //
-// Durations are in milliseconds. api/latency answers every bucket of its
+// Durations are in milliseconds. api/durations answers every bucket of its
 // window (at most MaxBuckets, default last=120), an empty one with zeros,
 // and the window merged; quantiles are 0.5, 0.9 and 0.99 unless q names
 // up to MaxQuantiles others in (0, 1], each keyed "p" and its percent to
 // at most four decimals (p50, p95, p99.9, p100), in the order asked for.
-// api/uniques answers a series' unique visitors, HyperLogLog estimates
+// api/visitors answers a series' unique visitors, HyperLogLog estimates
 // (about 0.81 % standard error): per bucket of the window (at most
 // MaxBuckets, default last=120; 0 where none were recorded), and for the
 // window as a whole the union of its buckets' sketches, each visitor
@@ -159,7 +159,7 @@
 // buckets), with the window's hits beside it for hits per visitor. One
 // read serves it: a PFCOUNT per bucket and one over all of them,
 // pipelined to the one node that holds them. Visitors are kept at 1 min,
-// 5 min, 1 h and 1 day (series.DefaultUniquePrecisions); another
+// 5 min, 1 h and 1 day (timeseries.Schema.VisitorPrecisions); another
 // precision of the schema answers 400.
 // api/routes is the RED table of the window: the route series ("<METHOD>
 // /…", "OTHER /…", "unmatched") with their hits, the counts of their
@@ -169,7 +169,7 @@
 // hits then name, and keeps n in 1..MaxRoutes (default DefaultRoutes). Bad input answers 4xx with {"error":"…"}: a missing, malformed
 // or unkept precision, malformed from/to, from after to, or a range too
 // large to zero-fill is 400, and so is a precision that keeps no
-// visitors for api/uniques; a series not in the known set, or whose
+// visitors for api/visitors; a series not in the known set, or whose
 // name's braces keep it from keeping visitors, an unknown
 // entity kind, or a feature not configured (health, entities) is 404; an
 // unknown field, a malformed id, more than MaxIDs ids, a bad quantile,

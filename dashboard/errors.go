@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	entity "github.com/pulse-dev/pulse/internal/entityapi"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -23,8 +22,8 @@ func (e badRequest) Error() string { return string(e) }
 func (s *server) answerError(w http.ResponseWriter, r *http.Request, err error) {
 	var bad badRequest
 	var unfit unprocessable
-	var perr *series.PrecisionError
-	var uerr *series.UniquePrecisionError
+	var perr *timeseries.PrecisionError
+	var uerr *timeseries.VisitorPrecisionError
 	switch {
 	case errors.As(err, &bad):
 		jsonError(w, http.StatusBadRequest, bad.Error())
@@ -34,15 +33,15 @@ func (s *server) answerError(w http.ResponseWriter, r *http.Request, err error) 
 		jsonError(w, http.StatusBadRequest, fmt.Sprintf("precision %d is not kept; use one of %v", perr.Precision, perr.Valid))
 	case errors.As(err, &uerr):
 		jsonError(w, http.StatusBadRequest, fmt.Sprintf("no visitors are kept at precision %d; they are at %v", uerr.Precision, uerr.Kept))
-	case errors.Is(err, series.ErrRangeTooLarge):
+	case errors.Is(err, timeseries.ErrRangeTooLarge):
 		jsonError(w, http.StatusBadRequest, "range too large: ask for at most "+strconv.Itoa(s.cfg.MaxBuckets)+" buckets, or do not zero-fill")
 	case errors.Is(err, errBusy):
 		jsonError(w, http.StatusServiceUnavailable, "too many reads at once; try again")
 	case errors.Is(err, timeseries.ErrUnknownSeries):
 		jsonError(w, http.StatusNotFound, "no such series at this precision")
-	case errors.Is(err, series.ErrNoDurations):
+	case errors.Is(err, timeseries.ErrNoDurations):
 		jsonError(w, http.StatusNotFound, "no durations are kept for this series")
-	case errors.Is(err, series.ErrNoUniques):
+	case errors.Is(err, timeseries.ErrNoVisitors):
 		jsonError(w, http.StatusNotFound, "no visitors are kept for this series")
 	case errors.Is(err, entity.ErrUnknownKind):
 		jsonError(w, http.StatusNotFound, "no such entity kind")

@@ -142,7 +142,7 @@ func (s *server) fit(ctx context.Context, name string, p int, kind string) (*for
 	case "errors":
 		fd, err = fromstore.FitErrors(ctx, st, name, errorsOf(name), p, forecast.Config{})
 	default:
-		fd, err = fromstore.FitLatency(ctx, st, name, p, forecastKinds[kind], forecast.Config{})
+		fd, err = fromstore.FitDurations(ctx, st, name, p, forecastKinds[kind], forecast.Config{})
 	}
 	switch {
 	case errors.Is(err, timeseries.ErrUnknownSeries), errors.Is(err, timeseries.ErrNoDurations):

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -40,7 +39,7 @@ func (s *server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	if since.IsZero() || since.Before(s.started) {
 		since = s.started
 	}
-	interval := cmp.Or(s.cfg.FlushInterval, h.FlushInterval, series.DefaultFlushInterval)
+	interval := cmp.Or(s.cfg.FlushInterval, h.FlushInterval, timeseries.DefaultFlushInterval)
 	stale := time.Duration(DefaultStaleFlushes) * interval
 	switch {
 	case !h.RedisUp:

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -21,7 +20,7 @@ type heatRow struct {
 	To    *float64 `json:"to,omitempty"`
 }
 
-// heatmap is the heatmap part of a latency answer: its rows, and per
+// heatmap is the heatmap part of a durations answer: its rows, and per
 // bucket of the answer (same order) the count of each row, the hits and
 // the 4xx and 5xx answers of the series.
 type heatmap struct {
@@ -127,7 +126,7 @@ func classNames(name string) []string {
 
 // newHeatmap builds the heatmap of d, whose buckets are those of the
 // answer, with the counts of name and its class series from samples.
-func newHeatmap(name string, d series.Durations, samples map[string][]timeseries.Sample) *heatmap {
+func newHeatmap(name string, d timeseries.Durations, samples map[string][]timeseries.Sample) *heatmap {
 	byTime := func(n string) map[int64]int64 {
 		out := map[int64]int64{}
 		for _, s := range samples[n] {

@@ -61,7 +61,7 @@ func TestLatencyHeatmap(t *testing.T) {
 	f.Flush(t)
 
 	var got heatAnswer
-	getJSON(t, f.Root+"api/latency/"+seg("GET /heat")+"?precision=5&last=3&heatmap=1", &got)
+	getJSON(t, f.Root+"api/durations/"+seg("GET /heat")+"?precision=5&last=3&heatmap=1", &got)
 	hm := got.Heatmap
 	if len(hm.Rows) != 14 || hm.Rows[0].Label != "< 1 ms" || hm.Rows[13].Label != "≥ 10 s" || hm.Rows[13].To != nil ||
 		hm.Rows[4].Label != "10–20 ms" || hm.Rows[4].From != 10 || *hm.Rows[4].To != 20 ||
@@ -88,11 +88,11 @@ func TestLatencyHeatmap(t *testing.T) {
 
 	// Without heatmap=1 the answer is as before; a bad value is 400.
 	var plain map[string]any
-	getJSON(t, f.Root+"api/latency/"+seg("GET /heat")+"?precision=5&last=3", &plain)
+	getJSON(t, f.Root+"api/durations/"+seg("GET /heat")+"?precision=5&last=3", &plain)
 	if _, ok := plain["heatmap"]; ok {
 		t.Error("a heatmap without heatmap=1")
 	}
-	if r := dashtest.Get(t, f.Root+"api/latency/"+seg("GET /heat")+"?precision=5&heatmap=yes"); r.Status != 400 {
+	if r := dashtest.Get(t, f.Root+"api/durations/"+seg("GET /heat")+"?precision=5&heatmap=yes"); r.Status != 400 {
 		t.Errorf("heatmap=yes: status %d, want 400", r.Status)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // heavyResult is what testdata/heavyreads prints.
@@ -48,10 +49,10 @@ func runHeavyReads(t *testing.T, srv *redistest.Server, env ...string) heavyResu
 // under 100 MiB RSS and answer within 2 s.
 func TestHeavyOverviewReads(t *testing.T) {
 	srv := redistest.Start(t)
-	schema := series.Schema{}
+	schema := timeseries.Schema{}
 	conn := srv.Pool().Get()
 	defer conn.Close()
-	current := series.BucketStart(time.Now().Unix(), 5)
+	current := timeseries.BucketStart(time.Now().Unix(), 5)
 	for i := range series.DefaultMaxNames {
 		name := fmt.Sprintf("GET /route/%04d", i)
 		args := []any{schema.CountKey(5, name)}
@@ -61,7 +62,7 @@ func TestHeavyOverviewReads(t *testing.T) {
 		if err := conn.Send("HSET", args...); err != nil {
 			t.Fatal(err)
 		}
-		if err := conn.Send("ZADD", "known:", 0, series.Member(5, name)); err != nil {
+		if err := conn.Send("ZADD", "known:", 0, timeseries.KnownMember(5, name)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/opts"
-
-	"github.com/pulse-dev/pulse/internal/series"
 )
 
 //go:embed page.html
@@ -118,8 +116,8 @@ func newPageData(cfg Config, echarts *asset) (*pageData, error) {
 		Echarts:    echartsURL,
 		ChartInit:  newChartInit(),
 	}
-	schema := series.Schema(cfg.Store.Schema())
-	pc.Visitors = visitorsConfig{Name: cfg.VisitorsSeries, Precisions: schema.UniquePrecisions()}
+	schema := cfg.Store.Schema()
+	pc.Visitors = visitorsConfig{Name: cfg.VisitorsSeries, Precisions: schema.VisitorPrecisions()}
 	last := min(windowBuckets, cfg.MaxBuckets)
 	for _, p := range schema.Precisions {
 		pc.Precisions = append(pc.Precisions, precisionView{Seconds: p, Label: humanSeconds(p), Last: last, Window: humanSeconds(p * last)})

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	entity "github.com/pulse-dev/pulse/internal/entityapi"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -47,7 +46,7 @@ func intParam(r *http.Request, name string, def, lo, hi int64) (int64, error) {
 // buckets ending with the current one) or from/to in unix seconds, each
 // end optional.
 func (s *server) window(r *http.Request, precision int, defLast int64) (rng timeseries.Range, current int64, err error) {
-	current = series.BucketStart(s.store.Now().Unix(), precision)
+	current = timeseries.BucketStart(s.store.Now().Unix(), precision)
 	const maxUnix = 1 << 40 // far beyond any bucket, small enough to add to safely
 	if rng.From, err = intParam(r, "from", 0, 0, maxUnix); err != nil {
 		return rng, current, err
@@ -94,7 +93,7 @@ func boundFill(rng *timeseries.Range, precision int, current, maxBuckets int64) 
 	if rng.From == 0 {
 		rng.From = max(1, rng.To-(maxBuckets-1)*p)
 	}
-	if n := (series.BucketStart(rng.To, precision)-series.BucketStart(rng.From, precision))/p + 1; n > maxBuckets {
+	if n := (timeseries.BucketStart(rng.To, precision)-timeseries.BucketStart(rng.From, precision))/p + 1; n > maxBuckets {
 		return badRequest(fmt.Sprintf("range of %d buckets: at most %d may be zero-filled", n, maxBuckets))
 	}
 	return nil
@@ -102,7 +101,7 @@ func boundFill(rng *timeseries.Range, precision int, current, maxBuckets int64) 
 
 // checkName turns an invalid series name into a client mistake.
 func checkName(name string) error {
-	if err := series.ValidateName(name); err != nil {
+	if err := timeseries.ValidateName(name); err != nil {
 		return badRequest("invalid series name: " + strings.TrimPrefix(err.Error(), "timeseries: "))
 	}
 	return nil

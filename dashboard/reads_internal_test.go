@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -23,8 +22,8 @@ func TestReadsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Do("HSET", series.Schema(store.Schema()).CountKey(5, "hits"), 1700000000, 3)
-	srv.Do("ZADD", series.Schema(store.Schema()).KnownKey(), 0, series.Member(5, "hits"))
+	srv.Do("HSET", store.Schema().CountKey(5, "hits"), 1700000000, 3)
+	srv.Do("ZADD", store.Schema().KnownKey(), 0, timeseries.KnownMember(5, "hits"))
 	s, err := newServer(Config{Store: store, ConcurrentReads: 2, Timeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -195,7 +194,7 @@ func (s *server) routeDurations(ctx context.Context, q routesQuery, rows []route
 			}
 			defer release()
 			d, err := s.store.Durations(ctx, rows[i].Name, q.precision, q.rng.From, q.rng.To)
-			if errors.Is(err, series.ErrNoDurations) {
+			if errors.Is(err, timeseries.ErrNoDurations) {
 				return nil
 			}
 			if err != nil {

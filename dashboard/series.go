@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -183,7 +182,7 @@ func (s *server) overview(q overviewQuery, names []string, windows map[string][]
 		totalOf[t.Name] = t.Total
 	}
 	charted := func(name string) seriesWindow {
-		return seriesWindow{Name: name, Total: totalOf[name], Samples: series.FillZero(windows[name], q.precision, q.rng.From, q.rng.To)}
+		return seriesWindow{Name: name, Total: totalOf[name], Samples: timeseries.FillZero(windows[name], q.precision, q.rng.From, q.rng.To)}
 	}
 	resp := overviewResponse{Precision: q.precision, From: q.rng.From, To: q.rng.To, Current: q.current, Now: s.store.Now().Unix(),
 		Top: []seriesWindow{}, Pinned: []seriesWindow{}, Totals: totals}

@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -34,7 +33,7 @@ func newServer(cfg Config) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	store := storeView{Store: cfg.Store, Schema: series.Schema(cfg.Store.Schema())}
+	store := storeView{Store: cfg.Store, Schema: cfg.Store.Schema()}
 	s := &server{cfg: cfg, store: store, reads: make(chan struct{}, cfg.ConcurrentReads), started: store.Now()}
 	switch {
 	case len(cfg.Echarts) > 0:
@@ -63,7 +62,7 @@ func SecurityHeaders(h http.Header) {
 // filled in) as package series checks precisions by.
 type storeView struct {
 	*timeseries.Store
-	Schema series.Schema
+	Schema timeseries.Schema
 }
 
 // Now is the time by the store's clock.
@@ -109,8 +108,8 @@ func (s *server) routes() *http.ServeMux {
 	mux.HandleFunc("/api/counters", s.handleCounters)
 	mux.HandleFunc("/api/counters/{name}", s.handleSamples)
 	mux.HandleFunc("/api/overview", s.handleOverview)
-	mux.HandleFunc("/api/latency/{name}", s.handleLatency)
-	mux.HandleFunc("/api/uniques/{name}", s.handleUniques)
+	mux.HandleFunc("/api/durations/{name}", s.handleDurations)
+	mux.HandleFunc("/api/visitors/{name}", s.handleVisitors)
 	mux.HandleFunc("/api/routes", s.handleRoutes)
 	mux.HandleFunc("/api/forecast/{name}", s.handleForecast)
 	mux.HandleFunc("/api/anomalies", s.handleAnomalies)

@@ -65,7 +65,7 @@ func TestForgedForwardedFor(t *testing.T) {
 			srv := redistest.Start(t)
 			base, stop := startExample(t, srv, options{TrustedProxies: tt.proxies})
 			dayKey := func() string {
-				key, _ := series.Schema{}.UniqueKey(86400, "hits", series.BucketStart(time.Now().Unix(), 86400))
+				key, _ := series.Keys{}.VisitorKey(86400, "hits", series.BucketStart(time.Now().Unix(), 86400))
 				return key
 			}
 			first := dayKey()

@@ -19,7 +19,7 @@ func TestDemoTrafficHasVisitors(t *testing.T) {
 	// The app keeps real time: the traffic may cross midnight, so the
 	// count is over the day it started in and the day it is now.
 	dayKey := func() string {
-		key, _ := series.Schema{}.UniqueKey(86400, "hits", series.BucketStart(time.Now().Unix(), 86400))
+		key, _ := series.Keys{}.VisitorKey(86400, "hits", series.BucketStart(time.Now().Unix(), 86400))
 		return key
 	}
 	first := dayKey()

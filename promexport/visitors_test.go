@@ -41,9 +41,9 @@ func visitorsRecorder(t *testing.T) (*redistest.Server, *timeseries.Recorder) {
 		}
 		c.Inc()
 	}
-	schema := series.Schema(rec.Store().Schema())
+	schema := series.Keys(rec.Store().Schema())
 	pfadd := func(name string, bucket int64, lo, hi int) {
-		key, _ := schema.UniqueKey(86400, name, bucket)
+		key, _ := schema.VisitorKey(86400, name, bucket)
 		args := []any{key}
 		for i := lo; i < hi; i++ {
 			args = append(args, fmt.Sprint("visitor-", i))

@@ -54,7 +54,7 @@ func TestVisitors(t *testing.T) {
 			for _, req := range tracktest.ForgedRequests(40) {
 				h.ServeHTTP(httptest.NewRecorder(), req)
 			}
-			if got := tracktest.DayUniques(t, srv.Do, rec, "hits"); !tracktest.Near(got, tt.want) {
+			if got := tracktest.DayVisitors(t, srv.Do, rec, "hits"); !tracktest.Near(got, tt.want) {
 				t.Errorf("%d visitors, want %d (± 2.5 %%)", got, tt.want)
 			}
 		})
@@ -90,7 +90,7 @@ func TestVisitorsOptIn(t *testing.T) {
 			}
 			got := map[string]int64{}
 			for _, name := range []string{"hits", "GET /posts/{id}", "tenant:a"} {
-				got[name] = tracktest.DayUniques(t, srv.Do, rec, name)
+				got[name] = tracktest.DayVisitors(t, srv.Do, rec, name)
 			}
 			want := map[string]int64{"hits": 3, "GET /posts/{id}": tt.wantRoute, "tenant:a": tt.wantTenant}
 			for name, n := range want {

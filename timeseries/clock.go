@@ -3,8 +3,6 @@ package timeseries
 import (
 	"sync"
 	"time"
-
-	"github.com/pulse-dev/pulse/internal/series"
 )
 
 // Clock tells the time. Inject one to make buckets deterministic in
@@ -39,12 +37,16 @@ type timerClock interface {
 	newTicker(d time.Duration) ticker
 }
 
-// systemClock is the wall clock, the one a nil Config.Clock means.
-type systemClock struct{ series.Wall }
+// SystemClock is the system's clock, the one a nil Config.Clock means:
+// give it where a Clock is wanted and the wall time is meant.
+type SystemClock struct{}
 
-func (systemClock) newTimer(d time.Duration) timer { return sysTimer{time.NewTimer(d)} }
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }
 
-func (systemClock) newTicker(d time.Duration) ticker { return sysTicker{time.NewTicker(d)} }
+func (SystemClock) newTimer(d time.Duration) timer { return sysTimer{time.NewTimer(d)} }
+
+func (SystemClock) newTicker(d time.Duration) ticker { return sysTicker{time.NewTicker(d)} }
 
 type sysTimer struct{ *time.Timer }
 
@@ -65,9 +67,9 @@ func timersOf(c Clock) timerClock {
 // nowOnly gives a Clock that makes no timers the system's.
 type nowOnly struct{ Clock }
 
-func (nowOnly) newTimer(d time.Duration) timer { return systemClock{}.newTimer(d) }
+func (nowOnly) newTimer(d time.Duration) timer { return SystemClock{}.newTimer(d) }
 
-func (nowOnly) newTicker(d time.Duration) ticker { return systemClock{}.newTicker(d) }
+func (nowOnly) newTicker(d time.Duration) ticker { return SystemClock{}.newTicker(d) }
 
 // ManualClock is a Clock that moves only when told to, for tests: given
 // as Config.Clock it stamps the hits and times the flushes, which run

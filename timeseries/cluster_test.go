@@ -43,7 +43,7 @@ func clusterDo(t *testing.T, cl *redistest.Cluster) func(key, cmd string, args .
 // clusterSum adds up one series at one precision on the cluster.
 func clusterSum(t *testing.T, cl *redistest.Cluster, p int, name string) int64 {
 	t.Helper()
-	key := series.Schema{}.CountKey(p, name)
+	key := series.Keys{}.CountKey(p, name)
 	m, err := redis.Int64Map(cl.Do(t, key, "HGETALL", key), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +168,7 @@ func TestClusterSlotMigrationMidTraffic(t *testing.T) {
 	// Move the slot of every precision of "hits" while hits keep coming,
 	// key by key, so flushes meet ASK and TRYAGAIN as well as MOVED.
 	for _, p := range series.DefaultPrecisions {
-		key := series.Schema{}.CountKey(p, "hits")
+		key := series.Keys{}.CountKey(p, "hits")
 		from := cl.MasterOf(key)
 		cl.MigrateSlotSlowly(t, redisc.Slot(key), otherMaster(t, cl, from), 20*time.Millisecond)
 	}
@@ -296,7 +296,7 @@ func TestClusterPing(t *testing.T) {
 	if err := store.Ping(ctx); err != nil {
 		t.Fatalf("healthy cluster: %v", err)
 	}
-	owner := cl.MasterOf(series.Schema{}.KnownKey())
+	owner := cl.MasterOf(series.Keys{}.KnownKey())
 	owner.Pause()
 	defer owner.Resume()
 	short, cancelShort := context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -323,8 +323,8 @@ func TestClusterDurationsColocated(t *testing.T) {
 		assertClusterSums(t, cl, name, 25)
 		assertLat(t, clusterDo(t, cl), name, 25)
 		for _, p := range series.DefaultPrecisions {
-			lat, _ := series.Schema{}.LatKey(p, name, 0)
-			count := series.Schema{}.CountKey(p, name)
+			lat, _ := series.Keys{}.LatKey(p, name, 0)
+			count := series.Keys{}.CountKey(p, name)
 			if a, b := redisc.Slot(lat), redisc.Slot(count); a != b {
 				t.Errorf("%s: slot %d, its count key's %d", lat, a, b)
 			}
@@ -332,7 +332,7 @@ func TestClusterDurationsColocated(t *testing.T) {
 	}
 	for _, name := range []string{"a}b", "x{}y"} {
 		assertClusterSums(t, cl, name, 25)
-		if _, ok := (series.Schema{}).LatKeyPrefix(5, name); ok {
+		if _, ok := (series.Keys{}).LatKeyPrefix(5, name); ok {
 			t.Errorf("%q has lat keys", name)
 		}
 	}

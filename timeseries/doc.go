@@ -172,7 +172,7 @@
 // process, per series, clock second and stripe, under one uncontended
 // lock per request, and written with its hits: the same flush, the same
 // batch, the same marker, so they are exactly once through error
-// replies, failover, resharding and spills as the hits are. There is no
+// replies, failover, slot migrations and spills as the hits are. There is no
 // Redis command per request.
 //
 // A bucket of a series' durations at one precision is the hash
@@ -211,7 +211,7 @@
 //	uv:{count:<precision>:<name>}:<bucket start>
 //
 // with its EXPIREAT (bucket start + 121 × precision), at the schema's
-// precisions in series.DefaultUniquePrecisions. PFADD is idempotent, so
+// precisions in Schema.VisitorPrecisions. PFADD is idempotent, so
 // there is no marker: a key's ids are kept until Redis answered OK, then
 // forgotten; a key of another type is skipped and reported; Close
 // spills what it could not send to a .visitors file in SpillDir.

@@ -148,7 +148,7 @@ func (ds *durations) drainLocked(cs *counters, l *ledger) {
 
 // timedKeys are the lat key prefixes of a series at each precision, or
 // nil when its name cannot have durations (series.LatKeyPrefix).
-func timedKeys(schema series.Schema, name string) []string {
+func timedKeys(schema series.Keys, name string) []string {
 	var out []string
 	for _, p := range schema.Precisions {
 		l, ok := schema.LatKeyPrefix(p, name)

@@ -42,7 +42,7 @@ func (s *Store) DurationsMany(ctx context.Context, names []string, precision int
 			cmds = append(cmds, redisconn.Cmd{Key: key, Name: "HGETALL", Args: []any{key}})
 		}
 	}
-	replies := s.router.DoContext(ctx, cmds, redisconn.Options{Timeout: series.ReadTimeout(ctx)})
+	replies := s.router.DoContext(ctx, cmds, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)})
 	out := make(map[string]Durations, len(read))
 	for j, name := range read {
 		d := Durations{Precision: precision, Window: latency.NewHistogram(s.mapping)}

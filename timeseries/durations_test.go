@@ -29,11 +29,11 @@ func recent() time.Time { return time.Unix(testnow.Now().Unix()/60*60, 0) }
 // the series' count key.
 func latTotals(t *testing.T, do func(key, cmd string, args ...any) any, p int, name string) (n, bins int64) {
 	t.Helper()
-	prefix, ok := series.Schema{}.LatKeyPrefix(p, name)
+	prefix, ok := series.Keys{}.LatKeyPrefix(p, name)
 	if !ok {
 		t.Fatalf("%q has no lat keys", name)
 	}
-	countKey := series.Schema{}.CountKey(p, name)
+	countKey := series.Keys{}.CountKey(p, name)
 	keys, err := redis.Strings(do(countKey, "KEYS", globEscape(prefix)+"*"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -220,7 +220,7 @@ func TestDurationsBraceNames(t *testing.T) {
 	flush(t, r)
 	for name, timed := range names {
 		assertSums(t, srv, "", name, 1)
-		prefix, ok := series.Schema{}.LatKeyPrefix(5, name)
+		prefix, ok := series.Keys{}.LatKeyPrefix(5, name)
 		if ok != timed {
 			t.Errorf("%q: LatKeyPrefix ok=%v, want %v", name, ok, timed)
 			continue
@@ -253,7 +253,7 @@ func TestDurationsExpire(t *testing.T) {
 	flush(t, r)
 	for _, p := range series.DefaultPrecisions {
 		b := series.BucketStart(start.Unix(), p)
-		key, _ := series.Schema{}.LatKey(p, "hits", b)
+		key, _ := series.Keys{}.LatKey(p, "hits", b)
 		at, _ := redis.Int64(srv.Do("EXPIRETIME", key), nil)
 		if want := b + 121*int64(p); at != want {
 			t.Errorf("%s expires at %d, want %d", key, at, want)
@@ -288,7 +288,7 @@ func TestDurationsWrongTypeKey(t *testing.T) {
 	srv := redistest.Start(t)
 	start := recent()
 	r := newRecorder(t, srv, timeseries.Config{Clock: timeseries.NewManualClock(start), FlushInterval: time.Hour})
-	bad, _ := series.Schema{}.LatKey(60, "hits", series.BucketStart(start.Unix(), 60))
+	bad, _ := series.Keys{}.LatKey(60, "hits", series.BucketStart(start.Unix(), 60))
 	srv.Do("SET", bad, "x")
 	c := mustCounter(t, r, "hits")
 	for range 20 {

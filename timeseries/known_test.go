@@ -80,7 +80,7 @@ func TestKnownListedWhenItMayBeMissing(t *testing.T) {
 				t.Errorf("after the hashes were created again %d of 6 precisions listed", n)
 			}
 			for _, p := range series.DefaultPrecisions {
-				key := series.Schema{}.CountKey(p, name)
+				key := series.Keys{}.CountKey(p, name)
 				if got := hashTotal(t, do, key); got != 2 {
 					t.Errorf("%s sums to %d, want 2", key, got)
 				}

@@ -24,7 +24,7 @@ type seriesKeys struct {
 // that make each batch land once. It does no I/O and takes no lock: the
 // Recorder's mutex guards it.
 type ledger struct {
-	schema   series.Schema
+	schema   series.Keys
 	allDue   uint32 // one bit per precision
 	maxAge   int64  // seconds a hit may wait; older ones are dropped
 	markerOf func(group int) (marker string, node bool)
@@ -46,7 +46,7 @@ type ledger struct {
 	durationTotals   []*latency.Histogram              // by series id: every duration it took; see durationtotals.go
 }
 
-func newLedger(schema series.Schema, maxAge int64, markerOf func(group int) (string, bool), m *latency.Mapping) *ledger {
+func newLedger(schema series.Keys, maxAge int64, markerOf func(group int) (string, bool), m *latency.Mapping) *ledger {
 	return &ledger{
 		durationMapping:  m,
 		durationStep:     gcdOf(schema.Precisions),

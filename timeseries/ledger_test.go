@@ -12,7 +12,7 @@ import (
 // testLedger is a ledger over series s0, s1, ... whose count key at
 // precision i is in flush group groups[s][i]; a group's marker is "m<g>".
 func testLedger(precisions []int, groups ...[]int) *ledger {
-	l := newLedger(series.Schema{Precisions: precisions}, 600, func(g int) (string, bool) { return fmt.Sprintf("m%d", g), false }, nil)
+	l := newLedger(series.Keys{Precisions: precisions}, 600, func(g int) (string, bool) { return fmt.Sprintf("m%d", g), false }, nil)
 	for s, gs := range groups {
 		var k seriesKeys
 		for i, p := range precisions {

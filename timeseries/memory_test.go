@@ -130,7 +130,7 @@ func poisson(rng *rand.Rand, mean float64) int64 {
 // hashes at precision p.
 func routeBytes(t *testing.T, srv *redistest.Server, route string, p int) int64 {
 	t.Helper()
-	prefix, _ := series.Schema{}.LatKeyPrefix(p, route)
+	prefix, _ := series.Keys{}.LatKeyPrefix(p, route)
 	keys, err := redis.Strings(srv.Do("KEYS", globEscape(prefix)+"*"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +138,7 @@ func routeBytes(t *testing.T, srv *redistest.Server, route string, p int) int64 
 	if len(keys) != 120 {
 		t.Fatalf("precision %d: %d lat keys, want 120", p, len(keys))
 	}
-	keys = append(keys, series.Schema{}.CountKey(p, route))
+	keys = append(keys, series.Keys{}.CountKey(p, route))
 	var total int64
 	for _, k := range keys {
 		b, err := redis.Int64(srv.Do("MEMORY", "USAGE", k, "SAMPLES", 0), nil)

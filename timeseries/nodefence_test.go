@@ -30,7 +30,7 @@ func nodeMarkerOn(t *testing.T, s *redistest.Server) string {
 }
 
 // setMigrating starts moving slot from one master to another, as a
-// reshard does, without moving a key: a key of the slot that from does
+// slot migration does, without moving a key: a key of the slot that from does
 // not hold is then not local to it.
 func setMigrating(t *testing.T, from, to *redistest.Server, slot int) {
 	t.Helper()
@@ -138,7 +138,7 @@ func newFenceRig(t *testing.T, cfg timeseries.Config) (f *fenceRig, names []stri
 	f = &fenceRig{cl: cl, r: r}
 	for i := 0; ; i++ {
 		fresh = fmt.Sprintf("GET /fresh/%d", i)
-		key := series.Schema{}.CountKey(5, fresh)
+		key := series.Keys{}.CountKey(5, fresh)
 		f.a, f.slot = cl.MasterOf(key), redisc.Slot(key)
 		f.marker = nodeMarkerOn(t, f.a)
 		if redisc.Slot(f.marker) != f.slot {

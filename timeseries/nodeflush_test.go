@@ -96,7 +96,7 @@ func namesInSlot(n int) (slot int, names []string) {
 	bySlot := map[int][]string{}
 	for i := 0; ; i++ {
 		name := fmt.Sprintf("GET /mig/%d", i)
-		s := redisc.Slot(series.Schema{}.CountKey(5, name))
+		s := redisc.Slot(series.Keys{}.CountKey(5, name))
 		bySlot[s] = append(bySlot[s], name)
 		if len(bySlot[s]) == n {
 			return s, bySlot[s]
@@ -104,7 +104,7 @@ func namesInSlot(n int) (slot int, names []string) {
 	}
 }
 
-// halfMigrate starts moving slot from its owner to to, as a reshard does,
+// halfMigrate starts moving slot from its owner to to, as a slot migration does,
 // and moves only the given keys: the slot is left migrating, some of its
 // keys on each node.
 func halfMigrate(t *testing.T, cl *redistest.Cluster, from, to *redistest.Server, slot int, keys []string) {
@@ -159,7 +159,7 @@ func TestClusterNodeBatchOfHalfMovedSlot(t *testing.T) {
 	}
 	record()
 	settle(t, r)
-	a := cl.MasterOf(series.Schema{}.CountKey(5, names[0]))
+	a := cl.MasterOf(series.Keys{}.CountKey(5, names[0]))
 	b := otherMaster(t, cl, a)
 	for round, move := range [][2]*redistest.Server{{a, b}, {b, a}} {
 		from, to := move[0], move[1]
@@ -226,7 +226,7 @@ func TestClusterNodeBatchResentAfterLostReply(t *testing.T) {
 			record()
 			settle(t, r)
 			record()
-			probe := series.Schema{}.CountKey(5, "GET /lost/0")
+			probe := series.Keys{}.CountKey(5, "GET /lost/0")
 			node := cl.MasterOf(probe)
 			node.Pause()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

@@ -32,10 +32,10 @@ type DurationBucket = series.DurationBucket
 // Visitors are one series' unique visitors over a window of buckets at
 // one precision: an estimate per bucket, oldest first, and Window, the
 // union of the buckets (each visitor counted once).
-type Visitors = series.Uniques
+type Visitors = series.Visitors
 
 // VisitorBucket is the visitors of one bucket.
-type VisitorBucket = series.UniqueBucket
+type VisitorBucket = series.VisitorBucket
 
 var (
 	// ErrNoDurations means the store's recorder keeps no durations, or
@@ -43,7 +43,7 @@ var (
 	ErrNoDurations = series.ErrNoDurations
 	// ErrNoVisitors means no visitors are kept at that precision, or the
 	// series' name cannot have any.
-	ErrNoVisitors = series.ErrNoUniques
+	ErrNoVisitors = series.ErrNoVisitors
 	// ErrRangeTooLarge means a read would span more buckets than allowed.
 	ErrRangeTooLarge = series.ErrRangeTooLarge
 	// ErrUnknownPrecision is matched by the error for a precision the
@@ -54,7 +54,7 @@ var (
 // handle is s's connections, schema, clock and duration mapping, which
 // the reads of package series work through.
 func (s *Store) handle() series.Handle {
-	return series.Handle{Router: s.router, Schema: s.schema, Clock: s.clock, Latency: s.mapping}
+	return series.Handle{Router: s.router, Keys: s.schema, Clock: s.clock, Latency: s.mapping}
 }
 
 // Pool is the pool s reads through.
@@ -87,18 +87,18 @@ func (s *Store) LastDurations(ctx context.Context, name string, precision, n int
 // Visitors reads the unique visitors of one series at one precision in
 // the buckets whose starts are in [from, to], in one round trip.
 func (s *Store) Visitors(ctx context.Context, name string, precision int, from, to int64) (Visitors, error) {
-	return s.handle().Uniques(ctx, name, precision, from, to)
+	return s.handle().Visitors(ctx, name, precision, from, to)
 }
 
 // LastVisitors reads the visitors of the last n buckets of one series,
 // ending with the current (still open) one.
 func (s *Store) LastVisitors(ctx context.Context, name string, precision, n int) (Visitors, error) {
-	return s.handle().LastUniques(ctx, name, precision, n)
+	return s.handle().LastVisitors(ctx, name, precision, n)
 }
 
 // CurrentVisitors reads the visitors of each of names in the current
 // bucket at precision, pipelined. A name that cannot keep visitors is
 // left out; one without any counts 0.
 func (s *Store) CurrentVisitors(ctx context.Context, names []string, precision int) (map[string]int64, error) {
-	return s.handle().CurrentUniques(ctx, names, precision)
+	return s.handle().CurrentVisitors(ctx, names, precision)
 }

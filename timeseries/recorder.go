@@ -91,7 +91,7 @@ type Config struct {
 	// middlewares count each request's visitor, a hash of its address and
 	// User-Agent under a salt that changes every UTC day, in HyperLogLogs
 	// of the hits series (and of routes and app-named series they opt
-	// in), at series.DefaultUniquePrecisions (1 min, 5 min, 1 h, 1 day; see
+	// in), at Schema.VisitorPrecisions (1 min, 5 min, 1 h, 1 day; see
 	// the README, "Visitors and privacy").
 	DisableVisitors bool
 }
@@ -99,7 +99,7 @@ type Config struct {
 // Recorder counts hits in process and writes them to Redis in the
 // background. All methods are safe for concurrent use.
 type Recorder struct {
-	schema        series.Schema
+	schema        series.Keys
 	counts        counters      // the series and the request path's stripes
 	durations     *durations    // nil: durations off
 	visitors      *visitorState // nil: visitors off
@@ -130,7 +130,7 @@ type Recorder struct {
 // to stop it and write what is pending. With Config.SpillDir set, hits a
 // previous Recorder spilled there are sent first.
 func NewRecorder(cfg Config) (*Recorder, error) {
-	coarse := cfg.Clock == nil || cfg.Clock == Clock(systemClock{})
+	coarse := cfg.Clock == nil || cfg.Clock == Clock(SystemClock{})
 	cfg, schema, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -181,11 +181,11 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 }
 
 // withDefaults checks cfg and fills its zero fields.
-func (cfg Config) withDefaults() (Config, series.Schema, error) {
+func (cfg Config) withDefaults() (Config, series.Keys, error) {
 	if cfg.Pool == nil {
-		return cfg, series.Schema{}, errors.New("timeseries: Config.Pool is nil")
+		return cfg, series.Keys{}, errors.New("timeseries: Config.Pool is nil")
 	}
-	schema, err := series.Schema(cfg.Schema).Normalize()
+	schema, err := series.Keys(cfg.Schema).Normalize()
 	if err != nil {
 		return cfg, schema, err
 	}
@@ -201,7 +201,7 @@ func (cfg Config) withDefaults() (Config, series.Schema, error) {
 	}
 	cfg.MaxPendingAge = cmp.Or(cfg.MaxPendingAge, series.DefaultMaxPendingAge)
 	if cfg.Clock == nil {
-		cfg.Clock = systemClock{}
+		cfg.Clock = SystemClock{}
 	}
 	if cfg.OnError == nil {
 		cfg.OnError = ratelog.New("pulse: recorder", 10*time.Second)

@@ -41,7 +41,7 @@ func BenchmarkScale(b *testing.B) {
 		for i := range numSeries {
 			name := fmt.Sprintf("GET /api/v1/items/:id/%d", i)
 			for _, p := range series.DefaultPrecisions {
-				key := series.Schema{}.CountKey(p, name)
+				key := series.Keys{}.CountKey(p, name)
 				args := []any{key}
 				for j := range 120 {
 					// Realistic counts: a few hundred per bucket.
@@ -55,7 +55,7 @@ func BenchmarkScale(b *testing.B) {
 		for i := range numSeries {
 			name := fmt.Sprintf("GET /api/v1/items/:id/%d", i)
 			for _, p := range series.DefaultPrecisions {
-				n, _ := redis.Int64(srv.Do("MEMORY", "USAGE", series.Schema{}.CountKey(p, name), "SAMPLES", 0), nil)
+				n, _ := redis.Int64(srv.Do("MEMORY", "USAGE", series.Keys{}.CountKey(p, name), "SAMPLES", 0), nil)
 				hashes += n
 			}
 		}

@@ -1,5 +1,7 @@
 package timeseries
 
+import "github.com/pulse-dev/pulse/internal/series"
+
 // Schema names the Redis keys of a set of series. The zero value gives
 // exactly the keys of the original design: hashes
 // "count:<precision>:<name>" and the sorted set "known:".
@@ -10,4 +12,56 @@ type Schema struct {
 	// at most 16. Nil means those of the "Redis in Action" design: 5 s,
 	// 1 min, 5 min, 1 h, 5 h and 1 day.
 	Precisions []int
+}
+
+// Normalize returns s with its defaults filled in (nil Precisions become
+// the default ones) and its precisions sorted, or an error saying what is
+// wrong with it: the schema a Store built from s reads by.
+func (s Schema) Normalize() (Schema, error) {
+	n, err := series.Keys(s).Normalize()
+	if err != nil {
+		return s, err
+	}
+	return Schema(n), nil
+}
+
+// CheckPrecision returns a *PrecisionError when p is not one of s's
+// precisions.
+func (s Schema) CheckPrecision(p int) error { return series.Keys(s).CheckPrecision(p) }
+
+// VisitorPrecisions are s's precisions at which a Recorder keeps
+// visitors, in s's order: those of 1 min, 5 min, 1 h and 1 day it has.
+func (s Schema) VisitorPrecisions() []int { return series.Keys(s).VisitorPrecisions() }
+
+// CheckVisitorPrecision returns a *PrecisionError for a precision s does
+// not have, and a *VisitorPrecisionError for one of its precisions at
+// which no visitors are kept.
+func (s Schema) CheckVisitorPrecision(p int) error {
+	return series.Keys(s).CheckVisitorPrecision(p)
+}
+
+// KnownKey is the sorted set that lists every series: one member per
+// series and precision (see KnownMember).
+func (s Schema) KnownKey() string { return series.Keys(s).KnownKey() }
+
+// CountKey is the hash holding the counts of one series at one precision,
+// a field per bucket start.
+func (s Schema) CountKey(precision int, name string) string {
+	return series.Keys(s).CountKey(precision, name)
+}
+
+// MemberKey is the hash of the series a member of the known set names:
+// MemberKey(KnownMember(p, name)) == CountKey(p, name), without parsing
+// the member.
+func (s Schema) MemberKey(member string) string { return series.Keys(s).MemberKey(member) }
+
+// KnownMember is the member of the known set that lists one series at
+// one precision.
+func KnownMember(precision int, name string) string { return series.Member(precision, name) }
+
+// ParseKnownMember splits a member of the known set into its precision
+// and series name, the inverse of KnownMember; ok is false for a member
+// KnownMember cannot have made.
+func ParseKnownMember(member string) (precision int, name string, ok bool) {
+	return series.ParseMember(member)
 }

@@ -17,7 +17,7 @@ import (
 // Recorder's flush decides when a round runs; the sender runs it.
 type sender struct {
 	router        *redisconn.Router
-	schema        series.Schema
+	schema        series.Keys
 	clock         Clock
 	timeout       time.Duration
 	waitReplicas  int
@@ -44,7 +44,7 @@ type sender struct {
 
 // newSender makes the sender of one Recorder; the caller sets its mu,
 // ledger, status and removeSpill before the first round.
-func newSender(router *redisconn.Router, cfg Config, schema series.Schema, markerBase string) *sender {
+func newSender(router *redisconn.Router, cfg Config, schema series.Keys, markerBase string) *sender {
 	return &sender{
 		router:        router,
 		schema:        schema,

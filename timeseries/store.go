@@ -41,7 +41,7 @@ type Range struct {
 // Store reads series written by a Recorder with the same Schema.
 type Store struct {
 	router  *redisconn.Router
-	schema  series.Schema
+	schema  series.Keys
 	clock   Clock
 	mapping *latency.Mapping // what durations are read by
 }
@@ -54,12 +54,12 @@ func NewStore(pool Pool, schema Schema, clock Clock) (*Store, error) {
 	if pool == nil {
 		return nil, errors.New("timeseries: nil pool")
 	}
-	s, err := series.Schema(schema).Normalize()
+	s, err := series.Keys(schema).Normalize()
 	if err != nil {
 		return nil, err
 	}
 	if clock == nil {
-		clock = systemClock{}
+		clock = SystemClock{}
 	}
 	m, _ := latency.NewMapping(latency.Config{}) // the defaults are valid
 	return &Store{router: redisconn.NewRouter(pool), schema: s, clock: clock, mapping: m}, nil
@@ -87,7 +87,7 @@ func (s *Store) Series(ctx context.Context) ([]SeriesInfo, error) {
 	defer conn.Close()
 	byName := map[string][]int{}
 	for start := 0; ; start += knownPage {
-		members, err := redis.Strings(redis.DoWithTimeout(conn, series.ReadTimeout(ctx), "ZRANGE", s.schema.KnownKey(), start, start+knownPage-1))
+		members, err := redis.Strings(redis.DoWithTimeout(conn, redisconn.ReadTimeout(ctx), "ZRANGE", s.schema.KnownKey(), start, start+knownPage-1))
 		if err != nil {
 			return nil, fmt.Errorf("timeseries: series: %w", err)
 		}
@@ -131,7 +131,7 @@ func (s *Store) Samples(ctx context.Context, name string, precision int, r Range
 	replies := s.router.Do([]redisconn.Cmd{
 		{Key: known, Name: "ZSCORE", Args: []any{known, series.Member(precision, name)}},
 		{Key: key, Name: "HGETALL", Args: []any{key}},
-	}, redisconn.Options{Timeout: series.ReadTimeout(ctx)})
+	}, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)})
 	for _, rep := range replies {
 		if rep.Err != nil {
 			return nil, fmt.Errorf("timeseries: samples: %w", rep.Err)

@@ -44,7 +44,7 @@ func (s *Store) SamplesMany(ctx context.Context, names []string, precision int, 
 	times := fieldTimes(fields) // once for every name, not once per name
 	cmds := s.samplesManyCmds(unique, precision, fields, empty)
 	var err error
-	results := s.router.Do(cmds, redisconn.Options{Timeout: series.ReadTimeout(ctx)})
+	results := s.router.Do(cmds, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)})
 	replies := make([]any, len(results))
 	for i, rep := range results {
 		if rep.Err != nil {

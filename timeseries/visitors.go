@@ -62,7 +62,7 @@ type visitorKey struct {
 // they write, and the Recorder's stripe locks, counters and reports.
 type visitorEnv struct {
 	router        *redisconn.Router
-	schema        series.Schema
+	schema        series.Keys
 	clock         Clock
 	timeout       time.Duration
 	waitReplicas  int
@@ -108,12 +108,12 @@ func (r *Recorder) visitorEnv() visitorEnv {
 }
 
 // newVisitorState keeps visitors at the schema's precisions that are in
-// series.DefaultUniquePrecisions, so readers know which keys exist; nil
+// series.DefaultVisitorPrecisions, so readers know which keys exist; nil
 // when there are none.
 func newVisitorState(env visitorEnv) *visitorState {
 	var precs []int
 	for _, p := range env.schema.Precisions {
-		if slices.Contains(series.DefaultUniquePrecisions, p) {
+		if slices.Contains(series.DefaultVisitorPrecisions, p) {
 			precs = append(precs, p)
 		}
 	}
@@ -168,7 +168,7 @@ func (u *visitorState) drainAged() {
 // drain moves the stripes' ids into pending and drops pending keys older
 // than cutoff (unix seconds); locks are the Recorder's stripe locks and
 // counters its Counters, by id. The caller holds flushMu.
-func (u *visitorState) drain(locks *[numStripes]stripeLock, schema series.Schema, cutoff int64, counters []*Counter) {
+func (u *visitorState) drain(locks *[numStripes]stripeLock, schema series.Keys, cutoff int64, counters []*Counter) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	keys := map[visitorSrc][]*visitorKey{}
@@ -188,7 +188,7 @@ func (u *visitorState) drain(locks *[numStripes]stripeLock, schema series.Schema
 }
 
 // add puts one id in the pending key of each precision.
-func (u *visitorState) add(schema series.Schema, keys map[visitorSrc][]*visitorKey, c *Counter, e visitorSlot, cutoff int64) {
+func (u *visitorState) add(schema series.Keys, keys map[visitorSrc][]*visitorKey, c *Counter, e visitorSlot, cutoff int64) {
 	if e.sec < cutoff {
 		u.dropped++
 		return
@@ -216,11 +216,11 @@ func (u *visitorState) add(schema series.Schema, keys map[visitorSrc][]*visitorK
 }
 
 // keysOf returns the pending keys of src's buckets, made when missing.
-func (u *visitorState) keysOf(schema series.Schema, src visitorSrc) []*visitorKey {
+func (u *visitorState) keysOf(schema series.Keys, src visitorSrc) []*visitorKey {
 	ks := make([]*visitorKey, 0, len(u.precs))
 	for _, p := range u.precs {
 		bucket := series.BucketStart(src.step, p)
-		name, ok := schema.UniqueKey(p, src.c.name, bucket)
+		name, ok := schema.VisitorKey(p, src.c.name, bucket)
 		if !ok {
 			return nil
 		}

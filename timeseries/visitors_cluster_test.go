@@ -26,7 +26,7 @@ func TestClusterVisitorsThroughFailover(t *testing.T) {
 		visit(r, addrOf(i), hits, route)
 	}
 	settleVisitors(t, r)
-	key, _ := series.Schema{}.UniqueKey(3600, "hits", series.BucketStart(clock.Now().Unix(), 3600))
+	key, _ := series.Keys{}.VisitorKey(3600, "hits", series.BucketStart(clock.Now().Unix(), 3600))
 	master := cl.MasterOf(key)
 	cl.KillMaster(t, master)
 	for i := 400; i < 1000; i++ {
@@ -38,7 +38,7 @@ func TestClusterVisitorsThroughFailover(t *testing.T) {
 	cl.RestartNode(t, master)
 	settleVisitors(t, r)
 	for _, name := range []string{"hits", "GET /posts/:id"} {
-		assertUniques(t, clusterDo(t, cl), name, 1000)
+		assertVisitors(t, clusterDo(t, cl), name, 1000)
 	}
 }
 

@@ -33,10 +33,10 @@ func TestVisitorMemoryAtFullDepth(t *testing.T) {
 	srv.Do("CONFIG", "SET", "appendonly", "no")
 	var row []string
 	var total int64
-	defaults := series.DefaultUniquePrecisions
-	t.Cleanup(func() { series.DefaultUniquePrecisions = defaults })
+	defaults := series.DefaultVisitorPrecisions
+	t.Cleanup(func() { series.DefaultVisitorPrecisions = defaults })
 	for _, p := range defaults {
-		series.DefaultUniquePrecisions = []int{p}
+		series.DefaultVisitorPrecisions = []int{p}
 		distinct := int(math.Round(20000 * (1 - math.Exp(-float64(p)/100))))
 		fillVisitors(t, srv, p, distinct)
 		b, enc := visitorBytes(t, srv, p)
@@ -90,7 +90,7 @@ func mix(x uint64) uint64 {
 // precision p, with the encodings seen.
 func visitorBytes(t *testing.T, srv *redistest.Server, p int) (int64, string) {
 	t.Helper()
-	prefix, _ := series.Schema{}.UniqueKeyPrefix(p, "hits")
+	prefix, _ := series.Keys{}.VisitorKeyPrefix(p, "hits")
 	keys, err := redis.Strings(srv.Do("KEYS", globEscape(prefix)+"*"), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 // Pending ids are bounded: past maxPendingVisitors, or older than the
 // cutoff, an id is dropped and counted, never kept without bound.
 func TestVisitorPendingBounds(t *testing.T) {
-	schema, err := series.Schema{}.Normalize()
+	schema, err := series.Keys{}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}

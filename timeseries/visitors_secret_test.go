@@ -35,7 +35,7 @@ func TestVisitorsSaltStaysSecret(t *testing.T) {
 	}})
 	hits := mustCounter(t, r, "hits")
 	route := mustCounter(t, r, "GET /posts/:id")
-	bad, _ := series.Schema{}.UniqueKey(86400, "GET /posts/:id", (srvTime(t, srv)/86400)*86400)
+	bad, _ := series.Keys{}.VisitorKey(86400, "GET /posts/:id", (srvTime(t, srv)/86400)*86400)
 	srv.Do("SET", bad, "x") // a refused key: logged and reported
 	for i := range 200 {
 		visit(r, addrOf(i), hits, route)

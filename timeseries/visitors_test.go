@@ -38,11 +38,11 @@ func visit(r *timeseries.Recorder, addr string, cs ...*timeseries.Counter) {
 
 func addrOf(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255) }
 
-// uniques is PFCOUNT over every key of name at precision p: the union of
+// unionCount is PFCOUNT over every key of name at precision p: the union of
 // its buckets.
-func uniques(t *testing.T, do func(key, cmd string, args ...any) any, p int, name string) (int64, int) {
+func unionCount(t *testing.T, do func(key, cmd string, args ...any) any, p int, name string) (int64, int) {
 	t.Helper()
-	prefix, _ := series.Schema{}.UniqueKeyPrefix(p, name)
+	prefix, _ := series.Keys{}.VisitorKeyPrefix(p, name)
 	keys, err := redis.Strings(do(prefix, "KEYS", globEscape(prefix)+"*"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -61,19 +61,19 @@ func uniques(t *testing.T, do func(key, cmd string, args ...any) any, p int, nam
 	return n, len(keys)
 }
 
-// assertUniques checks name's visitors at every unique precision, within
+// assertVisitors checks name's visitors at every unique precision, within
 // 2 % of want, and that no key was written at a precision that keeps
 // none (5 s and 5 h).
-func assertUniques(t *testing.T, do func(key, cmd string, args ...any) any, name string, want int64) {
+func assertVisitors(t *testing.T, do func(key, cmd string, args ...any) any, name string, want int64) {
 	t.Helper()
-	for _, p := range series.DefaultUniquePrecisions {
-		got, _ := uniques(t, do, p, name)
+	for _, p := range series.DefaultVisitorPrecisions {
+		got, _ := unionCount(t, do, p, name)
 		if math.Abs(float64(got-want)) > 0.02*float64(want) {
 			t.Errorf("%s at precision %d: %d visitors, want %d ± 2 %%", name, p, got, want)
 		}
 	}
 	for _, p := range []int{5, 18000} {
-		if n, keys := uniques(t, do, p, name); keys != 0 {
+		if n, keys := unionCount(t, do, p, name); keys != 0 {
 			t.Errorf("%d visitors in %d keys at %d s, which keeps none", n, keys, p)
 		}
 	}
@@ -120,7 +120,7 @@ func TestVisitorsDistinct(t *testing.T) {
 					t.Errorf("health after flush: %d visitors pending, %d dropped", h.PendingVisitors, h.DroppedVisitors)
 				}
 			}
-			assertUniques(t, serverDo(srv), "hits", 1000)
+			assertVisitors(t, serverDo(srv), "hits", 1000)
 		})
 	}
 }
@@ -148,7 +148,7 @@ func TestVisitorsWindowUnion(t *testing.T) {
 			union[i] = true
 		}
 		flush(t, r)
-		key, _ := series.Schema{}.UniqueKey(300, "hits", clock.Now().Unix()/300*300)
+		key, _ := series.Keys{}.VisitorKey(300, "hits", clock.Now().Unix()/300*300)
 		if n, _ := redis.Int64(srv.Do("PFCOUNT", key), nil); math.Abs(float64(n-300)) > 6 {
 			t.Errorf("bucket %d: %d visitors, want 300 ± 2 %%", b, n)
 		}
@@ -181,12 +181,12 @@ func TestVisitorsSaltRotatesAtMidnight(t *testing.T) {
 			r := readyRecorder(t, srv, timeseries.Config{Clock: clock})
 			hits := mustCounter(t, r, "hits")
 			visit(r, "192.0.2.1", hits)
-			first, _ := series.Schema{}.UniqueKey(300, "hits", midnight-300)
+			first, _ := series.Keys{}.VisitorKey(300, "hits", midnight-300)
 			clock.Advance(tt.after)
 			flush(t, r) // fetches the next day's salt if need be
 			visit(r, "192.0.2.1", hits)
 			flush(t, r)
-			second, _ := series.Schema{}.UniqueKey(300, "hits", series.BucketStart(clock.Now().Unix(), 300))
+			second, _ := series.Keys{}.VisitorKey(300, "hits", series.BucketStart(clock.Now().Unix(), 300))
 			if got, _ := redis.Int64(srv.Do("PFCOUNT", first, second), nil); got != tt.want {
 				t.Errorf("one client at %s and %s: %d visitors, want %d", time.Unix(midnight-120, 0).UTC(), clock.Now().UTC(), got, tt.want)
 			}
@@ -207,7 +207,7 @@ func TestVisitorsWrongTypeKey(t *testing.T) {
 	clock := timeseries.NewManualClock(time.Unix(series.BucketStart(testnow.Now().Unix(), 300)+10, 0))
 	r := readyRecorder(t, srv, timeseries.Config{Clock: clock})
 	hits := mustCounter(t, r, "hits")
-	bad, _ := series.Schema{}.UniqueKey(300, "hits", series.BucketStart(clock.Now().Unix(), 300))
+	bad, _ := series.Keys{}.VisitorKey(300, "hits", series.BucketStart(clock.Now().Unix(), 300))
 	srv.Do("SET", bad, "not a sketch")
 	for i := range 100 {
 		visit(r, addrOf(i), hits)
@@ -217,7 +217,7 @@ func TestVisitorsWrongTypeKey(t *testing.T) {
 	if h.PendingVisitors != 0 || h.DroppedVisitors != 100 || h.LastDroppedKey != bad {
 		t.Errorf("health: %d pending, %d dropped, last dropped key %q; want 0, 100, %q", h.PendingVisitors, h.DroppedVisitors, h.LastDroppedKey, bad)
 	}
-	hour, _ := series.Schema{}.UniqueKey(3600, "hits", series.BucketStart(clock.Now().Unix(), 3600))
+	hour, _ := series.Keys{}.VisitorKey(3600, "hits", series.BucketStart(clock.Now().Unix(), 3600))
 	// 100 is too few for the sketch's 0.81 % standard error to hold: a
 	// random day's salt can put it a few percent off.
 	if n, _ := redis.Int64(srv.Do("PFCOUNT", hour), nil); n < 90 || n > 110 {
@@ -256,7 +256,7 @@ func TestVisitorsSurviveOutage(t *testing.T) {
 	if h := r.Health(); h.PendingVisitors != 0 || h.DroppedVisitors != 0 {
 		t.Errorf("after restart: %d pending, %d dropped", h.PendingVisitors, h.DroppedVisitors)
 	}
-	assertUniques(t, serverDo(srv), "hits", 1000)
+	assertVisitors(t, serverDo(srv), "hits", 1000)
 }
 
 // Visitors Close cannot send go to SpillDir, and the next Recorder sends
@@ -285,7 +285,7 @@ func TestVisitorsSpill(t *testing.T) {
 	if h := next.Health(); h.PendingVisitors != 0 {
 		t.Errorf("%d visitors pending after the first flush", h.PendingVisitors)
 	}
-	assertUniques(t, serverDo(srv), "hits", 1000)
+	assertVisitors(t, serverDo(srv), "hits", 1000)
 	if files := spillFiles(t, dir, ".visitors"); len(files) != 0 {
 		t.Errorf("spill files left after sending: %s", strings.Join(files, " "))
 	}

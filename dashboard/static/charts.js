@@ -175,7 +175,7 @@ function showEmpty(wanted) {
 
 // renderCharts shows an overview at the given precision (an entry of
 // cfg.precisions), keeping the cards of series still shown; visitors is
-// the answer of api/uniques for the hits card, or null.
+// the answer of api/visitors for the hits card, or null.
 export function renderCharts(overview, precision, visitors) {
   byId('window-label').textContent = 'last ' + precision.window + ' in ' + precision.label + ' buckets · ' +
     (view.mode === 'rate' ? 'hits per second' : 'hits per bucket') + ' · times in ' + timeZone;

@@ -11,7 +11,7 @@
 //	status.js   the status strip and the live indicator
 //	visitors.js unique visitors: the strip's figure, the line's data
 //	entities.js the entity panel
-//	red.js      the routes' RED table and latency chart
+//	red.js      the routes' RED table and durations chart
 //	forecast.js each chart's expected line, bands and anomaly marks
 //	anomalies.js the list of anomalies
 //	alerts.js   the alert banner and the header's count

@@ -209,7 +209,7 @@ function splitSeries(samples, current, width, now, mode) {
 // overview and the horizon after it, the samples of one series, the zoom
 // and the mode; on the hits
 // card (card.visitors) also the visitors per bucket, an answer of
-// api/uniques or null when there are none to show.
+// api/visitors or null when there are none to show.
 export function dataOption(card, overview, samples, zoom, visitors) {
   const parts = splitSeries(samples, overview.current, overview.precision, overview.now, card.mode);
   const option = {
@@ -222,19 +222,19 @@ export function dataOption(card, overview, samples, zoom, visitors) {
     ],
   };
   if (card.visitors) {
-    const shown = Boolean(visitors && visitors.window.uniques > 0);
+    const shown = Boolean(visitors && visitors.window.visitors > 0);
     const own = card.mode === 'rate';
     option.yAxis = [option.yAxis, { show: shown && own }];
     option.legend = { show: shown };
     option.series.push({
       id: 'visitors', yAxisIndex: own ? 1 : 0,
-      data: shown ? visitors.buckets.map((b) => [b.time * 1000, b.uniques]) : [],
+      data: shown ? visitors.buckets.map((b) => [b.time * 1000, b.visitors]) : [],
     });
   }
   return option;
 }
 
-// The latency chart of a pinned route: one line per quantile, in
+// The durations chart of a pinned route: one line per quantile, in
 // milliseconds per bucket; a bucket without requests is a gap.
 const quantileLines = [
   { key: 'p50', color: '#16a34a' },
@@ -242,7 +242,7 @@ const quantileLines = [
   { key: 'p99', color: '#dc2626' },
 ];
 
-function latencyTooltip(name, width, params) {
+function durationsTooltip(name, width, params) {
   const list = Array.isArray(params) ? params : [params];
   if (!list.length) return '';
   const t = list[0].value[0] / 1000;
@@ -253,9 +253,9 @@ function latencyTooltip(name, width, params) {
   return text;
 }
 
-// latencyChartOption is the whole option of a route's latency chart;
+// durationsChartOption is the whole option of a route's durations chart;
 // chart.route is read when the tooltip runs, so it follows a new pin.
-export function latencyChartOption(chart) {
+export function durationsChartOption(chart) {
   return {
     animation: false,
     color: quantileLines.map((q) => q.color),
@@ -263,7 +263,7 @@ export function latencyChartOption(chart) {
     grid: { left: 6, right: 18, top: 28, bottom: 4, containLabel: true },
     tooltip: {
       show: true, trigger: 'axis', renderMode: 'richText', confine: true,
-      formatter: (params) => latencyTooltip(chart.route, chart.precision, params),
+      formatter: (params) => durationsTooltip(chart.route, chart.precision, params),
     },
     xAxis: xAxis(chart),
     yAxis: {
@@ -278,9 +278,9 @@ export function latencyChartOption(chart) {
   };
 }
 
-// latencyDataOption is what a poll changes in the latency chart: the
+// durationsDataOption is what a poll changes in the durations chart: the
 // window and each quantile per bucket.
-export function latencyDataOption(lat) {
+export function durationsDataOption(lat) {
   return {
     xAxis: { min: lat.from * 1000, max: lat.to * 1000 },
     series: quantileLines.map((q) => ({
@@ -365,7 +365,7 @@ export function errorsChartOption(chart) {
     grid: { left: 6, right: 18, top: 28, bottom: 4, containLabel: true },
     tooltip: {
       show: true, trigger: 'axis', renderMode: 'richText', confine: true,
-      formatter: (params) => latencyTooltip(chart.route, chart.precision, params).replace(/ ms/g, ' %'),
+      formatter: (params) => durationsTooltip(chart.route, chart.precision, params).replace(/ ms/g, ' %'),
     },
     xAxis: xAxis(chart),
     yAxis: {

@@ -1,6 +1,6 @@
 // The RED table: per route, its rate, error share and duration
 // quantiles over the window of the selected precision, sortable by
-// column. Clicking a route pins it: its latency chart (p50, p90, p99 per
+// column. Clicking a route pins it: its durations chart (p50, p90, p99 per
 // bucket), the heatmap of its durations and its error rate show under the
 // table until it is clicked again. A route flagged by api/anomalies in the
 // window (its hits, or one of its status classes) carries a mark.
@@ -9,7 +9,7 @@ import { getJSON } from './api.js';
 import { byId, el } from './dom.js';
 import { bucketLabel, numberFormat, rateFormat } from './format.js';
 import {
-  errorsChartOption, errorsDataOption, heatmapChartOption, heatmapDataOption, latencyChartOption, latencyDataOption,
+  errorsChartOption, errorsDataOption, heatmapChartOption, heatmapDataOption, durationsChartOption, durationsDataOption,
 } from './options.js';
 import { load, save } from './state.js';
 
@@ -97,43 +97,43 @@ function startCharts() {
     c.setOption(option);
     return c;
   };
-  chart.chart = init('latency-chart', latencyChartOption(chart));
+  chart.chart = init('durations-chart', durationsChartOption(chart));
   chart.heat = init('heat-chart', heatmapChartOption(chart));
   chart.errors = init('errors-chart', errorsChartOption(chart));
 }
 
-// refreshLatency draws the pinned route's latency, or hides the chart.
-async function refreshLatency(p) {
-  const box = byId('latency');
+// refreshDurations draws the pinned route's durations, or hides the chart.
+async function refreshDurations(p) {
+  const box = byId('durations');
   if (!red.pinned || !red.rows.some((r) => r.name === red.pinned)) {
     box.hidden = true;
     return;
   }
-  const lat = await getJSON('api/latency/' + encodeURIComponent(red.pinned) + '?precision=' + p.seconds + '&last=' + p.last +
+  const lat = await getJSON('api/durations/' + encodeURIComponent(red.pinned) + '?precision=' + p.seconds + '&last=' + p.last +
     '&heatmap=1');
   box.hidden = false;
-  byId('latency-title').textContent = lat.name + ' · duration per ' + p.label + ' bucket';
+  byId('durations-title').textContent = lat.name + ' · duration per ' + p.label + ' bucket';
   Object.assign(chart, { route: lat.name, precision: lat.precision, span: lat.to - lat.from + lat.precision, rows: lat.heatmap.rows });
   if (!hasEcharts) return;
   if (!chart.chart) startCharts();
-  chart.chart.setOption(latencyDataOption(lat));
+  chart.chart.setOption(durationsDataOption(lat));
   chart.heat.setOption(heatmapDataOption(lat));
   chart.errors.setOption(errorsDataOption(lat));
 }
 
 // refreshRoutes reads the RED table of precision p (an entry of
-// cfg.precisions) and the pinned route's latency.
+// cfg.precisions) and the pinned route's durations.
 export async function refreshRoutes(p) {
   const answer = await getJSON('api/routes?precision=' + p.seconds + '&last=' + p.last);
   red.rows = answer.routes;
   red.window = Math.max(1, answer.to - answer.from + answer.precision);
   byId('red-window').textContent = 'last ' + p.window + ' in ' + p.label + ' buckets';
   renderTable();
-  await refreshLatency(p);
+  await refreshDurations(p);
 }
 
 // watchRoutes sorts on a column head's click and pins or unpins a route
-// on a row's; refresh re-reads the pinned route's latency.
+// on a row's; refresh re-reads the pinned route's durations.
 export function watchRoutes(refresh) {
   for (const b of byId('red-head').querySelectorAll('button')) {
     b.addEventListener('click', () => {

@@ -29,12 +29,12 @@ function show(value, note, level) {
 // once, and its hits per visitor.
 function render(v) {
   const w = v.window;
-  if (w.uniques === 0) {
+  if (w.visitors === 0) {
     show('—', w.hits > 0 ? 'none recorded' : 'no traffic', 'quiet');
     return;
   }
-  const each = w.hits / w.uniques;
-  show(numberFormat.format(w.uniques), rateFormat.format(each) + (each === 1 ? ' hit' : ' hits') + ' per visitor', '');
+  const each = w.hits / w.visitors;
+  show(numberFormat.format(w.visitors), rateFormat.format(each) + (each === 1 ? ' hit' : ' hits') + ' per visitor', '');
 }
 
 // readVisitors reads the visitors of the window of precision p (an entry
@@ -51,7 +51,7 @@ export async function readVisitors(p, totals) {
     show('—', 'no ' + name + ' yet', 'quiet');
     return null;
   }
-  const v = await getJSON('api/uniques/' + encodeURIComponent(name) + '?precision=' + p.seconds + '&last=' + p.last);
+  const v = await getJSON('api/visitors/' + encodeURIComponent(name) + '?precision=' + p.seconds + '&last=' + p.last);
   render(v);
   return v;
 }

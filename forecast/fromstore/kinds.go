@@ -40,10 +40,10 @@ func FitErrors(ctx context.Context, st *timeseries.Store, name, errorsName strin
 	return forecast.FitWithConfig(s, cfg)
 }
 
-// FitLatency reads the durations of the series name at precision, in one
+// FitDurations reads the durations of the series name at precision, in one
 // round trip per node, and fits its q-quantile per bucket, in seconds,
 // on a log scale. Buckets without a request are missing, not zero.
-func FitLatency(ctx context.Context, st *timeseries.Store, name string, precision int, q float64, cfg forecast.Config) (*forecast.Fitted, error) {
+func FitDurations(ctx context.Context, st *timeseries.Store, name string, precision int, q float64, cfg forecast.Config) (*forecast.Fitted, error) {
 	if !(q > 0 && q <= 1) {
 		return nil, fmt.Errorf("forecast: quantile %g outside (0, 1]", q)
 	}

@@ -89,7 +89,7 @@ func TestFitErrors(t *testing.T) {
 // Durations recorded under a clock that ends at real time: a median near
 // 20 ms for five hours, then 100 ms for the last three closed buckets,
 // flagged as a latency regression of the p50.
-func TestFitLatency(t *testing.T) {
+func TestFitDurations(t *testing.T) {
 	srv := redistest.Start(t)
 	now := time.Now()
 	current := now.Truncate(5 * time.Minute)
@@ -119,7 +119,7 @@ func TestFitLatency(t *testing.T) {
 	if err := rec.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	fd, err := fromstore.FitLatency(ctx, rec.Store(), "GET /x", 300, 0.5, forecast.Config{})
+	fd, err := fromstore.FitDurations(ctx, rec.Store(), "GET /x", 300, 0.5, forecast.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestFitLatency(t *testing.T) {
 	if !hasFlag(fd, forecast.LatencyRegression, slow) {
 		t.Errorf("no latency regression flagged from %v: %+v", slow.UTC(), fd.Flags)
 	}
-	if _, err := fromstore.FitLatency(ctx, rec.Store(), "GET /x", 300, 1.5, forecast.Config{}); err == nil {
+	if _, err := fromstore.FitDurations(ctx, rec.Store(), "GET /x", 300, 1.5, forecast.Config{}); err == nil {
 		t.Error("quantile 1.5 fitted")
 	}
 }

@@ -76,7 +76,7 @@
 // # Keys in Redis
 //
 // One hash per series, precision and bucket, in the slot of the
-// series' count key (see series.Schema.LatKeyPrefix):
+// series' count key (see series.Keys.LatKeyPrefix):
 //
 //	lat:{count:<precision>:<name>}:<bucket start>
 //

@@ -27,3 +27,19 @@ func Timeout(ctx context.Context, def time.Duration) (time.Duration, error) {
 	}
 	return left, nil
 }
+
+// defaultReadTimeout bounds a read whose context has no deadline.
+const defaultReadTimeout = 5 * time.Second
+
+// ReadTimeout is what is left of ctx's deadline, or 5 s when it has none:
+// the bound of one read.
+func ReadTimeout(ctx context.Context) time.Duration {
+	t, err := Timeout(ctx, 0)
+	switch {
+	case err != nil:
+		return time.Millisecond // past the deadline: fail fast
+	case t == 0:
+		return defaultReadTimeout // no deadline
+	}
+	return t
+}

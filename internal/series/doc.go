@@ -8,7 +8,7 @@
 //
 // The names of one series at one precision:
 //
-//	s, _ := series.Schema{}.Normalize()      // the default precisions, no prefix
+//	s, _ := series.Keys{}.Normalize()      // the default precisions, no prefix
 //	key := s.CountKey(60, "GET /posts/:id")  // "count:60:GET /posts/:id"
 //	m := series.Member(60, "GET /posts/:id") // "60:GET /posts/:id", in s.KnownKey()
 //	p, name, ok := series.ParseMember(m)     // 60, "GET /posts/:id", true

@@ -56,14 +56,14 @@ func (h Handle) Durations(ctx context.Context, name string, precision int, from,
 	if h.Latency == nil {
 		return Durations{}, ErrNoDurations
 	}
-	if err := h.Schema.CheckPrecision(precision); err != nil {
+	if err := h.Keys.CheckPrecision(precision); err != nil {
 		return Durations{}, err
 	}
 	first, _, n := BucketSpan(precision, from, to)
 	if n > MaxDurationBuckets {
 		return Durations{}, fmt.Errorf("%w: %d buckets of durations, at most %d", ErrRangeTooLarge, n, MaxDurationBuckets)
 	}
-	prefix, ok := h.Schema.LatKeyPrefix(precision, name)
+	prefix, ok := h.Keys.LatKeyPrefix(precision, name)
 	if !ok {
 		return Durations{}, fmt.Errorf("%w: %q holds braces", ErrNoDurations, name)
 	}
@@ -73,7 +73,7 @@ func (h Handle) Durations(ctx context.Context, name string, precision int, from,
 		key := fmt.Sprint(prefix, first+int64(i)*int64(precision))
 		cmds[i] = redisconn.Cmd{Key: key, Name: "HGETALL", Args: []any{key}}
 	}
-	for i, rep := range h.Router.DoContext(ctx, cmds, redisconn.Options{Timeout: ReadTimeout(ctx)}) {
+	for i, rep := range h.Router.DoContext(ctx, cmds, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)}) {
 		if rep.Err != nil {
 			return Durations{}, fmt.Errorf("timeseries: durations: %w", rep.Err)
 		}

@@ -15,7 +15,7 @@ import (
 // schema (defaults filled in), its clock and its duration mapping.
 type Handle struct {
 	Router *redisconn.Router
-	Schema Schema
+	Keys   Keys
 	Clock  interface{ Now() time.Time }
 	// Latency is the mapping request durations are binned by: the
 	// recorder's, or the default one for a Store; nil when the recorder
@@ -32,8 +32,8 @@ func (h Handle) Now() time.Time { return h.Clock.Now() }
 // node every listing of the series needs. It writes and reads nothing, so
 // a probe can call it as often as it likes.
 func (h Handle) Ping(ctx context.Context) error {
-	known := h.Schema.KnownKey()
-	rep := h.Router.DoContext(ctx, []redisconn.Cmd{{Key: known, Name: "PING"}}, redisconn.Options{Timeout: ReadTimeout(ctx)})[0]
+	known := h.Keys.KnownKey()
+	rep := h.Router.DoContext(ctx, []redisconn.Cmd{{Key: known, Name: "PING"}}, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)})[0]
 	if rep.Err != nil {
 		return fmt.Errorf("timeseries: ping: %w", rep.Err)
 	}
@@ -42,28 +42,6 @@ func (h Handle) Ping(ctx context.Context) error {
 	}
 	return nil
 }
-
-// defaultReadTimeout bounds a read whose context has no deadline.
-const defaultReadTimeout = 5 * time.Second
-
-// ReadTimeout is what is left of ctx's deadline, or 5 s when it has none:
-// the bound of one read.
-func ReadTimeout(ctx context.Context) time.Duration {
-	t, err := redisconn.Timeout(ctx, 0)
-	switch {
-	case err != nil:
-		return time.Millisecond // past the deadline: fail fast
-	case t == 0:
-		return defaultReadTimeout // no deadline
-	}
-	return t
-}
-
-// Wall is the system's clock.
-type Wall struct{}
-
-// Now returns time.Now().
-func (Wall) Now() time.Time { return time.Now() }
 
 // lastBuckets is the window of the last n buckets at precision, ending
 // with the current (still open) bucket by the handle's clock; n must be

@@ -22,7 +22,7 @@ import (
 // prefix with a "{" that is not a tag of its own. Such
 // a series keeps its hits and records no durations, on one server too,
 // so the layout does not depend on the deployment.
-func (s Schema) LatKeyPrefix(precision int, name string) (prefix string, ok bool) {
+func (s Keys) LatKeyPrefix(precision int, name string) (prefix string, ok bool) {
 	count := s.CountKey(precision, name)
 	want, tagged := hashed(count)
 	l := s.Prefix + "lat:{" + count + "}:"
@@ -37,7 +37,7 @@ func (s Schema) LatKeyPrefix(precision int, name string) (prefix string, ok bool
 
 // LatKey is the hash of one bucket of one series' durations; see
 // LatKeyPrefix for ok.
-func (s Schema) LatKey(precision int, name string, bucket int64) (string, bool) {
+func (s Keys) LatKey(precision int, name string, bucket int64) (string, bool) {
 	l, ok := s.LatKeyPrefix(precision, name)
 	if !ok {
 		return "", false

@@ -20,17 +20,18 @@ const MaxPrecisions = 16
 // MaxNameLen bounds a series name, in bytes.
 const MaxNameLen = 200
 
-// Schema has the layout of timeseries.Schema, which converts to it
-// (series.Schema(s)), and names the Redis keys of a set of series: hashes
+// Keys names the Redis keys of a set of series: hashes
 // "<prefix>count:<precision>:<name>" and the sorted set "<prefix>known:".
-type Schema struct {
+// It has the layout of timeseries.Schema, which converts to it
+// (series.Keys(s)).
+type Keys struct {
 	Prefix     string
 	Precisions []int
 }
 
 // Normalize returns s with nil precisions set to DefaultPrecisions and
 // precisions sorted, or an error saying what is wrong.
-func (s Schema) Normalize() (Schema, error) {
+func (s Keys) Normalize() (Keys, error) {
 	if s.Precisions == nil {
 		s.Precisions = DefaultPrecisions
 	}
@@ -56,7 +57,7 @@ func (s Schema) Normalize() (Schema, error) {
 
 // CheckPrecision returns a *PrecisionError when p is not one of the
 // schema's precisions.
-func (s Schema) CheckPrecision(p int) error {
+func (s Keys) CheckPrecision(p int) error {
 	if !slices.Contains(s.Precisions, p) {
 		return &PrecisionError{Precision: p, Valid: slices.Clone(s.Precisions)}
 	}
@@ -64,16 +65,16 @@ func (s Schema) CheckPrecision(p int) error {
 }
 
 // KnownKey is the sorted set that lists every series.
-func (s Schema) KnownKey() string { return s.Prefix + "known:" }
+func (s Keys) KnownKey() string { return s.Prefix + "known:" }
 
 // CountKey is the hash holding one series at one precision.
-func (s Schema) CountKey(precision int, name string) string {
+func (s Keys) CountKey(precision int, name string) string {
 	return s.MemberKey(Member(precision, name))
 }
 
 // MemberKey is the hash of the series named by a known-set member, the
 // inverse of Member: CountKey(p, name) == MemberKey(Member(p, name)).
-func (s Schema) MemberKey(member string) string { return s.Prefix + "count:" + member }
+func (s Keys) MemberKey(member string) string { return s.Prefix + "count:" + member }
 
 // Member is the member of the known set for one series at one precision.
 func Member(precision int, name string) string {

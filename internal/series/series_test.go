@@ -57,8 +57,8 @@ func TestMemberRoundTrip(t *testing.T) {
 	}
 }
 
-func TestSchemaKeys(t *testing.T) {
-	s, err := Schema{}.Normalize()
+func TestKeysNames(t *testing.T) {
+	s, err := Keys{}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestSchemaKeys(t *testing.T) {
 	}
 }
 
-func TestSchemaNormalize(t *testing.T) {
+func TestKeysNormalize(t *testing.T) {
 	tests := []struct {
 		in      []int
 		want    string
@@ -91,7 +91,7 @@ func TestSchemaNormalize(t *testing.T) {
 		{[]int{5, 5}, "", "listed twice"},
 	}
 	for _, tt := range tests {
-		s, err := Schema{Precisions: tt.in}.Normalize()
+		s, err := Keys{Precisions: tt.in}.Normalize()
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("Normalize(%v) error = %v, want %q", tt.in, err, tt.wantErr)
@@ -164,7 +164,7 @@ func TestFillZero(t *testing.T) {
 func TestLatKeySlots(t *testing.T) {
 	names := []string{"hits", "GET /posts/:id", "GET /posts/{id}", "a{b", "{t}x", "x{y}z{w}", "{}", "a}b", "x{}y", "}{", "{{a}"}
 	for _, prefix := range []string{"", "app1:", "{app}:", "a}:", "p{"} {
-		s := Schema{Prefix: prefix}
+		s := Keys{Prefix: prefix}
 		for _, name := range names {
 			for _, p := range DefaultPrecisions {
 				count := s.CountKey(p, name)
@@ -184,12 +184,12 @@ func TestLatKeySlots(t *testing.T) {
 			}
 		}
 	}
-	if key, _ := (Schema{}).LatKey(5, "GET /x", 100); key != "lat:{count:5:GET /x}:100" {
+	if key, _ := (Keys{}).LatKey(5, "GET /x", 100); key != "lat:{count:5:GET /x}:100" {
 		t.Errorf("lat key %q, want lat:{count:5:GET /x}:100", key)
 	}
 }
 
-func TestUniqueKeySharesLatSlot(t *testing.T) {
+func TestVisitorKeySharesLatSlot(t *testing.T) {
 	for _, tc := range []struct {
 		prefix, name string
 		ok           bool
@@ -199,8 +199,8 @@ func TestUniqueKeySharesLatSlot(t *testing.T) {
 		{"", "user {42}", true},
 		{"", "a}b", false},
 	} {
-		s := Schema{Prefix: tc.prefix}
-		u, ok := s.UniqueKey(60, tc.name, 120)
+		s := Keys{Prefix: tc.prefix}
+		u, ok := s.VisitorKey(60, tc.name, 120)
 		l, lok := s.LatKey(60, tc.name, 120)
 		if ok != tc.ok || lok != tc.ok {
 			t.Fatalf("%q: ok %v, lat ok %v, want %v", tc.name, ok, lok, tc.ok)

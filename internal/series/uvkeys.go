@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// UniqueKeyPrefix is the start of the keys holding one series' visitors
+// VisitorKeyPrefix is the start of the keys holding one series' visitors
 // at one precision, one HyperLogLog per bucket:
 //
 //	<prefix>uv:{<count key>}:<bucket start>
@@ -14,7 +14,7 @@ import (
 // Cluster a series' buckets at one precision share a slot: one PFCOUNT
 // over a window's keys reads their union, and they travel in the flush
 // group of the series' hits. ok is false exactly when LatKeyPrefix's is.
-func (s Schema) UniqueKeyPrefix(precision int, name string) (prefix string, ok bool) {
+func (s Keys) VisitorKeyPrefix(precision int, name string) (prefix string, ok bool) {
 	l, ok := s.LatKeyPrefix(precision, name)
 	if !ok {
 		return "", false
@@ -24,21 +24,20 @@ func (s Schema) UniqueKeyPrefix(precision int, name string) (prefix string, ok b
 	return s.Prefix + "uv:" + strings.TrimPrefix(l, s.Prefix+"lat:"), true
 }
 
-// UniqueKey is the HyperLogLog of one bucket of one series' visitors.
-func (s Schema) UniqueKey(precision int, name string, bucket int64) (string, bool) {
-	u, ok := s.UniqueKeyPrefix(precision, name)
+// VisitorKey is the HyperLogLog of one bucket of one series' visitors.
+func (s Keys) VisitorKey(precision int, name string, bucket int64) (string, bool) {
+	u, ok := s.VisitorKeyPrefix(precision, name)
 	if !ok {
 		return "", false
 	}
 	return u + strconv.FormatInt(bucket, 10), true
 }
 
-// DefaultUniquePrecisions are the precisions visitors are kept at. Four
-// of the six: measured with MEMORY USAGE (timeseries'
-// TestVisitorMemoryAtFullDepth), a busy series fills every sketch, each
-// takes 14,408 bytes, so 120 buckets cost 1.65 MiB per precision, and
-// five precisions (8.25 MiB) would pass the 8 MiB budget of a series;
-// four cost 6.6 MiB. Left out: 5 s, where a bucket rarely holds the same
-// person twice, and 5 h, between the hour and the day that are kept.
-// 1 min stays: it is the dashboard's live view.
-var DefaultUniquePrecisions = []int{60, 300, 3600, 86400}
+// DefaultVisitorPrecisions are the precisions visitors are kept at. Four
+// of the six: a busy series fills every sketch to its dense size, and
+// five precisions of 120 buckets would pass the 8 MiB budget of a series
+// while four stay within it (timeseries' TestVisitorMemoryAtFullDepth
+// measures it; docs/visitors.md has the figures). Left out: 5 s, where a
+// bucket rarely holds the same person twice, and 5 h, between the hour
+// and the day that are kept. 1 min stays: it is the dashboard's live view.
+var DefaultVisitorPrecisions = []int{60, 300, 3600, 86400}

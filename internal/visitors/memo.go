@@ -10,9 +10,9 @@ const memoSize = 256
 var memoSeed = maphash.MakeSeed()
 
 // A Memo remembers the ids of the visitors it computed last, so that a
-// visitor's further requests skip SHA-256 (about 180 ns) for a seeded
-// hash of their address and User-Agent (about 15 ns): most requests are
-// repeats, and a busy client repeats every few milliseconds.
+// visitor's further requests skip SHA-256 for a seeded hash of their
+// address and User-Agent, many times cheaper (BENCHMARKS.md has both):
+// most requests are repeats, and a busy client repeats often.
 //
 // It holds no address or User-Agent, only that seeded 64-bit hash and the
 // id, and only under one salt: a new salt empties it, so nothing in it

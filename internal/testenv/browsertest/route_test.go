@@ -77,7 +77,7 @@ type routeCharts struct {
 const readRouteCharts = `(() => {
 	const tr = document.querySelector('.red-row[aria-selected="true"]');
 	const get = (id) => echarts.getInstanceByDom(document.getElementById(id)).getOption();
-	const lat = get('latency-chart'), heat = get('heat-chart'), errs = get('errors-chart');
+	const lat = get('durations-chart'), heat = get('heat-chart'), errs = get('errors-chart');
 	return {
 		p50: tr.children[3].textContent,
 		lines: lat.series.map((s) => s.data),
@@ -103,7 +103,7 @@ func TestRouteCharts(t *testing.T) {
 	sel := `document.querySelector('.red-row[data-route="` + dashtest.RouteName + `"]')`
 	tb.waitFor("the route's row", sel+` && !`+sel+`.children[3].textContent.startsWith('–')`)
 	tb.eval(sel+`.click(); true`, nil)
-	tb.waitFor("the route's charts", `!document.getElementById('latency').hidden &&
+	tb.waitFor("the route's charts", `!document.getElementById('durations').hidden &&
 		echarts.getInstanceByDom(document.getElementById('heat-chart')) &&
 		echarts.getInstanceByDom(document.getElementById('heat-chart')).getOption().series[0].data.length > 0`)
 	var got routeCharts
@@ -116,7 +116,7 @@ func TestRouteCharts(t *testing.T) {
 	const buckets, rows = 120, 14
 	for i, l := range got.Lines {
 		if len(l) != buckets {
-			t.Errorf("latency line %d: %d points, want %d", i, len(l), buckets)
+			t.Errorf("durations line %d: %d points, want %d", i, len(l), buckets)
 		}
 	}
 	if len(got.Heat) != buckets*rows || len(got.Rows) != rows || len(got.XNames) != buckets {

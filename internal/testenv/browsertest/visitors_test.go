@@ -24,7 +24,7 @@ func visitorsFixture(t *testing.T) (*dashtest.Fixture, []any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := series.Schema(f.Store.Schema())
+	schema := series.Keys(f.Store.Schema())
 	current := series.BucketStart(dashtest.Now.Unix(), 60)
 	back := f.Clock.Now()
 	var keys []any
@@ -35,7 +35,7 @@ func visitorsFixture(t *testing.T) (*dashtest.Fixture, []any) {
 		for range int(40 * wave) {
 			hits.Inc()
 		}
-		key, _ := schema.UniqueKey(60, "hits", start)
+		key, _ := schema.VisitorKey(60, "hits", start)
 		args := []any{key}
 		for i := range int(12 * wave) {
 			args = append(args, fmt.Sprint("visitor-", 3*b+i))
@@ -129,7 +129,7 @@ func TestVisitors(t *testing.T) {
 		writeScreenshotAs(t, tb, "dashboard-visitors-"+tc.button+"s.png")
 	}
 	for _, u := range tb.requested() {
-		if strings.Contains(u, "/api/uniques/") && strings.Contains(u, "precision=5&") {
+		if strings.Contains(u, "/api/visitors/") && strings.Contains(u, "precision=5&") {
 			t.Errorf("the page asked for visitors where none are kept: %s", u)
 		}
 	}

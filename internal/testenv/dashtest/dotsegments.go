@@ -26,7 +26,7 @@ type DotSegment struct {
 
 // DotSegments are the cases every adapter's tests run.
 var DotSegments = []DotSegment{
-	{"/dashboard/api/latency/./hits?precision=60", "307 /dashboard/api/latency/hits?precision=60", "307 /dashboard/api/latency/hits?precision=60"},
+	{"/dashboard/api/durations/./hits?precision=60", "307 /dashboard/api/durations/hits?precision=60", "307 /dashboard/api/durations/hits?precision=60"},
 	{"/dashboard/./api/health", "307 /dashboard/api/health", "307 /dashboard/api/health"},
 	{"/dashboard/api//health", "307 /dashboard/api/health", "307 /dashboard/api/health"},
 	{"/dashboard/%5Cevil.com/.", "307 /dashboard/%5Cevil.com", "307 /dashboard/%255Cevil.com"},

@@ -14,7 +14,7 @@ import (
 var (
 	jsonTagRE = regexp.MustCompile("json:\"([^\",]+)")
 	mapKeyRE  = regexp.MustCompile(`"([A-Za-z0-9_]+)":\s`)
-	// quantileRE names the quantiles of api/latency, made from the q asked for.
+	// quantileRE names the quantiles of api/durations, made from the q asked for.
 	quantileRE = regexp.MustCompile(`^p[0-9]+(\.[0-9]+)?$`)
 )
 

@@ -145,7 +145,7 @@ func TestSlug(t *testing.T) {
 		{"When Redis is down, slow or answering errors", "when-redis-is-down-slow-or-answering-errors"},
 		{"net/http", "nethttp"},
 		{"Echo v5", "echo-v5"},
-		{"`api/latency` and JSON", "apilatency-and-json"},
+		{"`api/durations` and JSON", "apidurations-and-json"},
 		{"Docs that stay true", "docs-that-stay-true"},
 	} {
 		if got := slug(c.title); got != c.want {

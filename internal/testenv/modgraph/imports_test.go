@@ -12,9 +12,10 @@ import (
 // adapters, its exporters or the example may link in.
 const harness = "github.com/pulse-dev/pulse/internal/testenv/"
 
-// TestNoShippedPackageImportsHarness: no package outside the harness
-// imports one inside it, outside its tests.
-func TestNoShippedPackageImportsHarness(t *testing.T) {
+// workspaceImports maps every package of the workspace to what it
+// imports outside its tests.
+func workspaceImports(t *testing.T) map[string][]string {
+	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -26,20 +27,59 @@ func TestNoShippedPackageImportsHarness(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	shipped := 0
+	imports := map[string][]string{}
 	for line := range strings.Lines(string(out)) {
-		fields := strings.Fields(line)
-		if strings.HasPrefix(fields[0], harness) {
+		if fields := strings.Fields(line); len(fields) > 0 {
+			imports[fields[0]] = fields[1:]
+		}
+	}
+	return imports
+}
+
+// TestNoShippedPackageImportsHarness: no package outside the harness
+// imports one inside it, outside its tests.
+func TestNoShippedPackageImportsHarness(t *testing.T) {
+	shipped := 0
+	for pkg, imps := range workspaceImports(t) {
+		if strings.HasPrefix(pkg, harness) {
 			continue
 		}
 		shipped++
-		for _, imp := range fields[1:] {
+		for _, imp := range imps {
 			if strings.HasPrefix(imp, harness) {
-				t.Errorf("%s imports %s outside its tests", fields[0], imp)
+				t.Errorf("%s imports %s outside its tests", pkg, imp)
 			}
 		}
 	}
 	if shipped < 10 {
-		t.Fatalf("go list saw %d shipped packages; the workspace is not what this test expects:\n%s", shipped, out)
+		t.Fatalf("go list saw %d shipped packages; the workspace is not what this test expects", shipped)
+	}
+}
+
+// TestShippedPackagesReadThroughTimeseries: the dashboard, the cleaner,
+// the alerts, the exporters, the forecasts and the adapters build on
+// package timeseries alone, as an app outside this repository would;
+// only timeseries itself (and the harness) reach into internal/series.
+func TestShippedPackagesReadThroughTimeseries(t *testing.T) {
+	const (
+		module   = "github.com/pulse-dev/pulse/"
+		internal = module + "internal/"
+		series   = internal + "series"
+	)
+	imports := workspaceImports(t)
+	for _, pkg := range []string{"dashboard", "cleaner", "alert", "promexport", "forecast", "forecast/fromstore", "pulsehttp"} {
+		if _, ok := imports[module+pkg]; !ok {
+			t.Fatalf("go list did not list %s; the workspace is not what this test expects", module+pkg)
+		}
+	}
+	for pkg, imps := range imports {
+		if pkg == module+"timeseries" || strings.HasPrefix(pkg, internal) {
+			continue
+		}
+		for _, imp := range imps {
+			if imp == series {
+				t.Errorf("%s imports %s: read through package timeseries instead", pkg, imp)
+			}
+		}
 	}
 }

@@ -47,7 +47,7 @@ func (c *Cluster) Failover(tb testing.TB, master *Server) {
 
 // KillMaster kills master with SIGKILL, as a crash would, and waits until
 // the other nodes have marked it failed, its replica has won the election
-// and the cluster is ok again: some 3 to 5 s with the 2 s node timeout.
+// and the cluster is ok again: a few seconds with the 2 s node timeout.
 // Writes the replica had not received are lost, as in production; use WAIT
 // first to keep them. Clients get connection errors from the dead node
 // until they refresh their slot map. RestartNode brings it back.

@@ -181,7 +181,8 @@ func (s *Server) Loading(d time.Duration) (restore func()) {
 	if err := s.fillForLoading(); err != nil {
 		s.fatalf("%v", err)
 	}
-	// usleep costs some 50 µs more than asked, on an idle machine.
+	// usleep sleeps longer than asked: take its overshoot on an idle
+	// machine off each key's delay.
 	delay := max(d.Microseconds()/loadingKeys-50, 1)
 	loading, err := s.relaunch(
 		"--key-load-delay", fmt.Sprint(delay),

@@ -107,11 +107,11 @@ func CheckQuantiles(t *testing.T, rec *timeseries.Recorder, name string, slept [
 // the series' count key (one server: any).
 func LatTotals(t *testing.T, do func(key, cmd string, args ...any) any, p int, name string) (n, bins int64) {
 	t.Helper()
-	prefix, ok := series.Schema{}.LatKeyPrefix(p, name)
+	prefix, ok := series.Keys{}.LatKeyPrefix(p, name)
 	if !ok {
 		t.Fatalf("%q has no lat keys", name)
 	}
-	count := series.Schema{}.CountKey(p, name)
+	count := series.Keys{}.CountKey(p, name)
 	keys, err := redis.Strings(do(count, "KEYS", globQuote(prefix)+"*"), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -29,12 +29,12 @@ func Flush(t testing.TB, rec Flusher) {
 	}
 }
 
-// DayUniques is PFCOUNT of name's visitors in today's 1-day bucket,
+// DayVisitors is PFCOUNT of name's visitors in today's 1-day bucket,
 // after a flush of rec.
-func DayUniques(t testing.TB, do func(cmd string, args ...any) any, rec Flusher, name string) int64 {
+func DayVisitors(t testing.TB, do func(cmd string, args ...any) any, rec Flusher, name string) int64 {
 	t.Helper()
 	Flush(t, rec)
-	key, _ := series.Schema{}.UniqueKey(86400, name, series.BucketStart(time.Now().Unix(), 86400))
+	key, _ := series.Keys{}.VisitorKey(86400, name, series.BucketStart(time.Now().Unix(), 86400))
 	n, err := redis.Int64(do("PFCOUNT", key), nil)
 	if err != nil {
 		t.Fatal(err)

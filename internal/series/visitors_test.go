@@ -27,8 +27,8 @@ func (c fixedClock) Now() time.Time { return c.at }
 var now = time.Unix(1700000045, 0)
 
 func handleOf(p redisconn.Pool, prefix string) series.Handle {
-	schema, _ := series.Schema{Prefix: prefix}.Normalize()
-	return series.Handle{Router: redisconn.NewRouter(p), Schema: schema, Clock: fixedClock{now}}
+	schema, _ := series.Keys{Prefix: prefix}.Normalize()
+	return series.Handle{Router: redisconn.NewRouter(p), Keys: schema, Clock: fixedClock{now}}
 }
 
 // visitorIDs are the ids lo..hi-1 as PFADD arguments.
@@ -44,7 +44,7 @@ func visitorIDs(lo, hi int) []any {
 // write path does.
 func seed(t *testing.T, do func(key string, args ...any) (any, error), h series.Handle, name string, precision int, bucket int64, ids []any) string {
 	t.Helper()
-	key, ok := h.Schema.UniqueKey(precision, name, bucket)
+	key, ok := h.Keys.VisitorKey(precision, name, bucket)
 	if !ok {
 		t.Fatalf("%q keeps no visitors", name)
 	}
@@ -76,7 +76,7 @@ func overlapping(t *testing.T, do func(key string, args ...any) (any, error), h 
 	return from, to, keys
 }
 
-func TestUniques(t *testing.T) {
+func TestVisitors(t *testing.T) {
 	srv := redistest.Start(t)
 	do := func(key string, args ...any) (any, error) { return srv.Do("PFADD", args...), nil }
 	h := handleOf(srv.Pool(), "uq:")
@@ -84,7 +84,7 @@ func TestUniques(t *testing.T) {
 	from, to, keys := overlapping(t, do, h, "hits")
 
 	t.Run("window is the union", func(t *testing.T) {
-		u, err := h.LastUniques(ctx, "hits", 60, 12)
+		u, err := h.LastVisitors(ctx, "hits", 60, 12)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestUniques(t *testing.T) {
 		}
 	})
 	t.Run("per bucket", func(t *testing.T) {
-		u, err := h.Uniques(ctx, "hits", 60, from-30, to+30)
+		u, err := h.Visitors(ctx, "hits", 60, from-30, to+30)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func TestUniques(t *testing.T) {
 	})
 	t.Run("empty buckets", func(t *testing.T) {
 		hour := series.BucketStart(now.Unix(), 3600)
-		u, err := h.Uniques(ctx, "quiet", 3600, hour-7200, hour)
+		u, err := h.Visitors(ctx, "quiet", 3600, hour-7200, hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func TestUniques(t *testing.T) {
 		day := series.BucketStart(now.Unix(), 86400)
 		seed(t, do, h, "hits", 86400, day, visitorIDs(0, 300))
 		seed(t, do, h, "hits", 86400, day-86400, visitorIDs(1000, 2000))
-		got, err := h.CurrentUniques(ctx, []string{"hits", "quiet", "a}b"}, 86400)
+		got, err := h.CurrentVisitors(ctx, []string{"hits", "quiet", "a}b"}, 86400)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,31 +144,31 @@ func TestUniques(t *testing.T) {
 	})
 }
 
-func TestUniquesErrors(t *testing.T) {
+func TestVisitorsErrors(t *testing.T) {
 	h := handleOf(nil, "") // every case fails before Redis is asked
 	ctx := context.Background()
 	var perr *series.PrecisionError
-	var uerr *series.UniquePrecisionError
+	var uerr *series.VisitorPrecisionError
 	tests := []struct {
 		name string
 		read func() error
 		want func(error) bool
 	}{
-		{"5 s keeps none", func() error { _, err := h.LastUniques(ctx, "hits", 5, 10); return err },
+		{"5 s keeps none", func() error { _, err := h.LastVisitors(ctx, "hits", 5, 10); return err },
 			func(err error) bool {
-				return errors.As(err, &uerr) && errors.Is(err, series.ErrNoUniques) && !errors.As(err, &perr)
+				return errors.As(err, &uerr) && errors.Is(err, series.ErrNoVisitors) && !errors.As(err, &perr)
 			}},
-		{"precision not in the schema", func() error { _, err := h.LastUniques(ctx, "hits", 7, 10); return err },
-			func(err error) bool { return errors.As(err, &perr) && !errors.Is(err, series.ErrNoUniques) }},
-		{"braces", func() error { _, err := h.LastUniques(ctx, "a}b", 60, 10); return err },
-			func(err error) bool { return errors.Is(err, series.ErrNoUniques) && !errors.As(err, &uerr) }},
-		{"too many buckets", func() error { _, err := h.Uniques(ctx, "hits", 60, 60, 60*(series.MaxUniqueBuckets+1)); return err },
+		{"precision not in the schema", func() error { _, err := h.LastVisitors(ctx, "hits", 7, 10); return err },
+			func(err error) bool { return errors.As(err, &perr) && !errors.Is(err, series.ErrNoVisitors) }},
+		{"braces", func() error { _, err := h.LastVisitors(ctx, "a}b", 60, 10); return err },
+			func(err error) bool { return errors.Is(err, series.ErrNoVisitors) && !errors.As(err, &uerr) }},
+		{"too many buckets", func() error { _, err := h.Visitors(ctx, "hits", 60, 60, 60*(series.MaxVisitorBuckets+1)); return err },
 			func(err error) bool { return errors.Is(err, series.ErrRangeTooLarge) }},
-		{"n = 0", func() error { _, err := h.LastUniques(ctx, "hits", 60, 0); return err },
+		{"n = 0", func() error { _, err := h.LastVisitors(ctx, "hits", 60, 0); return err },
 			func(err error) bool { return err != nil }},
-		{"n above the bound", func() error { _, err := h.LastUniques(ctx, "hits", 60, series.MaxUniqueBuckets+1); return err },
+		{"n above the bound", func() error { _, err := h.LastVisitors(ctx, "hits", 60, series.MaxVisitorBuckets+1); return err },
 			func(err error) bool { return err != nil }},
-		{"today at 5 s", func() error { _, err := h.CurrentUniques(ctx, []string{"hits"}, 5); return err },
+		{"today at 5 s", func() error { _, err := h.CurrentVisitors(ctx, []string{"hits"}, 5); return err },
 			func(err error) bool { return errors.As(err, &uerr) }},
 	}
 	for _, tt := range tests {
@@ -180,7 +180,7 @@ func TestUniquesErrors(t *testing.T) {
 	}
 }
 
-func TestUniquePrecisions(t *testing.T) {
+func TestVisitorPrecisions(t *testing.T) {
 	tests := []struct {
 		precisions []int
 		want       []int
@@ -190,11 +190,11 @@ func TestUniquePrecisions(t *testing.T) {
 		{[]int{10, 30}, []int{}},
 	}
 	for _, tt := range tests {
-		s, err := series.Schema{Precisions: tt.precisions}.Normalize()
+		s, err := series.Keys{Precisions: tt.precisions}.Normalize()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.UniquePrecisions(); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+		if got := s.VisitorPrecisions(); fmt.Sprint(got) != fmt.Sprint(tt.want) {
 			t.Errorf("%v: %v, want %v", tt.precisions, got, tt.want)
 		}
 	}

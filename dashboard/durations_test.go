@@ -24,7 +24,7 @@ type timedRequest struct {
 	at            time.Duration
 }
 
-// latTraffic is what the latency fixture records, through the
+// latTraffic is what the durations fixture records, through the
 // middlewares' own core: GET /posts/:id takes 1 to 100 ms (60 requests in
 // the first 5 s bucket, 40 in the third), POST /login 200 to 209 ms,
 // unmatched requests 1 ms.
@@ -121,18 +121,18 @@ func getJSON(t *testing.T, url string, v any) string {
 	return r.Body
 }
 
-type latencyAnswer struct {
+type durationsAnswer struct {
 	Name      string               `json:"name"`
 	Precision int                  `json:"precision"`
 	Buckets   []map[string]float64 `json:"buckets"`
 	Window    map[string]float64   `json:"window"`
 }
 
-func TestLatency(t *testing.T) {
+func TestDurations(t *testing.T) {
 	f, start := latFixture(t)
 	const route = "GET /posts/:id"
-	var got latencyAnswer
-	getJSON(t, f.Root+"api/latency/"+seg(route)+"?precision=5&last=3", &got)
+	var got durationsAnswer
+	getJSON(t, f.Root+"api/durations/"+seg(route)+"?precision=5&last=3", &got)
 	if got.Name != route || got.Precision != 5 || len(got.Buckets) != 3 {
 		t.Fatalf("name %q, precision %d, %d buckets; want %q, 5, 3", got.Name, got.Precision, len(got.Buckets), route)
 	}
@@ -162,10 +162,10 @@ func TestLatency(t *testing.T) {
 	}
 }
 
-func TestLatencyQuantiles(t *testing.T) {
+func TestDurationsQuantiles(t *testing.T) {
 	f, _ := latFixture(t)
-	var got latencyAnswer
-	body := getJSON(t, f.Root+"api/latency/"+seg("POST /login")+"?precision=60&last=1&q=0.5,0.95,0.999,1", &got)
+	var got durationsAnswer
+	body := getJSON(t, f.Root+"api/durations/"+seg("POST /login")+"?precision=60&last=1&q=0.5,0.95,0.999,1", &got)
 	keys := []string{"p50", "p95", "p99.9", "p100"}
 	if _, ok := got.Window["p90"]; ok {
 		t.Errorf("p90 answered though not asked for: %s", body)
@@ -186,9 +186,9 @@ func TestLatencyQuantiles(t *testing.T) {
 	}
 }
 
-func TestLatencyErrors(t *testing.T) {
+func TestDurationsErrors(t *testing.T) {
 	f, _ := latFixture(t)
-	base := f.Root + "api/latency/" + seg("GET /posts/:id")
+	base := f.Root + "api/durations/" + seg("GET /posts/:id")
 	for _, tc := range []struct {
 		url    string
 		status int
@@ -207,8 +207,9 @@ func TestLatencyErrors(t *testing.T) {
 		{base + "?precision=5&from=20&to=10", http.StatusBadRequest},
 		{base + "?precision=5&from=1", http.StatusBadRequest}, // far too many buckets
 		{base + "?precision=5&last=3&from=1", http.StatusBadRequest},
-		{f.Root + "api/latency/" + seg("GET /nothing") + "?precision=5", http.StatusNotFound},
-		{f.Root + "api/latency/" + seg("signups") + "?precision=5&q=0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1", http.StatusOK},
+		{f.Root + "api/durations/" + seg("GET /nothing") + "?precision=5", http.StatusNotFound},
+		{f.Root + "api/latency/" + seg("GET /posts/:id") + "?precision=5", http.StatusNotFound}, // the path before the rename
+		{f.Root + "api/durations/" + seg("signups") + "?precision=5&q=0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1", http.StatusOK},
 	} {
 		r := dashtest.Get(t, tc.url)
 		if tc.status == http.StatusOK {

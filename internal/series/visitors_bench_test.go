@@ -14,14 +14,14 @@ import (
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
-// BenchmarkUniques reads a window of minute buckets of one series from a
+// BenchmarkVisitors reads a window of minute buckets of one series from a
 // real redis-server on loopback, each bucket's sketch dense (4000
 // visitors, 12 KiB), as a busy site's are: the per-bucket PFCOUNTs and the
 // union's in one pipeline. It reports the round trips of a read (1) and
 // the buckets read per second. Run:
 //
-//	go test -run '^$' -bench Uniques -benchtime 2s ./internal/series/
-func BenchmarkUniques(b *testing.B) {
+//	go test -run '^$' -bench Visitors -benchtime 2s ./internal/series/
+func BenchmarkVisitors(b *testing.B) {
 	srv := redistest.Start(b)
 	var trips atomic.Int64
 	dial := func(network, addr string) (net.Conn, error) {
@@ -37,8 +37,8 @@ func BenchmarkUniques(b *testing.B) {
 	b.Cleanup(func() { pool.Close() })
 	h := handleOf(pool, "bench:")
 	current := series.BucketStart(now.Unix(), 60)
-	for i := range series.MaxUniqueBuckets {
-		key, _ := h.Schema.UniqueKey(60, "hits", current-int64(i)*60)
+	for i := range series.MaxVisitorBuckets {
+		key, _ := h.Keys.VisitorKey(60, "hits", current-int64(i)*60)
 		args := []any{key}
 		for v := range 4000 {
 			args = append(args, fmt.Sprint("visitor-", 1000*i+v))
@@ -46,13 +46,13 @@ func BenchmarkUniques(b *testing.B) {
 		srv.Do("PFADD", args...)
 	}
 	ctx := context.Background()
-	for _, n := range []int{12, 120, series.MaxUniqueBuckets} {
+	for _, n := range []int{12, 120, series.MaxVisitorBuckets} {
 		b.Run(fmt.Sprintf("buckets=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			trips.Store(0)
 			start := time.Now()
 			for b.Loop() {
-				u, err := h.LastUniques(ctx, "hits", 60, n)
+				u, err := h.LastVisitors(ctx, "hits", 60, n)
 				if err != nil || u.Window == 0 {
 					b.Fatal(u.Window, err)
 				}

@@ -8,14 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// MaxQuantiles bounds the quantiles one latency request may ask for.
+// MaxQuantiles bounds the quantiles one durations request may ask for.
 const MaxQuantiles = 10
 
-// defaultQuantiles are those of a latency request without q, and of every
+// defaultQuantiles are those of a durations request without q, and of every
 // route of api/routes.
 var defaultQuantiles = []float64{0.5, 0.9, 0.99}
 
@@ -69,10 +68,10 @@ func quantilesParam(r *http.Request) (quantiles, error) {
 	return newQuantiles(qs), nil
 }
 
-// latencyStats summarize one histogram, in milliseconds. Its JSON is
+// durationStats summarize one histogram, in milliseconds. Its JSON is
 // {"count":…,"mean":…,"min":…,"max":…} and then one key per quantile,
 // in the order asked for.
-type latencyStats struct {
+type durationStats struct {
 	count          uint64
 	mean, min, max float64
 	keys           []string
@@ -82,8 +81,8 @@ type latencyStats struct {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // statsOf summarizes h; an empty h gives zeros.
-func statsOf(h *timeseries.Histogram, q quantiles) latencyStats {
-	st := latencyStats{count: h.Count(), mean: ms(h.Mean()), min: ms(h.Min()), max: ms(h.Max()), keys: q.keys}
+func statsOf(h *timeseries.Histogram, q quantiles) durationStats {
+	st := durationStats{count: h.Count(), mean: ms(h.Mean()), min: ms(h.Min()), max: ms(h.Max()), keys: q.keys}
 	st.values = make([]float64, len(q.qs))
 	for i, x := range q.qs {
 		st.values[i] = ms(h.Quantile(x))
@@ -91,7 +90,7 @@ func statsOf(h *timeseries.Histogram, q quantiles) latencyStats {
 	return st
 }
 
-func (st latencyStats) MarshalJSON() ([]byte, error) {
+func (st durationStats) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, 64+16*len(st.keys))
 	b = append(b, `{"count":`...)
 	b = strconv.AppendUint(b, st.count, 10)
@@ -110,37 +109,37 @@ func (st latencyStats) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// latencyBucket is one bucket of a latency answer.
-type latencyBucket struct {
+// durationsBucket is one bucket of a durations answer.
+type durationsBucket struct {
 	Time int64 `json:"time"`
-	latencyStats
+	durationStats
 }
 
-func (lb latencyBucket) MarshalJSON() ([]byte, error) {
-	st, _ := lb.latencyStats.MarshalJSON()
+func (lb durationsBucket) MarshalJSON() ([]byte, error) {
+	st, _ := lb.durationStats.MarshalJSON()
 	b := strconv.AppendInt([]byte(`{"time":`), lb.Time, 10)
 	return append(append(b, ','), st[1:]...), nil
 }
 
-type latencyResponse struct {
-	Name      string          `json:"name"`
-	Precision int             `json:"precision"`
-	From      int64           `json:"from"`
-	To        int64           `json:"to"`
-	Current   int64           `json:"current"`
-	Buckets   []latencyBucket `json:"buckets"`
-	Window    latencyStats    `json:"window"`
+type durationsResponse struct {
+	Name      string            `json:"name"`
+	Precision int               `json:"precision"`
+	From      int64             `json:"from"`
+	To        int64             `json:"to"`
+	Current   int64             `json:"current"`
+	Buckets   []durationsBucket `json:"buckets"`
+	Window    durationStats     `json:"window"`
 	// Heatmap is there when heatmap=1 asks for it.
 	Heatmap *heatmap `json:"heatmap,omitempty"`
 }
 
-// handleLatency answers one series' request durations at one precision,
+// handleDurations answers one series' request durations at one precision,
 // every bucket of the window (zero-filled) and the window merged:
-// GET api/latency/{name}?precision=5[&from=&to=|&last=N][&q=0.5,0.99]
+// GET api/durations/{name}?precision=5[&from=&to=|&last=N][&q=0.5,0.99]
 // [&heatmap=1]; heatmap=1 adds per bucket the counts of fixed duration
 // rows and the hits, 4xx and 5xx answers.
-func (s *server) handleLatency(w http.ResponseWriter, r *http.Request) {
-	resp, err := s.latency(r)
+func (s *server) handleDurations(w http.ResponseWriter, r *http.Request) {
+	resp, err := s.durations(r)
 	if err != nil {
 		s.answerError(w, r, err)
 		return
@@ -148,35 +147,35 @@ func (s *server) handleLatency(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, resp)
 }
 
-func (s *server) latency(r *http.Request) (latencyResponse, error) {
+func (s *server) durations(r *http.Request) (durationsResponse, error) {
 	name, err := seriesName(r)
 	if err != nil {
-		return latencyResponse{}, err
+		return durationsResponse{}, err
 	}
 	p, err := s.precisionParam(r)
 	if err != nil {
-		return latencyResponse{}, err
+		return durationsResponse{}, err
 	}
 	q, err := quantilesParam(r)
 	if err != nil {
-		return latencyResponse{}, err
+		return durationsResponse{}, err
 	}
 	heat, err := wantsHeatmap(r)
 	if err != nil {
-		return latencyResponse{}, err
+		return durationsResponse{}, err
 	}
 	rng, current, err := s.window(r, p, windowBuckets)
 	if err != nil {
-		return latencyResponse{}, err
+		return durationsResponse{}, err
 	}
 	if err := closeRange(&rng, p, current, int64(s.cfg.MaxBuckets), "of durations"); err != nil {
-		return latencyResponse{}, err
+		return durationsResponse{}, err
 	}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
 	release, err := s.acquireRead(ctx)
 	if err != nil {
-		return latencyResponse{}, err
+		return durationsResponse{}, err
 	}
 	defer release()
 	names := []string{name}
@@ -185,19 +184,19 @@ func (s *server) latency(r *http.Request) (latencyResponse, error) {
 	}
 	known, err := s.cfg.Store.SamplesMany(ctx, names, p, timeseries.Range{From: rng.From, To: rng.To})
 	if err != nil {
-		return latencyResponse{}, err
+		return durationsResponse{}, err
 	}
 	if _, ok := known[name]; !ok {
-		return latencyResponse{}, timeseries.ErrUnknownSeries
+		return durationsResponse{}, timeseries.ErrUnknownSeries
 	}
 	d, err := s.store.Durations(ctx, name, p, rng.From, rng.To)
 	if err != nil {
-		return latencyResponse{}, err
+		return durationsResponse{}, err
 	}
-	resp := latencyResponse{Name: name, Precision: p, From: series.BucketStart(rng.From, p), To: series.BucketStart(rng.To, p),
-		Current: current, Buckets: make([]latencyBucket, 0, len(d.Buckets)), Window: statsOf(d.Window, q)}
+	resp := durationsResponse{Name: name, Precision: p, From: timeseries.BucketStart(rng.From, p), To: timeseries.BucketStart(rng.To, p),
+		Current: current, Buckets: make([]durationsBucket, 0, len(d.Buckets)), Window: statsOf(d.Window, q)}
 	for _, b := range d.Buckets {
-		resp.Buckets = append(resp.Buckets, latencyBucket{Time: b.Start, latencyStats: statsOf(b.Hist, q)})
+		resp.Buckets = append(resp.Buckets, durationsBucket{Time: b.Start, durationStats: statsOf(b.Hist, q)})
 	}
 	if heat {
 		resp.Heatmap = newHeatmap(name, d, known)

@@ -99,7 +99,7 @@ func countingCluster(t *testing.T, cl *redistest.Cluster) (*redisc.Cluster, *tri
 
 // On a cluster a window's read is one round trip to the one node that
 // holds all its buckets, and its union is right there.
-func TestUniquesOnCluster(t *testing.T) {
+func TestVisitorsOnCluster(t *testing.T) {
 	cl := redistest.SharedCluster(t)
 	cl.Reset(t)
 	rc, tc := countingCluster(t, cl)
@@ -108,12 +108,12 @@ func TestUniquesOnCluster(t *testing.T) {
 	_, _, keys := overlapping(t, do, h, "GET /posts/:id")
 	master := cl.MasterOf(keys[0].(string))
 	ctx := context.Background()
-	if _, err := h.LastUniques(ctx, "GET /posts/:id", 60, 12); err != nil {
+	if _, err := h.LastVisitors(ctx, "GET /posts/:id", 60, 12); err != nil {
 		t.Fatal(err) // connects to the node first
 	}
 
 	tc.reset()
-	u, err := h.LastUniques(ctx, "GET /posts/:id", 60, 12)
+	u, err := h.LastVisitors(ctx, "GET /posts/:id", 60, 12)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,8 +102,8 @@ func build(s Series, cfg Config, w []float64, period int, lent borrowed) (*filte
 	n := len(w)
 	mult := cfg.Kind == Counts
 	f := &filter{kind: cfg.Kind, w: w, mult: mult, hits: s.Hits, relevel: cfg.Relevel, off: cfg.off,
-		ahead: max(6, max(period, lent.replaced)/2),
-		fLoo:  make([]float64, n), fFull: make([]float64, n), ref: make([]float64, n)}
+		ahead: max(6, max(period, lent.replaced)/2), grid: gridFor(s.Step, cfg.off),
+		fLoo: make([]float64, n), fFull: make([]float64, n), ref: make([]float64, n)}
 	ext := make([]float64, n)
 	adj := make([]float64, n)
 	for t := range w {

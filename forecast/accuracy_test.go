@@ -76,7 +76,9 @@ func TestCoverage(t *testing.T) {
 			a := runAccuracy(t, c, uint64(200+i), Config{Kind: c.kind})
 			c80, c95 := a.cov.rates()
 			t.Logf("%s: %d buckets, 80 %% band covers %.3f, 95 %% band %.3f", c.name, a.cov.n, c80, c95)
-			if math.Abs(c80-0.80) > 0.05 || math.Abs(c95-0.95) > 0.05 {
+			// Five points inclusive: 0.80 - 0.75 is a hair above 0.05 in floating point.
+			const within = 0.05 + 1e-9
+			if math.Abs(c80-0.80) > within || math.Abs(c95-0.95) > within {
 				t.Errorf("coverage %.3f / %.3f, want 0.80 / 0.95 within 0.05", c80, c95)
 			}
 		})

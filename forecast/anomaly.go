@@ -39,7 +39,7 @@ type Flag struct {
 func flag(s Series, cfg Config, hist []Point, warm int) []Flag {
 	var flags []Flag
 	var at []int
-	var recent []int // sides of the last N scored buckets: -1, 0, +1
+	recent := make([]int, 0, cfg.Persistence.N) // sides of the last N scored buckets: -1, 0, +1
 	run, runSide := 0, 0
 	for t := warm; t < len(hist); t++ {
 		pt := &hist[t]
@@ -55,10 +55,10 @@ func flag(s Series, cfg Config, hist []Point, warm int) []Flag {
 		if sum && side == 0 {
 			side = sign(z)
 		}
-		recent = append(recent, side)
-		if len(recent) > cfg.Persistence.N {
-			recent = recent[1:]
+		if len(recent) == cfg.Persistence.N { // slide in place: no new array a bucket
+			recent = recent[:copy(recent, recent[1:])]
 		}
+		recent = append(recent, side)
 		if side != 0 && side == runSide {
 			run++
 		} else {

@@ -57,13 +57,14 @@ type guards struct {
 	season      bool // no season, own or borrowed
 	persistence bool // every bucket out of band flags
 	runSum      bool // no flag from the sum of a run of scores
+	steepTrend  bool // at 1 d, no steeper trend gain among the parameters
 }
 
 // Defaults of Config.
 const (
 	DefaultBand      = 2.5
 	DefaultFineBand  = 2.25
-	DefaultDailyBand = 2.75
+	DefaultDailyBand = 2.6
 	DefaultSingle    = 5.0
 	DefaultShiftRun  = 4
 	DefaultRunSum    = 6.5

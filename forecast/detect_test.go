@@ -90,18 +90,17 @@ var detectCases = func() []detectCase {
 
 // belowGoal are the stated sizes some precisions do not reach: where
 // their figures sit now, kept from getting worse (docs/forecasts.md says
-// why). At 5 h a season of 24 phases is estimated from five repeats of
-// each, and a bucket holds five hours of a changing day; at 1 d a trend
-// over four months blurs a 4σ bucket as much. At 1 h and 2,000 hits the
-// false flags sit at the goal's edge: the run's sum that lifts recall
-// there adds them.
+// why). At 5 h a bucket holds five hours of a changing day, and a shift's
+// first buckets move its score less than the band; at 1 d a trend over
+// four months still blurs a 4σ bucket in some seeds. At 1 h and 2,000
+// hits the false flags sit at the goal's edge: the run's sum that lifts
+// recall there adds them. Bounds are set from several seed bases, not this one alone.
 var belowGoal = map[string]struct{ recall, falses float64 }{
-	"spike 4σ for 3 buckets at 5h":      {0.65, 1.5},
-	"level shift +30% at 5h":            {0.85, 2},
-	"level shift -30% at 5h":            {0.85, 2.5},
-	"no event at 5h":                    {0, 2},
+	"spike 4σ for 3 buckets at 5h":      {0.75, 2},
+	"level shift +30% at 5h":            {0.9, 1.5},
+	"level shift -30% at 5h":            {0.9, 1.5},
 	"no event at 1h, 2000 hits an hour": {0, 1.25},
-	"spike 4σ for 3 buckets at 1d":      {0.8, 1},
+	"spike 4σ for 3 buckets at 1d":      {0.85, 1},
 	"drop to zero for 3 buckets at 5m":  {0.9, 1.5},
 }
 
@@ -140,6 +139,27 @@ func TestRunSumCatchesBlurredEvents(t *testing.T) {
 		if on.recall() < 0.9 || off.recall() >= 0.9 {
 			t.Errorf("%s: recall %.3f (want ≥ 0.9), without the run's sum %.3f (want < 0.9)", c.name, on.recall(), off.recall())
 		}
+	}
+}
+
+// At 1 d a trend over four months leaves a level that follows it with a
+// small trend gain behind: every bucket's error grows, its scale with it,
+// and a 4σ spike scores less. With the steeper gain in the grid, more
+// spikes are caught and fewer false flags raised; the gain is small (the
+// band does more), so the test asks only that both move the right way.
+func TestDailyTrendGainCatchesSpikes(t *testing.T) {
+	c := detectCase{"spike 4σ for 3 buckets at 1d", Counts, day, 3000, event{Kind: Spike, Len: 3, Size: 4}, 200}
+	var on, off detection
+	for test := uint64(170); test < 173; test++ {
+		a := runDetect(t, c, test, Config{})
+		b := runDetect(t, c, test, Config{off: guards{steepTrend: true}})
+		on.found, on.events, on.falses, on.normal = on.found+a.found, on.events+a.events, on.falses+a.falses, on.normal+a.normal
+		off.found, off.events, off.falses, off.normal = off.found+b.found, off.events+b.events, off.falses+b.falses, off.normal+b.normal
+	}
+	t.Logf("recall %.3f, %.3f without the steeper gain; false flags %.2f and %.2f per 1,000", on.recall(), off.recall(), on.falsePer1000(), off.falsePer1000())
+	if on.recall() <= off.recall() || on.falsePer1000() >= off.falsePer1000() || on.falsePer1000() > 1 {
+		t.Errorf("recall %.3f, %.2f false flags per 1,000; without the steeper gain %.3f and %.2f (want more recall, fewer flags, at most 1)",
+			on.recall(), on.falsePer1000(), off.recall(), off.falsePer1000())
 	}
 }
 

@@ -55,7 +55,7 @@ func FitWithConfig(s Series, cfg Config) (*Fitted, error) {
 	var lent borrowed
 	if !cfg.off.season {
 		var notes []string
-		lent, seasons, notes = borrow(cfg.Context, cfg.Kind, s.Step, seasons)
+		lent, period, seasons, notes = borrowFirst(cfg.Context, cfg.Kind, s.Step, period, seasons)
 		m.Notes = append(m.Notes, notes...)
 	}
 	m.Seasons = seasons
@@ -102,8 +102,8 @@ func build(s Series, cfg Config, w []float64, period int, lent borrowed) (*filte
 	n := len(w)
 	mult := cfg.Kind == Counts
 	f := &filter{kind: cfg.Kind, w: w, mult: mult, hits: s.Hits, relevel: cfg.Relevel, off: cfg.off,
-		ahead: max(6, period/2),
-		fLoo:  make([]float64, n), fFull: make([]float64, n), ref: make([]float64, n)}
+		ahead: max(6, max(period, lent.replaced)/2), grid: gridFor(s.Step, cfg.off),
+		fLoo: make([]float64, n), fFull: make([]float64, n), ref: make([]float64, n)}
 	ext := make([]float64, n)
 	adj := make([]float64, n)
 	for t := range w {

@@ -67,6 +67,10 @@ func TestModelSeasons(t *testing.T) {
 		{"1d weekly", daily, Context{}, []Season{{Name: "weekly", Period: 7, Source: "own"}}},
 		{"5h sees the day every 5 days", generate(genConfig{Step: 5 * time.Hour, N: 120, Base: 500, Daily: 0.8}, seeded(1, 2)).series(Counts), Context{},
 			[]Season{{Name: "daily", Period: 24, Source: "own"}, {Name: "weekly", Source: "none", Refused: "120 buckets of history, a weekly season of 168 buckets needs 2 seasons (336)"}}},
+		{"5h takes the day from 1h", generate(genConfig{Step: 5 * time.Hour, N: 120, Base: 500, Daily: 0.8}, seeded(1, 2)).series(Counts), Context{Hourly: &hourly, Daily: &daily},
+			[]Season{{Name: "daily", Source: "1h"}, {Name: "weekly", Source: "1d"}}},
+		{"5h keeps its own day when 1h is too short", generate(genConfig{Step: 5 * time.Hour, N: 120, Base: 500, Daily: 0.8}, seeded(1, 2)).series(Counts), Context{Hourly: &short},
+			[]Season{{Name: "daily", Period: 24, Source: "own"}, {Name: "weekly", Source: "none", Refused: "120 buckets of history, a weekly season of 168 buckets needs 2 seasons (336)"}}},
 		{"5m borrows", generate(genConfig{Step: 5 * time.Minute, N: 120, Base: 50, Daily: 0.8}, seeded(1, 3)).series(Counts), Context{Hourly: &hourly, Daily: &daily},
 			[]Season{{Name: "daily", Source: "1h"}, {Name: "weekly", Source: "1d"}}},
 	} {

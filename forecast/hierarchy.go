@@ -13,6 +13,10 @@ type borrowed struct {
 	mult   bool
 	daily  []float64
 	weekly []float64
+	// replaced is the period of the own season the lent daily profile
+	// stands in for (24 at 5 h), 0 if none: the lead of the ahead scale
+	// stays the one that season would have set.
+	replaced int
 }
 
 // lend fits the profile of a coarser series of the given step and period,
@@ -130,3 +134,30 @@ func (b borrowed) dailyAt(t time.Time, step time.Duration) float64 {
 }
 
 func (b borrowed) any() bool { return b.daily != nil || b.weekly != nil }
+
+// borrowFirst is borrow, except that a step which does not divide a day
+// (5 h) takes its daily season from the 1 h series when lent, in place of
+// its own: its own phases repeat only every few days, each estimated from
+// a handful of buckets, where the 1 h series sees each hour every day.
+// Without a usable 1 h series the own season stays.
+func borrowFirst(cx Context, kind Kind, step time.Duration, period int, seasons []Season) (borrowed, int, []Season, []string) {
+	daily := -1
+	for i, s := range seasons {
+		if s.Name == "daily" && s.Source == "own" && day%step != 0 && cx.Hourly != nil {
+			daily = i
+		}
+	}
+	if daily < 0 {
+		b, seasons, notes := borrow(cx, kind, step, seasons)
+		return b, period, seasons, notes
+	}
+	own := seasons[daily]
+	seasons[daily] = Season{Name: own.Name, Source: "none"}
+	b, seasons, notes := borrow(cx, kind, step, seasons)
+	if b.daily == nil {
+		seasons[daily] = own
+		return b, period, seasons, notes
+	}
+	b.replaced = period
+	return b, 0, seasons, notes
+}

@@ -17,26 +17,42 @@ type countDist struct {
 // terms calls f with k and P(X = k) for k = 0, 1, ... until f returns
 // false or the upper tail is negligible.
 func (d countDist) terms(f func(k int, p float64) bool) {
-	mu := math.Max(d.mu, 1e-9)
-	limit := int(mu+40*math.Sqrt(math.Max(d.v, mu))) + 40
-	var p, ratio float64
-	r := 0.0
-	if d.v > mu*(1+1e-6) {
-		r = mu * mu / (d.v - mu)
-		p = math.Exp(-r * math.Log1p(mu/r))
-		ratio = mu / (r + mu)
-	} else {
-		p = math.Exp(-mu)
-	}
-	for k := 0; k <= limit; k++ {
-		if !f(k, p) {
+	w := d.walk()
+	for k := 0; k <= w.limit; k++ {
+		if !f(k, w.p) {
 			return
 		}
-		if r > 0 {
-			p *= (float64(k) + r) / float64(k+1) * ratio
-		} else {
-			p *= mu / float64(k+1)
-		}
+		w.next(k)
+	}
+}
+
+// termWalk steps through the probabilities of a count, P(X = k) in p,
+// for a loop that calls no function per term: scoring every bucket of a
+// fit walks up to its count.
+type termWalk struct {
+	p, mu, r, ratio float64
+	limit           int
+}
+
+func (d countDist) walk() termWalk {
+	mu := math.Max(d.mu, 1e-9)
+	w := termWalk{mu: mu, limit: int(mu+40*math.Sqrt(math.Max(d.v, mu))) + 40}
+	if d.v > mu*(1+1e-6) {
+		w.r = mu * mu / (d.v - mu)
+		w.p = math.Exp(-w.r * math.Log1p(mu/w.r))
+		w.ratio = mu / (w.r + mu)
+	} else {
+		w.p = math.Exp(-mu)
+	}
+	return w
+}
+
+// next turns P(X = k) into P(X = k+1).
+func (w *termWalk) next(k int) {
+	if w.r > 0 {
+		w.p *= (float64(k) + w.r) / float64(k+1) * w.ratio
+	} else {
+		w.p *= w.mu / float64(k+1)
 	}
 }
 
@@ -50,20 +66,16 @@ func (d countDist) z(y float64) float64 {
 		return clampZ((y - d.mu) / math.Sqrt(d.v))
 	}
 	y = math.Round(y)
-	mid := -1.0
-	below := 0.0
-	d.terms(func(k int, p float64) bool {
-		if float64(k) == y {
-			mid = below + p/2
-			return false
-		}
-		below += p
-		return true
-	})
-	if mid < 0 { // beyond the summed range
+	w := d.walk()
+	if y < 0 || y > float64(w.limit) { // beyond the summed range
 		return maxZ
 	}
-	return clampZ(normQuantile(mid))
+	below := 0.0
+	for k := 0; float64(k) < y; k++ {
+		below += w.p
+		w.next(k)
+	}
+	return clampZ(normQuantile(below + w.p/2))
 }
 
 // quantile is the smallest count whose distribution function reaches q.

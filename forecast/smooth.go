@@ -2,6 +2,7 @@ package forecast
 
 import (
 	"math"
+	"time"
 )
 
 // Thresholds of the robust filter, as scores: a bucket beyond huberZ
@@ -35,6 +36,7 @@ type filter struct {
 	ahead       int       // the lead whose errors join the one-step ones in choosing parameters
 	init        []float64 // level, trend and warm-up, once found
 	scratch     *run      // arrays reused by the passes that choose parameters
+	grid        []params  // the parameters the fit chooses among
 	off         guards
 }
 
@@ -272,10 +274,23 @@ func sign(x float64) int {
 	return 1
 }
 
-var grid = func() []params {
+// gridFor is the parameters a fit of step chooses among. At a day, four
+// months hold a trend the level must keep up with, or the lag makes every
+// bucket's error larger and a spike's score smaller: a steeper trend gain
+// joins the grid there.
+func gridFor(step time.Duration, off guards) []params {
+	if step >= day && !off.steepTrend {
+		return dailyGrid
+	}
+	return grid
+}
+
+var grid, dailyGrid = gridOf(0, 0.05), gridOf(0, 0.05, 0.15)
+
+func gridOf(betas ...float64) []params {
 	var g []params
 	for _, a := range []float64{0.05, 0.1, 0.2, 0.3, 0.5} {
-		for _, b := range []float64{0, 0.05} {
+		for _, b := range betas {
 			if b > 0 && (a < 0.1 || a > 0.3) {
 				continue // a trend under a level that barely moves, or one that chases, adds little
 			}
@@ -283,12 +298,13 @@ var grid = func() []params {
 		}
 	}
 	return g
-}()
+}
 
 // fit chooses the parameters with the least robust loss one step and
 // ahead steps before each bucket, then sets the scales from the median
 // residuals at both leads, and runs the final pass with exact scores.
 func (f *filter) fit() (params, scales, run) {
+	grid := f.grid
 	losses := make([]float64, len(grid))
 	least := math.Inf(1)
 	for i, p := range grid {

@@ -174,26 +174,30 @@ func (c *Counters) flushBuffered(ctx context.Context) error {
 }
 
 // readRetries bounds how often a read of buffered fields starts over
-// because a flush was moving deltas: about 50 ms, after which it answers
-// with what it has rather than wait on a slow database.
+// because a flush was moving deltas, about 50 ms; after that it waits for
+// the flush to end and reads with no flush under it, as an answer taken
+// while deltas move could count one twice or not at all.
 const readRetries = 25
 
 // stableRead runs read (which must read the cache or SQL and add the
 // pending deltas) when no flush moves deltas under it.
 func (b *buffer) stableRead(read func() error) error {
-	for attempt := 0; ; attempt++ {
+	for range readRetries {
 		g := b.gen.Load()
-		if g%2 == 1 && attempt < readRetries {
+		if g%2 == 1 {
 			time.Sleep(2 * time.Millisecond)
 			continue
 		}
 		if err := read(); err != nil {
 			return err
 		}
-		if b.gen.Load() == g || attempt >= readRetries {
+		if b.gen.Load() == g {
 			return nil
 		}
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return read()
 }
 
 // applyBuffered writes one batch through InTx, so the cache follows, with

@@ -44,20 +44,21 @@ func (s *Store) DurationsMany(ctx context.Context, names []string, precision int
 	}
 	replies := s.router.DoContext(ctx, cmds, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)})
 	out := make(map[string]Durations, len(read))
+	hists := latency.NewHistograms(s.mapping, len(replies))
 	for j, name := range read {
-		d := Durations{Precision: precision, Window: latency.NewHistogram(s.mapping)}
+		d := Durations{Precision: precision, Window: latency.NewHistogram(s.mapping), Buckets: make([]DurationBucket, n)}
 		for i := range n {
 			k := int64(j)*n + i
-			fields, err := redis.StringMap(replies[k].Value, replies[k].Err)
+			reply, err := redis.Values(replies[k].Value, replies[k].Err)
 			if err != nil {
 				return nil, fmt.Errorf("timeseries: durations many: %w", err)
 			}
-			hist, err := latency.Decode(s.mapping, fields)
-			if err != nil {
+			hist := &hists[k]
+			if err := latency.DecodeReply(hist, reply); err != nil {
 				return nil, fmt.Errorf("timeseries: durations many: %s: %w", cmds[k].Key, err)
 			}
 			_ = d.Window.Merge(hist) // same mapping
-			d.Buckets = append(d.Buckets, DurationBucket{Start: first + i*int64(precision), Hist: hist})
+			d.Buckets[i] = DurationBucket{Start: first + i*int64(precision), Hist: hist}
 		}
 		out[name] = d
 	}

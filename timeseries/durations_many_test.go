@@ -3,9 +3,11 @@ package timeseries_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -62,5 +64,45 @@ func TestDurationsMany(t *testing.T) {
 	}
 	if _, err := r.Store().DurationsMany(ctx, names, 5, from, from+5*5000); !errors.Is(err, timeseries.ErrRangeTooLarge) {
 		t.Errorf("5000 buckets: %v, want ErrRangeTooLarge", err)
+	}
+}
+
+// A bucket Pulse did not write, or wrote and then someone changed, fails
+// the read with its key, whether its fields or its type are wrong.
+func TestDurationsManyBadBucket(t *testing.T) {
+	srv := redistest.Start(t)
+	start := recent()
+	r := newRecorder(t, srv, timeseries.Config{Clock: timeseries.NewManualClock(start), FlushInterval: time.Hour})
+	c := mustCounter(t, r, "hits")
+	r.RecordDuration(time.Millisecond, c)
+	flush(t, r)
+	ctx := context.Background()
+	from := series.BucketStart(start.Unix(), 60)
+	key, _ := series.Schema{}.LatKey(60, "hits", from)
+	if _, err := r.Store().DurationsMany(ctx, []string{"hits"}, 60, from, from); err != nil {
+		t.Fatalf("as written: %v", err)
+	}
+	for _, bad := range []struct {
+		name  string
+		cmd   string
+		args  []any
+		about string
+	}{
+		{"count off", "HINCRBY", []any{key, "n", 1}, "count 2"},
+		{"not a number", "HSET", []any{key, "s", "1.5"}, "not a non-negative integer"},
+		{"unknown field", "HSET", []any{key, "x", 1}, "unknown field"},
+		{"not a hash", "SET", []any{key, "x"}, "WRONGTYPE"},
+	} {
+		srv.Do("DEL", key)
+		r.RecordDuration(time.Millisecond, c)
+		flush(t, r)
+		srv.Do(bad.cmd, bad.args...)
+		_, err := r.Store().DurationsMany(ctx, []string{"hits"}, 60, from, from)
+		if err == nil || !strings.HasPrefix(err.Error(), "timeseries: durations many: ") || !strings.Contains(err.Error(), bad.about) {
+			t.Errorf("%s: %v, want an error about %q", bad.name, err, bad.about)
+		}
+		if bad.cmd != "SET" && (err == nil || !strings.Contains(err.Error(), key)) {
+			t.Errorf("%s: %v does not name %s", bad.name, err, key)
+		}
 	}
 }

@@ -60,6 +60,14 @@ func TestEncodeRoundTrip(t *testing.T) {
 				t.Errorf("decoded count %d sum %v min %v max %v; encoded %d %v %v %v",
 					got.Count(), got.Sum(), got.Min(), got.Max(), h.Count(), h.Sum(), h.Min(), h.Max())
 			}
+			into := histogramOf(m, []time.Duration{time.Hour}) // DecodeReply must empty it first
+			if err := DecodeReply(into, replyOf(hash)); err != nil {
+				t.Fatal(err)
+			}
+			if !into.Equal(h) {
+				t.Errorf("DecodeReply: count %d sum %v min %v max %v; encoded %d %v %v %v",
+					into.Count(), into.Sum(), into.Min(), into.Max(), h.Count(), h.Sum(), h.Min(), h.Max())
+			}
 		})
 	}
 }
@@ -125,7 +133,73 @@ func TestDecodeErrors(t *testing.T) {
 			if err == nil || !strings.HasPrefix(err.Error(), "latency: ") || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Decode: %v; want an error starting %q about %q", err, "latency: ", tc.want)
 			}
+			h := NewHistogram(m)
+			err = DecodeReply(h, replyOf(tc.fields))
+			if err == nil || !strings.HasPrefix(err.Error(), "latency: ") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("DecodeReply: %v; want an error starting %q about %q", err, "latency: ", tc.want)
+			}
+			if h.Count() != 0 {
+				t.Errorf("DecodeReply failed but left %d durations", h.Count())
+			}
 		})
+	}
+}
+
+// replyOf is hash as redigo gives HGETALL's reply.
+func replyOf(hash map[string]string) []any {
+	var r []any
+	for k, v := range hash {
+		r = append(r, []byte(k), []byte(v))
+	}
+	return r
+}
+
+// TestDecodeReplyShapes: a reply that is not pairs of strings is an
+// error, not a panic.
+func TestDecodeReplyShapes(t *testing.T) {
+	m := mustMapping(t, Config{})
+	for _, tc := range []struct {
+		name  string
+		reply []any
+		want  string
+	}{
+		{"odd", []any{[]byte("n"), []byte("0"), []byte("s")}, "not pairs"},
+		{"integer", []any{[]byte("n"), int64(0)}, "not strings"},
+		{"nil", []any{nil, []byte("0")}, "not strings"},
+		{"too long", []any{[]byte("s"), []byte("99999999999999999999")}, "not a non-negative integer"},
+		{"above int64", []any{[]byte("s"), []byte("9223372036854775808")}, "not a non-negative integer"},
+		{"empty value", []any{[]byte("s"), []byte("")}, "not a non-negative integer"},
+		{"minus zero bin", []any{[]byte("-0"), []byte("1")}, "unknown field"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := DecodeReply(NewHistogram(m), tc.reply)
+			if err == nil || !strings.HasPrefix(err.Error(), "latency: ") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("DecodeReply: %v; want an error starting %q about %q", err, "latency: ", tc.want)
+			}
+		})
+	}
+	if err := DecodeReply(NewHistogram(m), []any{[]byte("s"), []byte("9223372036854775807"), []byte("n"), []byte("0")}); err != nil {
+		t.Errorf("largest sum: %v", err)
+	}
+}
+
+// TestDecodeReplyAllocs: decoding into a histogram made beforehand, as
+// a read of many buckets does, allocates nothing.
+func TestDecodeReplyAllocs(t *testing.T) {
+	m := mustMapping(t, Config{})
+	hash := map[string]string{}
+	applyFields(t, hash, histogramOf(m, logNormal(rand.New(rand.NewPCG(5, 5)), 1000, 50*time.Millisecond, 1)).Fields())
+	reply := replyOf(hash)
+	hs := NewHistograms(m, 2)
+	if n := testing.AllocsPerRun(100, func() {
+		if err := DecodeReply(&hs[1], reply); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per DecodeReply, want 0", n)
+	}
+	if hs[0].Count() != 0 || hs[1].Count() != 1000 {
+		t.Errorf("counts %d and %d after decoding into the second, want 0 and 1000", hs[0].Count(), hs[1].Count())
 	}
 }
 

@@ -78,7 +78,7 @@ func TestDurationsManyBadBucket(t *testing.T) {
 	flush(t, r)
 	ctx := context.Background()
 	from := series.BucketStart(start.Unix(), 60)
-	key, _ := series.Schema{}.LatKey(60, "hits", from)
+	key, _ := series.Keys{}.LatKey(60, "hits", from)
 	if _, err := r.Store().DurationsMany(ctx, []string{"hits"}, 60, from, from); err != nil {
 		t.Fatalf("as written: %v", err)
 	}

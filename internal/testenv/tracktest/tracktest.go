@@ -135,12 +135,24 @@ func LatTotals(t *testing.T, do func(key, cmd string, args ...any) any, p int, n
 }
 
 // CheckLat checks that series name's durations count want requests at
-// each of precisions, by n and by bins.
+// each of precisions, by n and by bins. A request's duration is recorded
+// just after its hits, so it may reach Redis one flush later than they
+// do: CheckLat waits up to 10 s for a count still short of want, and
+// fails at once on one over it.
 func CheckLat(t *testing.T, do func(key, cmd string, args ...any) any, precisions []int, name string, want int64) {
 	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
 	for _, p := range precisions {
-		if n, bins := LatTotals(t, do, p, name); n != want || bins != want {
-			t.Errorf("%s at precision %d: durations n=%d, bins %d, want %d", name, p, n, bins, want)
+		for {
+			n, bins := LatTotals(t, do, p, name)
+			if n == want && bins == want {
+				break
+			}
+			if n > want || bins > want || time.Now().After(deadline) {
+				t.Errorf("%s at precision %d: durations n=%d, bins %d, want %d", name, p, n, bins, want)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }

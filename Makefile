@@ -9,7 +9,13 @@ GO ?= go
 # Every package of every module in go.work: the library, the adapters in
 # modules of their own, the example and the benchmarks.
 PKGS = github.com/pulse-dev/pulse/...
-ALLOC_PKGS = github.com/pulse-dev/pulse/middleware github.com/pulse-dev/pulse/echov5 github.com/pulse-dev/pulse/timeseries github.com/pulse-dev/pulse/internal/track
+# Measurements run without the race detector: allocation counts (its
+# sync.Pool drops items at random), memory, costs and accuracy over many
+# series (it finds no race there and slows them tenfold). Under -race they
+# skip (race.SkipMeasurement); internal/testenv/race checks that every
+# one is named here or in TIMED_SLOW_RUN.
+MEASURE_PKGS = github.com/pulse-dev/pulse/middleware github.com/pulse-dev/pulse/echov5 github.com/pulse-dev/pulse/timeseries github.com/pulse-dev/pulse/internal/track github.com/pulse-dev/pulse/entity github.com/pulse-dev/pulse/forecast
+MEASURE_RUN = Alloc|^(TestCachesAreBounded|TestLayoutMemory|TestMemoryPerEntity|TestNoticeToManyUsersCostsConstantWrites|TestDetection|TestCoverage|TestPointAccuracy|TestRunSumCatchesBlurredEvents|TestLowVolumeRaisesNoFlags|TestDailyTrendGainCatchesSpikes)$$
 
 # The tests that set their clock by the time of day (internal/testenv/testnow), run
 # again as if started at each of these UTC times: just before and after
@@ -30,13 +36,10 @@ run: assets
 
 # The race pass runs four packages at once (-p 4): many tests wait on
 # Redis, SQL servers or a browser, and four keep both cores busy meanwhile.
-# Allocation counts run without the race detector (its sync.Pool drops
-# items at random, so those tests skip under -race); so do the full-depth
-# memory measurements, in test-hours.
 test: setup
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -p 4 -timeout 12m $(PKGS)
-	$(GO) test -count=1 -run 'Alloc' $(ALLOC_PKGS)
+	$(GO) test -count=1 -run '$(MEASURE_RUN)' $(MEASURE_PKGS)
 	$(MAKE) --no-print-directory test-hours
 
 test-hours:

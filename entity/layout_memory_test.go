@@ -13,6 +13,7 @@ import (
 
 	"github.com/pulse-dev/pulse/entity/internal/redisstore"
 	"github.com/pulse-dev/pulse/entity/internal/sqlstore"
+	"github.com/pulse-dev/pulse/internal/testenv/race"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -113,6 +114,7 @@ const memoryGoal = 26
 // whole keyspace, for 40 full buckets of users loaded through the real
 // warm-up path; BenchmarkLayoutMemory does the same for a million.
 func TestLayoutMemory(t *testing.T) {
+	race.SkipMeasurement(t)
 	const n = 40 * redisstore.BucketSize
 	counts := drawCounts(n)
 	eachLayout(t, func(t *testing.T, lay Layout) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/pulse-dev/pulse/internal/testenv/race"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
@@ -14,6 +15,7 @@ import (
 // (MEMORY USAGE of its hash) at realistic values, per kind of the forum,
 // and checks the hashes keep the compact listpack encoding.
 func TestMemoryPerEntity(t *testing.T) {
+	race.SkipMeasurement(t)
 	srv := redistest.Start(t)
 	kinds := []Kind{
 		{Name: "user", Fields: []string{"following", "followers", "posts", "replies"}},

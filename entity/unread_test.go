@@ -12,6 +12,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/pulse-dev/pulse/internal/testenv/race"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 
 	"github.com/pulse-dev/pulse/timeseries"
@@ -76,6 +77,7 @@ func tableRows(t *testing.T, c *Counters) map[string]int64 {
 }
 
 func TestNoticeToManyUsersCostsConstantWrites(t *testing.T) {
+	race.SkipMeasurement(t)
 	// Enough users that a write per user would show; the cost asserted
 	// (one Redis call, no row) does not grow with them.
 	const users = 2000

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/pulse-dev/pulse/internal/testenv/race"
 )
 
 // accuracyCase is a family of generated series judged on buckets held
@@ -59,6 +61,7 @@ func runAccuracy(t *testing.T, c accuracyCase, test uint64, cfg Config) accuracy
 // The 80 % and 95 % bands of buckets not fitted cover them within five
 // points of nominal, at every precision, for every kind.
 func TestCoverage(t *testing.T) {
+	race.SkipMeasurement(t)
 	for i, c := range []accuracyCase{
 		{"counts 5s", Counts, 5 * time.Second, 12, 0, 100, true, 40},
 		{"counts 1m", Counts, time.Minute, 12, 0, 50, true, 40},
@@ -109,6 +112,7 @@ func TestCoverageLowVolume(t *testing.T) {
 // error; without a season it is no worse than the naive one (the last
 // value). Without its season the forecast loses that edge.
 func TestPointAccuracy(t *testing.T) {
+	race.SkipMeasurement(t)
 	for i, c := range []accuracyCase{
 		{"1h daily", Counts, time.Hour, 24, 24, 200, true, 40},
 		{"1h daily quiet", Counts, time.Hour, 24, 24, 30, true, 40},

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/pulse-dev/pulse/internal/testenv/race"
 )
 
 // detectCase is a family of generated series with one injected event each.
@@ -105,6 +107,7 @@ var belowGoal = map[string]struct{ recall, falses float64 }{
 }
 
 func TestDetection(t *testing.T) {
+	race.SkipMeasurement(t)
 	for i, c := range detectCases {
 		t.Run(c.name, func(t *testing.T) {
 			d := runDetect(t, c, uint64(100+i), Config{})
@@ -129,6 +132,7 @@ func TestDetection(t *testing.T) {
 // than the band catches alone in two buckets of three. The sum of a run
 // of scores catches them; without it, recall falls below the goal.
 func TestRunSumCatchesBlurredEvents(t *testing.T) {
+	race.SkipMeasurement(t)
 	for i, c := range []detectCase{
 		{"spike 4σ for 3 buckets at 1h", Counts, time.Hour, 100, event{Kind: Spike, Len: 3, Size: 4}, 200},
 		{"level shift +30% at 1h", Counts, time.Hour, 2000, event{Kind: LevelShift, Size: 0.3}, 200},
@@ -148,6 +152,7 @@ func TestRunSumCatchesBlurredEvents(t *testing.T) {
 // spikes are caught and fewer false flags raised; the gain is small (the
 // band does more), so the test asks only that both move the right way.
 func TestDailyTrendGainCatchesSpikes(t *testing.T) {
+	race.SkipMeasurement(t)
 	c := detectCase{"spike 4σ for 3 buckets at 1d", Counts, day, 3000, event{Kind: Spike, Len: 3, Size: 4}, 200}
 	var on, off detection
 	for test := uint64(170); test < 173; test++ {
@@ -179,6 +184,7 @@ func TestPersistenceGuardsFalseFlags(t *testing.T) {
 // scored by its own Poisson or negative binomial distribution, a 6 where
 // 2 are expected is not the event a normal curve would make of it.
 func TestLowVolumeRaisesNoFlags(t *testing.T) {
+	race.SkipMeasurement(t)
 	var on, off detection
 	for i, c := range []detectCase{
 		{"3 hits an hour", Counts, time.Hour, 3, event{}, 100},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/pulse-dev/pulse/internal/testenv/race"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -40,6 +41,7 @@ func newTracker(t *testing.T, srv *redistest.Server, rc timeseries.Config, cfg C
 // MaxCachedNames, so a RouteName hook returning raw paths cannot grow the
 // middleware's memory without bound; past it, names still count.
 func TestCachesAreBounded(t *testing.T) {
+	race.SkipMeasurement(t)
 	srv := redistest.Start(t)
 	// One flush of thousands of series: more than the default 2 s on a
 	// loaded machine.

@@ -1,8 +1,8 @@
 # make run   - the example app with embedded Redis and SQLite
-# make test  - installs what is missing, then, all at once: go vet, the whole
-#              suite under -race (the browser test included), the measurements
-#              without it, and the tests that read the time of day at several
-#              times of day
+# make test  - installs what is missing, then the whole suite under -race (the
+#              browser test included), the measurements without it, and the
+#              tests that read the time of day at several times of day, all four
+#              at once
 # make bench - Go benchmarks and the wrk load comparison (docs/bench-report.md,
 #              summed up in BENCHMARKS.md)
 

@@ -1,8 +1,7 @@
 # make run   - the example app with embedded Redis and SQLite
 # make test  - installs what is missing, then the whole suite under -race (the
 #              browser test included), the measurements without it, and the
-#              tests that read the time of day at several times of day, all four
-#              at once
+#              tests that read the time of day at several times of day
 # make bench - Go benchmarks and the wrk load comparison (docs/bench-report.md,
 #              summed up in BENCHMARKS.md)
 
@@ -30,26 +29,18 @@ export SLOW_TIME = 23:59:40
 export SLOW_DIR = timeseries
 export TIMED_SLOW_RUN = ^(TestDurationTotals|TestKnownListed|TestRouteMemoryAtFullDepth|TestVisitorMemoryAtFullDepth)
 
-.PHONY: run test test-vet test-race test-measure test-hours setup assets bench vet
+.PHONY: run test test-hours setup assets bench vet
 
 run: assets
 	$(GO) run ./example
 
-# The four parts run at once, each part's output shown when it ends: the
-# race pass keeps about one and a half cores busy, its tests often
-# waiting on Redis, SQL servers or a browser, and the others fit beside
-# it. The race pass runs four packages at once (-p 4) for the same reason.
+# The race pass runs four packages at once (-p 4): many tests wait on
+# Redis, SQL servers or a browser, and four keep both cores busy meanwhile.
 test: setup
-	@$(MAKE) --no-print-directory -j4 --output-sync=target test-vet test-race test-measure test-hours
-
-test-vet:
 	$(GO) vet $(PKGS)
-
-test-race:
 	$(GO) test -race -count=1 -p 4 -timeout 12m $(PKGS)
-
-test-measure:
 	$(GO) test -count=1 -run '$(MEASURE_RUN)' $(MEASURE_PKGS)
+	$(MAKE) --no-print-directory test-hours
 
 test-hours:
 	GO=$(GO) scripts/test-hours.sh

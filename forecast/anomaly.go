@@ -41,6 +41,11 @@ func flag(s Series, cfg Config, hist []Point, warm int) []Flag {
 	var at []int
 	recent := make([]int, 0, cfg.Persistence.N) // sides of the last N scored buckets: -1, 0, +1
 	run, runSide := 0, 0
+	// since is where the window of the next flag starts: a flagged run
+	// ends at the first bucket not out on its side, and the buckets
+	// before that no longer count toward a new flag, or one noisy bucket
+	// after a spike would complete its K of N with the spike's.
+	since, last := warm, 0 // last: the side of the previous bucket if it flagged
 	for t := warm; t < len(hist); t++ {
 		pt := &hist[t]
 		z := pt.Score
@@ -51,7 +56,10 @@ func flag(s Series, cfg Config, hist []Point, warm int) []Flag {
 		if math.Abs(z) >= cfg.Band && (z > 0 || cfg.Kind == Counts) {
 			side = sign(z)
 		}
-		sum := cfg.RunSum > 0 && !cfg.off.runSum && cfg.Kind == Counts && runSum(hist, t, warm, cfg.RunSum)
+		if last != 0 && side != last && !cfg.off.window {
+			since, recent = t+1, recent[:0]
+		}
+		sum := cfg.RunSum > 0 && !cfg.off.runSum && cfg.Kind == Counts && runSum(hist, t, since, cfg.RunSum)
 		if sum && side == 0 {
 			side = sign(z)
 		}
@@ -64,6 +72,7 @@ func flag(s Series, cfg Config, hist []Point, warm int) []Flag {
 		} else {
 			run, runSide = btoi(side != 0), side
 		}
+		last = 0
 		if side == 0 {
 			continue
 		}
@@ -84,6 +93,7 @@ func flag(s Series, cfg Config, hist []Point, warm int) []Flag {
 			Observed: pt.Value, Expected: pt.Expected, Band: pt.Band95, Score: z, at: t}
 		flags = append(flags, fl)
 		at = append(at, t)
+		last = side
 	}
 	for i, t := range at {
 		hist[t].Anomaly = &flags[i]

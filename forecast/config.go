@@ -57,6 +57,7 @@ type guards struct {
 	season      bool // no season, own or borrowed
 	persistence bool // every bucket out of band flags
 	runSum      bool // no flag from the sum of a run of scores
+	window      bool // a flagged run's buckets count toward the next flag after it ends
 	steepTrend  bool // at 1 d, no steeper trend gain among the parameters
 }
 
@@ -106,11 +107,12 @@ func DefaultSingleFor(step time.Duration) float64 {
 const runLen = 3
 
 // DefaultRunSumFor is the sum of three scores that flags a count bucket:
-// DefaultRunSum at 1 h, where the series' own daily season is estimated
-// from five days and blurs each bucket's score; never elsewhere: at 5 h
-// the same sum raises more false flags than it catches events.
+// DefaultRunSum from 1 h up, where the expectation leans on seasons
+// estimated from a few of their cycles (or, at 5 h, lent by the 1 h
+// series) and each bucket's score is blurred; never below, where the
+// borrowed shape is sure enough that two of three catch what a sum would.
 func DefaultRunSumFor(step time.Duration) float64 {
-	if step >= time.Hour && step < 5*time.Hour {
+	if step >= time.Hour {
 		return DefaultRunSum
 	}
 	return -1

@@ -95,6 +95,9 @@ func borrow(cx Context, kind Kind, step time.Duration, seasons []Season) (borrow
 
 // at returns the borrowed factor of the bucket of step starting at t.
 func (b borrowed) at(t time.Time, step time.Duration) float64 {
+	if step > time.Hour && step < day {
+		return b.overHours(t, step)
+	}
 	v := neutral(b.mult)
 	if b.daily != nil {
 		v = b.combine(v, b.dailyAt(t, step))
@@ -104,6 +107,27 @@ func (b borrowed) at(t time.Time, step time.Duration) float64 {
 		v = b.combine(v, b.weekly[phase(mid, day, 7)])
 	}
 	return v
+}
+
+// overHours is the factor of a bucket of several hours: the mean of each
+// hour's, daily and weekly together, so a bucket that straddles midnight
+// takes each day's factor for its own hours, weighted by their traffic.
+func (b borrowed) overHours(t time.Time, step time.Duration) float64 {
+	hours := int(step / time.Hour)
+	h0 := phase(t, time.Hour, 24)
+	sum := 0.0
+	for h := range hours {
+		v := neutral(b.mult)
+		if b.daily != nil {
+			v = b.combine(v, b.daily[(h0+h)%24])
+		}
+		if b.weekly != nil {
+			mid := t.Add(time.Duration(h)*time.Hour + time.Hour/2)
+			v = b.combine(v, b.weekly[phase(mid, day, 7)])
+		}
+		sum += v
+	}
+	return sum / float64(hours)
 }
 
 func (b borrowed) combine(a, f float64) float64 {

@@ -75,6 +75,7 @@ func scoreHeldOut(g *generated, kind Kind, n int, season int, cfg Config) (heldO
 type detection struct {
 	events, found  int
 	normal, falses int
+	after          int // false flags in the 3 buckets after an event that ends
 }
 
 func (d *detection) add(g *generated, fd *Fitted, ev *event) {
@@ -90,6 +91,9 @@ func (d *detection) add(g *generated, fd *Fitted, ev *event) {
 			d.normal++
 			if _, ok := flagged[p.Time]; ok {
 				d.falses++
+				if ev != nil && ev.Kind != LevelShift && t >= ev.At+ev.Len && t < ev.At+ev.Len+3 {
+					d.after++
+				}
 			}
 		}
 	}
@@ -116,6 +120,11 @@ func matches(k AnomalyKind, ev *event) bool {
 		return k == Drop || k == LevelShift
 	}
 	return k == ev.Kind
+}
+
+func (d *detection) merge(o detection) {
+	d.events, d.found = d.events+o.events, d.found+o.found
+	d.normal, d.falses, d.after = d.normal+o.normal, d.falses+o.falses, d.after+o.after
 }
 
 func (d detection) recall() float64 { return float64(d.found) / float64(d.events) }

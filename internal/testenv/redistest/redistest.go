@@ -304,3 +304,26 @@ func (s *Server) HashSum(key string) int64 {
 	}
 	return sum
 }
+
+// CPU is the CPU time the server has used since it started, user and
+// system (INFO cpu): what a benchmark's commands cost on the Redis side.
+func (s *Server) CPU() time.Duration {
+	s.owner().Helper()
+	info, err := redis.String(s.do("INFO", "cpu"))
+	if err != nil {
+		s.fatalf("redistest: INFO cpu on %s: %v", s.Addr, err)
+	}
+	var sec float64
+	for _, line := range strings.Split(info, "\r\n") {
+		k, v, _ := strings.Cut(line, ":")
+		if k != "used_cpu_user" && k != "used_cpu_sys" {
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			s.fatalf("redistest: INFO cpu: %q: %v", line, err)
+		}
+		sec += f
+	}
+	return time.Duration(sec * float64(time.Second))
+}

@@ -490,7 +490,8 @@ func TestEntitiesBadInput(t *testing.T) {
 func TestRedisDown(t *testing.T) {
 	f := dashtest.New(t, dashtest.Options{})
 	f.Srv.Stop()
-	for _, path := range []string{"api/counters", "api/counters/hits?precision=5", "api/overview?precision=5", "api/health"} {
+	for _, path := range []string{"api/counters", "api/counters/hits?precision=5", "api/overview?precision=5", "api/health",
+		"api/forecast/hits?precision=5", "api/anomalies?precision=5"} {
 		r := dashtest.Get(t, f.Root+path)
 		if r.Status != http.StatusServiceUnavailable {
 			t.Errorf("%s with Redis down: %d %s", path, r.Status, r.Body)

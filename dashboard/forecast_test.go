@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 )
 
@@ -146,5 +148,37 @@ func TestForecastBadInput(t *testing.T) {
 	// errors of a route that never failed: a ratio of zero, fitted.
 	if r := dashtest.Get(t, f.Root+"api/forecast/"+seg("GET /x")+"?precision=300&kind=errors"); r.Status != http.StatusOK {
 		t.Errorf("errors of GET /x: %d %s", r.Status, r.Body)
+	}
+}
+
+// A stopped (SIGSTOP) Redis: a forecast or a scan for anomalies gives up
+// at the request's Timeout with a 503 JSON error, and answers again once
+// Redis resumes.
+func TestForecastPausedRedis(t *testing.T) {
+	f := dashtest.New(t, dashtest.Options{NoTraffic: true, Start: time.Now()})
+	writeCounts(t, f, "GET /x", 300, 121, steady(3))
+	h, err := dashboard.Handler(dashboard.Config{Store: f.Store, Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	paths := []string{"api/forecast/" + seg("GET /x") + "?precision=300", "api/anomalies?precision=300"}
+	f.Srv.Pause()
+	t.Cleanup(f.Srv.Resume)
+	for _, path := range paths {
+		start := time.Now()
+		r := dashtest.Get(t, srv.URL+"/"+path)
+		took := time.Since(start)
+		checkError(t, r, http.StatusServiceUnavailable)
+		if took > 2*time.Second {
+			t.Errorf("%s: answered after %v with a Timeout of 300 ms", path, took)
+		}
+	}
+	f.Srv.Resume()
+	for _, path := range paths {
+		if r := dashtest.Get(t, srv.URL+"/"+path); r.Status != http.StatusOK {
+			t.Errorf("%s after Redis resumed: %d %s", path, r.Status, r.Body)
+		}
 	}
 }

@@ -50,22 +50,20 @@ func (s *server) anomalies(r *http.Request) (anomaliesResponse, error) {
 	default:
 		return anomaliesResponse{}, badRequest(fmt.Sprintf("kind %q: one of %s, %s, %s (the counts' flags)", kind, forecast.Spike, forecast.Drop, forecast.LevelShift))
 	}
+	name := q.Get("series")
+	if name != "" {
+		if err := checkName(name); err != nil {
+			return anomaliesResponse{}, err
+		}
+	}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	release, err := s.acquireRead(ctx)
+	current := s.store.Now().Unix() / int64(p) * int64(p)
+	fits, err := s.sharedScan(ctx, p, current, name)
 	if err != nil {
 		return anomaliesResponse{}, err
 	}
-	defer release()
-	names, err := s.namesAt(ctx, p, q.Get("series"))
-	if err != nil {
-		return anomaliesResponse{}, err
-	}
-	fits, err := fromstore.FitAll(ctx, s.cfg.Store, names, p, forecast.Config{FlagsOnly: true})
-	if err != nil {
-		return anomaliesResponse{}, err
-	}
-	from := s.store.Now().Unix()/int64(p)*int64(p) - last*int64(p)
+	from := current - last*int64(p)
 	resp := anomaliesResponse{Precision: p, Last: last, Series: len(fits), Anomalies: []*flagJSON{}}
 	for _, fit := range fits {
 		fd := fit.Fitted
@@ -87,13 +85,9 @@ func (s *server) anomalies(r *http.Request) (anomaliesResponse, error) {
 	return resp, nil
 }
 
-// namesAt is the known series at precision p, or only name when given
-// (and known there).
+// namesAt is the known series at precision p, or only name when given.
 func (s *server) namesAt(ctx context.Context, p int, name string) ([]string, error) {
 	if name != "" {
-		if err := checkName(name); err != nil {
-			return nil, err
-		}
 		return []string{name}, nil
 	}
 	infos, err := s.cfg.Store.Series(ctx)

@@ -2,9 +2,12 @@ package dashboard_test
 
 import (
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -181,4 +184,71 @@ func TestForecastPausedRedis(t *testing.T) {
 			t.Errorf("%s after Redis resumed: %d %s", path, r.Status, r.Body)
 		}
 	}
+}
+
+// Dashboards open at once ask for the anomalies as a bucket closes, all
+// together: they share one scan of every series instead of one each.
+func TestAnomalyScansShared(t *testing.T) {
+	f := dashtest.New(t, dashtest.Options{NoTraffic: true, Start: time.Now()})
+	for i, name := range []string{"GET /a", "GET /b", "GET /c"} {
+		writeCounts(t, f, name, 300, 121, steady(uint64(10+i)))
+	}
+	path := f.Root + "api/anomalies?precision=300"
+	before := hmgetCalls(t, f)
+	one := dashtest.Get(t, path)
+	perScan := hmgetCalls(t, f) - before
+	if one.Status != http.StatusOK || perScan == 0 {
+		t.Fatalf("one scan: %d %s, %d HMGET", one.Status, one.Body, perScan)
+	}
+	// With Redis stopped, the scan that starts first waits on it and the
+	// others join it.
+	before = hmgetCalls(t, f)
+	f.Srv.Pause()
+	t.Cleanup(f.Srv.Resume)
+	const viewers = 6
+	answers := make(chan dashtest.Response, viewers)
+	for range viewers {
+		go func() { answers <- getQuietly(path) }()
+	}
+	time.Sleep(300 * time.Millisecond)
+	f.Srv.Resume()
+	for range viewers {
+		if r := <-answers; r.Status != http.StatusOK || r.Body != one.Body {
+			t.Errorf("a viewer got %d %s, want %s", r.Status, r.Body, one.Body)
+		}
+	}
+	if got := hmgetCalls(t, f) - before; got != perScan {
+		t.Errorf("%d viewers at once cost %d HMGET, want one scan's %d", viewers, got, perScan)
+	}
+}
+
+// getQuietly is dashtest.Get for a goroutine other than the test's: a
+// failure is a response with status 0, not a t.Fatal.
+func getQuietly(url string) dashtest.Response {
+	resp, err := http.Get(url)
+	if err != nil {
+		return dashtest.Response{Body: err.Error()}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return dashtest.Response{Body: err.Error()}
+	}
+	return dashtest.Response{Status: resp.StatusCode, Header: resp.Header, Body: string(b)}
+}
+
+// hmgetCalls is how many HMGET the fixture's Redis has run.
+func hmgetCalls(t *testing.T, f *dashtest.Fixture) int {
+	t.Helper()
+	info, _ := f.Srv.Do("INFO", "commandstats").([]byte)
+	for _, line := range strings.Split(string(info), "\r\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_hmget:calls="); ok {
+			n, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+			if err != nil {
+				t.Fatalf("INFO commandstats: %q", line)
+			}
+			return n
+		}
+	}
+	return 0
 }

@@ -23,9 +23,10 @@ type server struct {
 	echarts *asset // nil: loaded from EchartsCDN
 	reads   chan struct{}
 	started time.Time // stands in for the last flush until there is one
-	// windows joins identical overview reads under way into one.
-	windows singleflight.Group
-	mux     *http.ServeMux
+	// windows joins identical overview reads under way into one; scans,
+	// identical scans for anomalies.
+	windows, scans singleflight.Group
+	mux            *http.ServeMux
 }
 
 func newServer(cfg Config) (*server, error) {

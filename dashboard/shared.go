@@ -2,9 +2,10 @@ package dashboard
 
 import (
 	"context"
-	"slices"
 	"strconv"
 
+	"github.com/pulse-dev/pulse/forecast"
+	"github.com/pulse-dev/pulse/forecast/fromstore"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -37,28 +38,55 @@ func (s *server) sharedWindows(ctx context.Context, p int, rng timeseries.Range)
 
 // readWindows is the read sharedWindows shares.
 func (s *server) readWindows(ctx context.Context, p int, rng timeseries.Range) (*windowSet, error) {
-	// The read serves other requests too: the client that started it
-	// leaving must not cut it short, so it runs under the server's own
-	// bound.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
-	defer cancel()
-	release, err := s.acquireRead(ctx)
+	ctx, done, err := s.detachedRead(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	infos, err := s.cfg.Store.Series(ctx)
-	if err != nil {
-		return nil, err
-	}
+	defer done()
 	set := &windowSet{}
-	for _, info := range infos {
-		if slices.Contains(info.Precisions, p) {
-			set.names = append(set.names, info.Name)
-		}
+	if set.names, err = s.namesAt(ctx, p, ""); err != nil {
+		return nil, err
 	}
 	if set.windows, err = s.cfg.Store.SamplesMany(ctx, set.names, p, rng); err != nil {
 		return nil, err
 	}
 	return set, nil
+}
+
+// sharedScan fits every series at precision p (or only name) for its
+// flags, or joins the identical scan already under way in the same
+// bucket: open dashboards ask for the anomalies as a bucket closes, all
+// at once, and one scan of every series serves them all. It runs, and
+// is shared, as sharedWindows' read is; callers must not change it.
+func (s *server) sharedScan(ctx context.Context, p int, current int64, name string) (map[string]fromstore.Result, error) {
+	key := strconv.Itoa(p) + ":" + strconv.FormatInt(current, 10) + ":" + name
+	v, err, _ := s.scans.Do(key, func() (any, error) {
+		ctx, done, err := s.detachedRead(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+		names, err := s.namesAt(ctx, p, name)
+		if err != nil {
+			return nil, err
+		}
+		return fromstore.FitAll(ctx, s.cfg.Store, names, p, forecast.Config{FlagsOnly: true})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(map[string]fromstore.Result), nil
+}
+
+// detachedRead is the context and read slot of a read other requests
+// share: the client that started it leaving must not cut it short, so it
+// runs under the server's own bound. done ends it.
+func (s *server) detachedRead(ctx context.Context) (context.Context, func(), error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
+	release, err := s.acquireRead(ctx)
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return ctx, func() { release(); cancel() }, nil
 }

@@ -7,7 +7,9 @@ import (
 
 // Persistence says when buckets out of band make a flag: K of the last N
 // scored buckets out of band on the same side. One noisy 5-s bucket is not
-// an anomaly; two of three are.
+// an anomaly; two of three are. The buckets of a flagged run count no
+// more once it ends (a bucket not out on its side), so a new flag needs
+// K of its own.
 type Persistence struct {
 	K, N int
 }

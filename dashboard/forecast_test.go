@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -193,7 +194,17 @@ func TestAnomalyScansShared(t *testing.T) {
 	for i, name := range []string{"GET /a", "GET /b", "GET /c"} {
 		writeCounts(t, f, name, 300, 121, steady(uint64(10+i)))
 	}
-	path := f.Root + "api/anomalies?precision=300"
+	h, err := dashboard.Handler(dashboard.Config{Store: f.Store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var arrived atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Add(1)
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	path := srv.URL + "/api/anomalies?precision=300"
 	before := hmgetCalls(t, f)
 	one := dashtest.Get(t, path)
 	perScan := hmgetCalls(t, f) - before
@@ -201,7 +212,7 @@ func TestAnomalyScansShared(t *testing.T) {
 		t.Fatalf("one scan: %d %s, %d HMGET", one.Status, one.Body, perScan)
 	}
 	// With Redis stopped, the scan that starts first waits on it and the
-	// others join it.
+	// others, all arrived, join it.
 	before = hmgetCalls(t, f)
 	f.Srv.Pause()
 	t.Cleanup(f.Srv.Resume)
@@ -210,7 +221,11 @@ func TestAnomalyScansShared(t *testing.T) {
 	for range viewers {
 		go func() { answers <- getQuietly(path) }()
 	}
-	time.Sleep(300 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); arrived.Load() < 1+viewers; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d viewers arrived", arrived.Load()-1, viewers)
+		}
+	}
 	f.Srv.Resume()
 	for range viewers {
 		if r := <-answers; r.Status != http.StatusOK || r.Body != one.Body {

@@ -51,41 +51,10 @@ type Result struct {
 // 1 d below them), however many series, as a scan for the anomalies of
 // every series does (with cfg.FlagsOnly). Series the store does not know at precision are left
 // out of the map; one that cannot be fitted (too few buckets) carries
-// its error. The error returned is the read's.
+// its error. The error returned is the read's. A scan that repeats reads
+// less through a Scanner.
 func FitAll(ctx context.Context, st *timeseries.Store, names []string, precision int, cfg forecast.Config) (map[string]Result, error) {
-	if cfg.Kind != forecast.Counts {
-		return nil, fmt.Errorf("forecast: the store holds counts, not %v", cfg.Kind)
-	}
-	precisions := []int{precision}
-	if precision < hour {
-		precisions = append(precisions, hour)
-	}
-	if precision < day {
-		precisions = append(precisions, day)
-	}
-	got, err := readLast(ctx, st, names, precisions, Window+1)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]Result, len(got))
-	for name, byPrecision := range got {
-		samples, ok := byPrecision[precision]
-		if !ok {
-			continue
-		}
-		c := cfg
-		if h, ok := byPrecision[hour]; ok && precision < hour {
-			s := closed(name, hour, h)
-			c.Context.Hourly = &s
-		}
-		if d, ok := byPrecision[day]; ok && precision < day {
-			s := closed(name, day, d)
-			c.Context.Daily = &s
-		}
-		fd, err := forecast.FitWithConfig(closed(name, precision, samples), c)
-		out[name] = Result{Fitted: fd, Err: err}
-	}
-	return out, nil
+	return (&Scanner{Store: st}).FitAll(ctx, names, precision, cfg)
 }
 
 // closed turns zero-filled samples, the last one the bucket in progress,

@@ -192,7 +192,8 @@ func cpuTime() time.Duration {
 // seed writes n series' last 121 buckets at 1 min, 1 h and 1 d straight
 // into the count hashes, as a recorder would have; the noise is normal,
 // which at these volumes is near enough.
-func seed(b *testing.B, srv *redistest.Server, n int, now time.Time) []string {
+func seed(tb testing.TB, srv *redistest.Server, n int, now time.Time) []string {
+	tb.Helper()
 	conn := srv.Pool().Get()
 	defer conn.Close()
 	rng := rand.New(rand.NewPCG(5, 5))
@@ -209,17 +210,17 @@ func seed(b *testing.B, srv *redistest.Server, n int, now time.Time) []string {
 				args = append(args, t, int(math.Max(0, math.Round(mu+math.Sqrt(mu)*rng.NormFloat64()))))
 			}
 			if err := conn.Send("HSET", args...); err != nil {
-				b.Fatal(err)
+				tb.Fatal(err)
 			}
 			if err := conn.Send("ZADD", "known:", 0, fmt.Sprintf("%d:%s", p, names[i])); err != nil {
-				b.Fatal(err)
+				tb.Fatal(err)
 			}
 		}
 		// Replies are read every 50 series: all at once, they can take
 		// longer than the read timeout on a busy machine.
 		if i%50 == 49 || i == n-1 {
 			if _, err := conn.Do(""); err != nil {
-				b.Fatal(err)
+				tb.Fatal(err)
 			}
 		}
 	}
@@ -227,8 +228,11 @@ func seed(b *testing.B, srv *redistest.Server, n int, now time.Time) []string {
 }
 
 // Every series of an app with 500 series at 1 min, each with its 1 h and
-// 1 d series, read in one round trip and scanned for flags: the CPU of
-// the process, and of the Redis server answering the reads.
+// 1 d series, read in one round trip per precision and scanned for
+// flags: the CPU of the process, and of the Redis server answering the
+// reads. "fresh" is FitAll, which reads the three precisions every time;
+// "scanner" a Scanner scanning again within the hour, which reads the
+// 1 h and 1 d series once per closed bucket of theirs.
 func BenchmarkFitAll500(b *testing.B) {
 	srv := redistest.Start(b)
 	now := time.Now()
@@ -238,14 +242,33 @@ func BenchmarkFitAll500(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	b.ReportAllocs()
-	cpu, redisCPU := cpuTime(), srv.CPU()
-	for b.Loop() {
-		all, err := fromstore.FitAll(ctx, store, names, 60, forecast.Config{FlagsOnly: true})
-		if err != nil || len(all) != len(names) {
-			b.Fatalf("%d fits, %v", len(all), err)
-		}
+	sc := &fromstore.Scanner{Store: store}
+	for _, bc := range []struct {
+		name string
+		scan func() (map[string]fromstore.Result, error)
+	}{
+		{"fresh", func() (map[string]fromstore.Result, error) {
+			return fromstore.FitAll(ctx, store, names, 60, forecast.Config{FlagsOnly: true})
+		}},
+		{"scanner", func() (map[string]fromstore.Result, error) {
+			return sc.FitAll(ctx, names, 60, forecast.Config{FlagsOnly: true})
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			if _, err := bc.scan(); err != nil { // a Scanner's first scan reads all
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			cpu, redisCPU, reads := cpuTime(), srv.CPU(), srv.Calls("HMGET")
+			for b.Loop() {
+				all, err := bc.scan()
+				if err != nil || len(all) != len(names) {
+					b.Fatalf("%d fits, %v", len(all), err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N)/1000, "cpu-ms/500series")
+			b.ReportMetric(float64((srv.CPU()-redisCPU).Microseconds())/float64(b.N)/1000, "redis-cpu-ms/500series")
+			b.ReportMetric(float64(srv.Calls("HMGET")-reads)/float64(b.N), "HMGET/scan")
+		})
 	}
-	b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N)/1000, "cpu-ms/500series")
-	b.ReportMetric(float64((srv.CPU()-redisCPU).Microseconds())/float64(b.N)/1000, "redis-cpu-ms/500series")
 }

@@ -327,3 +327,24 @@ func (s *Server) CPU() time.Duration {
 	}
 	return time.Duration(sec * float64(time.Second))
 }
+
+// Calls is how many times the server has run cmd (INFO commandstats),
+// those run inside scripts included.
+func (s *Server) Calls(cmd string) int {
+	s.owner().Helper()
+	info, err := redis.String(s.do("INFO", "commandstats"))
+	if err != nil {
+		s.fatalf("redistest: INFO commandstats on %s: %v", s.Addr, err)
+	}
+	prefix := "cmdstat_" + strings.ToLower(cmd) + ":calls="
+	for _, line := range strings.Split(info, "\r\n") {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			n, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+			if err != nil {
+				s.fatalf("redistest: INFO commandstats: %q: %v", line, err)
+			}
+			return n
+		}
+	}
+	return 0
+}

@@ -1,0 +1,155 @@
+package fromstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pulse-dev/pulse/forecast"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// DefaultSettle is Scanner.Settle when left zero: a few of a recorder's
+// flush intervals (timeseries.DefaultFlushInterval).
+const DefaultSettle = 5 * time.Second
+
+// Scanner fits many series again and again, as a dashboard or an alert
+// loop scanning for anomalies does. The 1 h and 1 d series a scan below
+// them borrows from change only when one of their buckets closes, so a
+// Scanner reads each of them once per closed bucket, not once per scan:
+// a scan every 5 s reads the series' own precision from Redis, and the
+// coarser ones once an hour and once a day.
+//
+// What it keeps is the closed buckets of the 1 h and 1 d series of the
+// names it was asked for since their bucket in progress began: at most
+// one 1 h and one 1 d series per name, dropped when that bucket closes.
+//
+// A Scanner is safe for concurrent use. Its zero value is not usable:
+// Store must be set.
+type Scanner struct {
+	// Store is where the series are read.
+	Store *timeseries.Store
+	// Settle is how long after a bucket closes its last counts may still
+	// land: the recorder's flush interval and a margin. A 1 h or 1 d
+	// series read sooner than Settle after its last bucket closed is read
+	// again once Settle has passed. Counts held back longer (a flush
+	// retried through an outage) reach the scans from the next closed
+	// bucket on. Zero means DefaultSettle; negative, no wait.
+	Settle time.Duration
+
+	mu    sync.Mutex
+	lends map[int]*lent // by precision: 1 h, 1 d
+}
+
+// lent is the closed buckets of the series one precision lends, read
+// while the bucket current began was in progress.
+type lent struct {
+	current int64     // start of the bucket in progress when read
+	until   time.Time // when a read of them is due again
+	series  map[string]*forecast.Series
+}
+
+// FitAll is the package's FitAll, with the 1 h and 1 d series read once
+// per closed bucket of theirs.
+func (sc *Scanner) FitAll(ctx context.Context, names []string, precision int, cfg forecast.Config) (map[string]Result, error) {
+	if cfg.Kind != forecast.Counts {
+		return nil, fmt.Errorf("forecast: the store holds counts, not %v", cfg.Kind)
+	}
+	if sc.Store == nil {
+		return nil, fmt.Errorf("forecast: a Scanner without a Store")
+	}
+	got, err := readLast(ctx, sc.Store, names, []int{precision}, Window+1)
+	if err != nil {
+		return nil, err
+	}
+	known := make([]string, 0, len(got))
+	for name := range got {
+		known = append(known, name)
+	}
+	var hourly, daily map[string]*forecast.Series
+	if precision < hour {
+		if hourly, err = sc.lent(ctx, known, hour); err != nil {
+			return nil, err
+		}
+	}
+	if precision < day {
+		if daily, err = sc.lent(ctx, known, day); err != nil {
+			return nil, err
+		}
+	}
+	out := make(map[string]Result, len(got))
+	for name, byPrecision := range got {
+		c := cfg
+		c.Context.Hourly, c.Context.Daily = hourly[name], daily[name]
+		fd, err := forecast.FitWithConfig(closed(name, precision, byPrecision[precision]), c)
+		out[name] = Result{Fitted: fd, Err: err}
+	}
+	return out, nil
+}
+
+// lent returns the closed buckets of names at precision p, read from
+// Redis only for the names not read since p's bucket in progress began
+// (or since Settle after it began, for those read sooner). A name p does
+// not hold maps to nil. The series returned are shared: fits only read
+// them.
+func (sc *Scanner) lent(ctx context.Context, names []string, p int) (map[string]*forecast.Series, error) {
+	if !slices.Contains(sc.Store.Schema().Precisions, p) {
+		return nil, nil
+	}
+	l, missing := sc.lookup(names, p)
+	if len(missing) > 0 {
+		got, err := readLast(ctx, sc.Store, missing, []int{p}, Window+1)
+		if err != nil {
+			return nil, err
+		}
+		sc.mu.Lock()
+		for _, name := range missing {
+			var s *forecast.Series
+			if samples, ok := got[name][p]; ok {
+				c := closed(name, p, samples)
+				s = &c
+			}
+			l.series[name] = s
+		}
+		sc.mu.Unlock()
+	}
+	out := make(map[string]*forecast.Series, len(names))
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, name := range names {
+		out[name] = l.series[name]
+	}
+	return out, nil
+}
+
+// lookup returns the lent series of p still current, begun anew if due,
+// and the names it does not hold yet.
+func (sc *Scanner) lookup(names []string, p int) (*lent, []string) {
+	now := sc.Store.Clock().Now()
+	current := now.Unix() / int64(p) * int64(p)
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	l := sc.lends[p]
+	if l == nil || l.current != current || !now.Before(l.until) {
+		settled := time.Unix(current, 0).Add(cmp.Or(sc.Settle, DefaultSettle))
+		until := time.Unix(current+int64(p), 0)
+		if now.Before(settled) {
+			until = settled // the last closed bucket may still be filling
+		}
+		l = &lent{current: current, until: until, series: make(map[string]*forecast.Series, len(names))}
+		if sc.lends == nil {
+			sc.lends = make(map[int]*lent, 2)
+		}
+		sc.lends[p] = l
+	}
+	var missing []string
+	for _, name := range names {
+		if _, ok := l.series[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	return l, missing
+}

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/pulse-dev/pulse/forecast/fromstore"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -26,7 +27,10 @@ type server struct {
 	// windows joins identical overview reads under way into one; scans,
 	// identical scans for anomalies.
 	windows, scans singleflight.Group
-	mux            *http.ServeMux
+	// scanner reads the 1 h and 1 d series of the scans once per closed
+	// bucket of theirs.
+	scanner *fromstore.Scanner
+	mux     *http.ServeMux
 }
 
 func newServer(cfg Config) (*server, error) {
@@ -35,7 +39,8 @@ func newServer(cfg Config) (*server, error) {
 		return nil, err
 	}
 	store := storeView{Store: cfg.Store, Schema: cfg.Store.Schema()}
-	s := &server{cfg: cfg, store: store, reads: make(chan struct{}, cfg.ConcurrentReads), started: store.Now()}
+	s := &server{cfg: cfg, store: store, reads: make(chan struct{}, cfg.ConcurrentReads), started: store.Now(),
+		scanner: &fromstore.Scanner{Store: cfg.Store, Settle: max(fromstore.DefaultSettle, 3*cfg.FlushInterval)}}
 	switch {
 	case len(cfg.Echarts) > 0:
 		s.echarts = newAsset(echartsFile, cfg.Echarts)

@@ -70,7 +70,7 @@ func (s *server) sharedScan(ctx context.Context, p int, current int64, name stri
 		if err != nil {
 			return nil, err
 		}
-		return fromstore.FitAll(ctx, s.cfg.Store, names, p, forecast.Config{FlagsOnly: true})
+		return s.scanner.FitAll(ctx, names, p, forecast.Config{FlagsOnly: true})
 	})
 	if err != nil {
 		return nil, err

@@ -26,8 +26,8 @@ type observation struct {
 }
 
 // Detector is what an Anomaly rule asks whether a series breaks from its
-// expectation at now. A forecasting package provides one; until then an
-// Anomaly rule needs a Detector of the app's own.
+// expectation at now. Package forecast/fromstore provides one from the
+// forecasts (fromstore.Detector); an app may bring its own.
 type Detector interface {
 	Detect(ctx context.Context, series string, now time.Time) (Finding, error)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/pulse-dev/pulse/alert"
+	"github.com/pulse-dev/pulse/forecast/fromstore"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -26,7 +27,9 @@ func openAlerts(opts options, rec *timeseries.Recorder, pool timeseries.Pool, c 
 	if opts.AlertmanagerURL != "" {
 		receivers = append(receivers, alert.Receiver{Name: "alertmanager", Kind: alert.ToAlertmanager, URL: opts.AlertmanagerURL})
 	}
-	ev, err := alert.New(alert.Config{Pool: pool, Recorder: rec, Rules: rules, Receivers: receivers, Logger: logger})
+	// Anomaly rules judge each minute against its forecast.
+	detector := &fromstore.Detector{Scanner: &fromstore.Scanner{Store: rec.Store()}}
+	ev, err := alert.New(alert.Config{Pool: pool, Recorder: rec, Rules: rules, Receivers: receivers, Detector: detector, Logger: logger})
 	if err != nil {
 		return nil, err
 	}

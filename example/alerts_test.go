@@ -26,7 +26,8 @@ func TestAlertRulesFile(t *testing.T) {
 	os.WriteFile(good, []byte(`{"rules": [
   {"name": "AppAvailability", "kind": "availability", "series": "hits"},
   {"name": "AppLatency", "kind": "latency", "series": "hits", "threshold": "500ms"},
-  {"name": "RedisDown", "kind": "health", "check": "redis_down"}
+  {"name": "RedisDown", "kind": "health", "check": "redis_down"},
+  {"name": "RouteAnomaly", "kind": "anomaly", "series": "*"}
 ]}`), 0o644)
 	base, stop := startExample(t, srv, options{AlertRules: good})
 	deadline := time.Now().Add(10 * time.Second)
@@ -42,7 +43,8 @@ func TestAlertRulesFile(t *testing.T) {
 	}
 	// The dashboard serves the evaluator's answer, and shows its banner.
 	code, body := getBody(t, base+"/dashboard/api/alerts?transitions=0")
-	if code != http.StatusOK || !strings.Contains(body, `"name":"AppAvailability"`) || !strings.Contains(body, `"name":"RedisDown"`) {
+	if code != http.StatusOK || !strings.Contains(body, `"name":"AppAvailability"`) || !strings.Contains(body, `"name":"RedisDown"`) ||
+		!strings.Contains(body, `"name":"RouteAnomaly"`) {
 		t.Errorf("dashboard api/alerts: %d %s", code, body)
 	}
 	if _, page := getBody(t, base+"/dashboard/"); !strings.Contains(page, `id="alert-list"`) {

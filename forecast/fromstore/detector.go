@@ -1,0 +1,121 @@
+package fromstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pulse-dev/pulse/alert"
+	"github.com/pulse-dev/pulse/forecast"
+)
+
+// DefaultDetectPrecision is Detector.Precision when left zero: a
+// minute, whose flags need two buckets of three out of band.
+const DefaultDetectPrecision = 60
+
+// Detector answers the anomaly rules of package alert from the
+// forecasts: a series breaks from its expectation when its last settled
+// bucket at Precision is flagged. The first question in a bucket scans
+// every series the store knows at Precision through the Scanner; the
+// others in that bucket are answered from that scan.
+//
+// The last settled bucket is the newest closed one once the Scanner's
+// Settle has passed since it closed, the one before it until then: a
+// bucket just closed may still miss the counts of the last flush.
+//
+// The evaluator and the Scanner's store must tell the same time (one
+// Clock). A Detector is safe for concurrent use; Scanner must be set.
+type Detector struct {
+	// Scanner reads and fits the series.
+	Scanner *Scanner
+	// Precision is the precision, in seconds, whose buckets are judged.
+	// Zero means DefaultDetectPrecision.
+	Precision int
+	// Config tunes the fits; its Kind must be Counts (the zero value).
+	// FlagsOnly is set whatever it says.
+	Config forecast.Config
+
+	mu     sync.Mutex
+	bucket int64 // the bucket judged by fits
+	fits   map[string]Result
+}
+
+// Detect judges the series' last settled bucket at the Precision. A
+// series the store does not keep there, or with too little history to
+// judge, is not breached; an error is a failed read.
+func (d *Detector) Detect(ctx context.Context, series string, now time.Time) (alert.Finding, error) {
+	if d.Scanner == nil || d.Scanner.Store == nil {
+		return alert.Finding{}, fmt.Errorf("forecast: a Detector without a Scanner and its Store")
+	}
+	p := int64(cmp.Or(d.Precision, DefaultDetectPrecision))
+	bucket := now.Unix()/p*p - p
+	if now.Before(time.Unix(bucket+p, 0).Add(cmp.Or(d.Scanner.Settle, DefaultSettle))) {
+		bucket -= p
+	}
+	fits, err := d.scan(ctx, int(p), bucket)
+	if err != nil {
+		return alert.Finding{}, err
+	}
+	fd := fits[series].Fitted
+	if fd == nil {
+		return alert.Finding{}, nil
+	}
+	at, found := slices.BinarySearchFunc(fd.History, bucket, func(pt forecast.Point, b int64) int { return cmp.Compare(pt.Time.Unix(), b) })
+	if !found {
+		return alert.Finding{}, nil
+	}
+	return finding(fd.History[at]), nil
+}
+
+// finding is what a bucket says to an alert: its count and expectation,
+// or, flagged, its count and the edge of the band it broke.
+func finding(pt forecast.Point) alert.Finding {
+	a := pt.Anomaly
+	if a == nil {
+		return alert.Finding{Value: pt.Value, Threshold: orZero(pt.Expected)}
+	}
+	edge := a.Band.Hi
+	if a.Observed < a.Expected {
+		edge = a.Band.Lo
+	}
+	return alert.Finding{Breached: true, Value: a.Observed, Threshold: orZero(edge), What: string(a.Kind)}
+}
+
+// scan returns the fits made for bucket, scanning every series known at
+// precision p if there are none yet.
+func (d *Detector) scan(ctx context.Context, p int, bucket int64) (map[string]Result, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fits != nil && d.bucket == bucket {
+		return d.fits, nil
+	}
+	infos, err := d.Scanner.Store.Series(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("forecast: detect: %w", err)
+	}
+	var names []string
+	for _, in := range infos {
+		if slices.Contains(in.Precisions, p) {
+			names = append(names, in.Name)
+		}
+	}
+	cfg := d.Config
+	cfg.FlagsOnly = true
+	fits, err := d.Scanner.FitAll(ctx, names, p, cfg)
+	if err != nil {
+		return nil, err
+	}
+	d.bucket, d.fits = bucket, fits
+	return fits, nil
+}
+
+func orZero(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}

@@ -1,0 +1,129 @@
+package fromstore_test
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/alert"
+	"github.com/pulse-dev/pulse/forecast/fromstore"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// detectorFixture is scannerFixture's three routes at 10:10:30, the
+// second of which served nothing in its last three closed minutes, and
+// a Detector on them.
+func detectorFixture(t *testing.T) (*redistest.Server, *timeseries.ManualClock, *fromstore.Detector, []string) {
+	t.Helper()
+	srv, clock, sc, names := scannerFixture(t)
+	clock.Advance(30 * time.Second)
+	for m := 1; m <= 3; m++ {
+		srv.Do("HSET", "count:60:"+names[1], clock.Now().Truncate(time.Minute).Add(-time.Duration(m)*time.Minute).Unix(), 0)
+	}
+	return srv, clock, &fromstore.Detector{Scanner: sc}, names
+}
+
+// count is what the series holds in the minute starting at t.
+func count(t *testing.T, srv *redistest.Server, name string, at time.Time) float64 {
+	t.Helper()
+	n, err := redis.Int(srv.Do("HGET", "count:60:"+name, strconv.FormatInt(at.Unix(), 10)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return float64(n)
+}
+
+// The route that went quiet breaks from its expectation, the others do
+// not; one scan answers every question in a bucket, and a bucket is
+// judged once Settle has passed since it closed.
+func TestDetectorFindsADrop(t *testing.T) {
+	srv, clock, d, names := detectorFixture(t)
+	ctx := context.Background()
+	detect := func(name string, reads int) alert.Finding {
+		t.Helper()
+		before := srv.Calls("HMGET")
+		f, err := d.Detect(ctx, name, clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.Calls("HMGET") - before; got != reads {
+			t.Errorf("%s at %v: %d HMGET, want %d", name, clock.Now(), got, reads)
+		}
+		return f
+	}
+	n := len(names)
+	quiet := detect(names[1], 3*n) // the first question scans all three precisions
+	if !quiet.Breached || (quiet.What != "drop" && quiet.What != "level_shift") || quiet.Value != 0 || quiet.Threshold <= 0 {
+		t.Errorf("the quiet route: %+v, want a drop from a band above 0", quiet)
+	}
+	judged := clock.Now().Truncate(time.Minute).Add(-time.Minute)
+	steady := detect(names[0], 0)
+	if steady.Breached || steady.Value != count(t, srv, names[0], judged) || steady.Threshold <= 0 {
+		t.Errorf("a steady route: %+v, want its count at %v and its expectation", steady, judged)
+	}
+	if f := detect("GET /nowhere", 0); f.Breached {
+		t.Errorf("a series never written: %+v", f)
+	}
+
+	// Two seconds after the next minute closes, it may still be filling:
+	// the minute before is judged, from the same scan.
+	clock.Advance(32 * time.Second)
+	if f := detect(names[1], 0); !f.Breached || f.Value != 0 {
+		t.Errorf("within Settle: %+v, want the same drop", f)
+	}
+	// Once settled, the new minute is judged, the quiet route served
+	// again in it; only the minutes are read again.
+	clock.Advance(4 * time.Second)
+	judged = clock.Now().Truncate(time.Minute).Add(-time.Minute)
+	if f := detect(names[1], n); f.Breached || f.Value != count(t, srv, names[1], judged) {
+		t.Errorf("after the quiet minutes: %+v, want its count at %v, not breached", f, judged)
+	}
+}
+
+// An evaluator with the Detector fires an anomaly alert on the quiet
+// route, and on no other; with Redis down the Detector says so.
+func TestDetectorInAnAlert(t *testing.T) {
+	srv, clock, d, names := detectorFixture(t)
+	ctx := context.Background()
+	e, err := alert.New(alert.Config{Pool: srv.Pool(), Clock: clock, Instance: "a", Interval: 50 * time.Millisecond,
+		Rules: []alert.Rule{{Name: "RouteAnomaly", Kind: alert.Anomaly, Series: alert.EveryRoute}}, Detector: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go e.Run(ctx)
+	t.Cleanup(func() { _ = e.Close(ctx) })
+	var body string
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(body, names[1]); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no firing alert on %s: %s", names[1], body)
+		}
+		rec := httptest.NewRecorder()
+		e.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/?state=firing", nil))
+		b, _ := io.ReadAll(rec.Body)
+		body = string(b)
+	}
+	for _, steady := range []string{names[0], names[2]} {
+		if strings.Contains(body, steady) {
+			t.Errorf("%s fires too: %s", steady, body)
+		}
+	}
+	if !strings.Contains(body, `"anomaly":"drop"`) && !strings.Contains(body, `"anomaly":"level_shift"`) {
+		t.Errorf("the alert does not say what broke: %s", body)
+	}
+
+	srv.Stop()
+	fresh := &fromstore.Detector{Scanner: &fromstore.Scanner{Store: d.Scanner.Store}}
+	if _, err := fresh.Detect(ctx, names[1], clock.Now()); err == nil {
+		t.Error("no error with Redis down")
+	}
+	if _, err := (&fromstore.Detector{}).Detect(ctx, names[1], clock.Now()); err == nil {
+		t.Error("a Detector without a Scanner: no error")
+	}
+}

@@ -3,6 +3,11 @@
 // 1 d whose shape the forecast borrows, through the store's exported
 // reads (one round trip per Redis node for each precision), and hands
 // them to package forecast, which knows nothing of Redis.
+//
+// Fit forecasts one series and FitAll many. A Scanner scans again and
+// again, as a dashboard does, reading the 1 h and 1 d series once per
+// closed bucket of theirs; a Detector answers the anomaly rules of
+// package alert from a Scanner's scans.
 package fromstore
 
 import (

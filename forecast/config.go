@@ -60,6 +60,7 @@ type guards struct {
 	persistence bool // every bucket out of band flags
 	runSum      bool // no flag from the sum of a run of scores
 	window      bool // a flagged run's buckets count toward the next flag after it ends
+	floor       bool // a bucket's expectation may fall to zero
 	steepTrend  bool // at 1 d, no steeper trend gain among the parameters
 }
 

@@ -51,6 +51,14 @@ func FitWithConfig(s Series, cfg Config) (*Fitted, error) {
 		m.Notes = append(m.Notes, "error ratios are modelled without a season")
 	} else if !cfg.off.season {
 		period, seasons = ownSeason(s.Step, valid)
+		if why := tooSparse(cfg.Kind, w, period); why != "" {
+			for i := range seasons {
+				if seasons[i].Source == "own" {
+					seasons[i] = Season{Name: seasons[i].Name, Source: "none", Refused: why}
+				}
+			}
+			period = 0
+		}
 	}
 	var lent borrowed
 	if !cfg.off.season {
@@ -147,6 +155,7 @@ func build(s Series, cfg Config, w []float64, period int, lent borrowed) (*filte
 		f.fLoo[t] = f.combine(prof.without(t), ext[t])
 		f.ref[t] = math.Max(sd(t), 1e-9)
 	}
+	f.floor = levelFloor(cfg.Kind, w, s.Hits, f.fFull, cfg.off)
 	return f, prof
 }
 
@@ -341,7 +350,7 @@ func (fd *Fitted) Forecast(horizon int) []Point {
 		if fd.lent.any() {
 			fac = f.combine(fac, fd.lent.at(t, fd.series.Step))
 		}
-		mu := f.clampMu(f.combine(base+phiSum*fd.last.trend, fac))
+		mu := f.clampMu(f.combine(f.lifted(base+phiSum*fd.last.trend), fac))
 		hits := fd.hits
 		if hitsFc != nil {
 			hits = math.Max(1, math.Round(hitsFc[h-1].Expected))

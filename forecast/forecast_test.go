@@ -3,6 +3,7 @@ package forecast
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -52,6 +53,12 @@ func TestModelSeasons(t *testing.T) {
 	daily := generate(genConfig{Step: day, N: 120, Base: 2400, Weekend: 0.3}, seeded(1, 1)).series(Counts)
 	short := hourly
 	short.Values = short.Values[:40]
+	sparse := generate(genConfig{Step: time.Hour, N: 120, Base: 0.5, Daily: 0.8}, seeded(1, 4)).series(Counts)
+	sparseSum := 0.0
+	for _, v := range sparse.Values {
+		sparseSum += v
+	}
+	thin := fmt.Sprintf("%.0f hits over 24 phases, a season needs 10 a phase", sparseSum)
 	for _, c := range []struct {
 		name string
 		s    Series
@@ -71,6 +78,8 @@ func TestModelSeasons(t *testing.T) {
 			[]Season{{Name: "daily", Source: "1h"}, {Name: "weekly", Source: "1d"}}},
 		{"5h keeps its own day when 1h is too short", generate(genConfig{Step: 5 * time.Hour, N: 120, Base: 500, Daily: 0.8}, seeded(1, 2)).series(Counts), Context{Hourly: &short},
 			[]Season{{Name: "daily", Period: 24, Source: "own"}, {Name: "weekly", Source: "none", Refused: "120 buckets of history, a weekly season of 168 buckets needs 2 seasons (336)"}}},
+		{"1h too sparse for a day", sparse, Context{}, []Season{{Name: "daily", Source: "none", Refused: thin},
+			{Name: "weekly", Source: "none", Refused: "120 buckets of history, a weekly season of 168 buckets needs 2 seasons (336)"}}},
 		{"5m borrows", generate(genConfig{Step: 5 * time.Minute, N: 120, Base: 50, Daily: 0.8}, seeded(1, 3)).series(Counts), Context{Hourly: &hourly, Daily: &daily},
 			[]Season{{Name: "daily", Source: "1h"}, {Name: "weekly", Source: "1d"}}},
 	} {
@@ -187,5 +196,19 @@ func TestPointJSON(t *testing.T) {
 	}
 	if h["value"] == nil || h["score"] == nil || h["band80"].(map[string]any)["lo"] != nil {
 		t.Errorf("past point without bands %v", h)
+	}
+}
+
+// A coarser series too sparse to show its day lends none: the fine
+// series says why and goes on without it.
+func TestSparseContextNotLent(t *testing.T) {
+	fine := generate(genConfig{Step: time.Minute, N: 120, Base: 0.5}, seeded(2, 1)).series(Counts)
+	hourly := generate(genConfig{Step: time.Hour, N: 120, Base: 0.5, Daily: 0.8}, seeded(2, 2)).series(Counts)
+	fd, err := FitWithConfig(fine, Config{Context: Context{Hourly: &hourly}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fd.Model.Seasons[0].Source != "none" || len(fd.Model.Notes) != 1 || !strings.Contains(fd.Model.Notes[0], "a season needs 10 a phase") {
+		t.Fatalf("model = %+v", fd.Model)
 	}
 }

@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -37,6 +38,9 @@ func lend(c *Series, kind Kind, step time.Duration, period int) ([]float64, erro
 	}
 	if valid < 2*period {
 		return nil, fmt.Errorf("%d buckets, need 2 seasons (%d)", valid, 2*period)
+	}
+	if why := tooSparse(kind, w, period); why != "" {
+		return nil, errors.New(why)
 	}
 	mult := kind == Counts
 	ph := make([]int, len(w))

@@ -49,6 +49,29 @@ func ownSeason(step time.Duration, n int) (period int, seasons []Season) {
 	return period, seasons
 }
 
+// minPhaseHits is the least hits a count series must hold per phase of
+// a season for the season to be fitted: fewer, and the phases' means are
+// mostly noise, some of them zero, where a hit would be beyond any band.
+const minPhaseHits = 10
+
+// tooSparse says why a count series w cannot show a season of period
+// phases, or returns "" if it can.
+func tooSparse(kind Kind, w []float64, period int) string {
+	if kind != Counts || period == 0 {
+		return ""
+	}
+	sum := 0.0
+	for _, v := range w {
+		if !math.IsNaN(v) {
+			sum += v
+		}
+	}
+	if sum >= minPhaseHits*float64(period) {
+		return ""
+	}
+	return fmt.Sprintf("%.0f hits over %d phases, a season needs %d a phase", sum, period, minPhaseHits)
+}
+
 func lcm(a, b int64) int64 {
 	x, y := a, b
 	for y != 0 {

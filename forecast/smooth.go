@@ -31,6 +31,7 @@ type filter struct {
 	fLoo, fFull []float64 // season times borrowed shape, per bucket
 	hits        []float64 // ErrorRatio
 	disp        float64   // noise parameter of noiseVar
+	floor       float64   // the least level (levelFloor)
 	ref         []float64 // per bucket, a parameter-free noise scale for the grid search
 	relevel     int
 	ahead       int       // the lead whose errors join the one-step ones in choosing parameters
@@ -143,7 +144,7 @@ func (f *filter) pass(p params, k float64, exact bool) run {
 			lv[t-1], tr[t-1] = level, trend
 		}
 		fac := f.fLoo[t]
-		base := level + p.phi*trend
+		base := f.lifted(level + p.phi*trend)
 		mu := f.clampMu(f.combine(base, fac))
 		v := k * k * noiseVar(f.kind, mu, f.disp, f.hitsAt(t))
 		r.mu[t], r.v[t], r.z[t] = mu, v, math.NaN()
@@ -246,7 +247,7 @@ func (f *filter) aheadLoss(p params, lv, tr []float64, warm int) float64 {
 		if math.IsNaN(w) {
 			continue
 		}
-		mu := f.clampMu(f.combine(lv[t]+phiSum*tr[t], f.fFull[t+f.ahead]))
+		mu := f.clampMu(f.combine(f.lifted(lv[t]+phiSum*tr[t]), f.fFull[t+f.ahead]))
 		loss += math.Min(math.Abs(w-mu)/f.ref[t+f.ahead], 3)
 	}
 	return loss
@@ -367,7 +368,7 @@ func (f *filter) scale(r run, lead int, p params) float64 {
 		}
 		mu := r.mu[t]
 		if lead > 1 {
-			mu = f.clampMu(f.combine(r.lv[from]+phiSum*r.tr[from], f.fLoo[t]))
+			mu = f.clampMu(f.combine(f.lifted(r.lv[from]+phiSum*r.tr[from]), f.fLoo[t]))
 		}
 		nv := noiseVar(f.kind, mu, f.disp, f.hitsAt(t))
 		u = append(u, math.Abs(f.w[t]-mu)/math.Sqrt(nv))

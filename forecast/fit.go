@@ -51,14 +51,7 @@ func FitWithConfig(s Series, cfg Config) (*Fitted, error) {
 		m.Notes = append(m.Notes, "error ratios are modelled without a season")
 	} else if !cfg.off.season {
 		period, seasons = ownSeason(s.Step, valid)
-		if why := tooSparse(cfg.Kind, w, period); why != "" {
-			for i := range seasons {
-				if seasons[i].Source == "own" {
-					seasons[i] = Season{Name: seasons[i].Name, Source: "none", Refused: why}
-				}
-			}
-			period = 0
-		}
+		period, seasons = refuseSparse(cfg.Kind, w, period, seasons)
 	}
 	var lent borrowed
 	if !cfg.off.season {

@@ -72,6 +72,21 @@ func tooSparse(kind Kind, w []float64, period int) string {
 	return fmt.Sprintf("%.0f hits over %d phases, a season needs %d a phase", sum, period, minPhaseHits)
 }
 
+// refuseSparse refuses the own season of a count series too sparse to
+// show it.
+func refuseSparse(kind Kind, w []float64, period int, seasons []Season) (int, []Season) {
+	why := tooSparse(kind, w, period)
+	if why == "" {
+		return period, seasons
+	}
+	for i := range seasons {
+		if seasons[i].Source == "own" {
+			seasons[i] = Season{Name: seasons[i].Name, Source: "none", Refused: why}
+		}
+	}
+	return 0, seasons
+}
+
 func lcm(a, b int64) int64 {
 	x, y := a, b
 	for y != 0 {

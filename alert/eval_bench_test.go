@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -96,7 +95,7 @@ func BenchmarkEvaluate(b *testing.B) {
 		b.Run(fmt.Sprintf("routes=500/maxbuckets=%d", mb), func(b *testing.B) {
 			srv.FlushAll()
 			benchTraffic(b, srv.Pool(), 500)
-			benchEvaluate(b, srv.Pool(), mb)
+			benchEvaluate(b, srv, mb)
 		})
 	}
 	// The same plus a latency SLO for every route, over histograms of
@@ -105,7 +104,7 @@ func BenchmarkEvaluate(b *testing.B) {
 		srv.FlushAll()
 		benchTraffic(b, srv.Pool(), 500)
 		benchTimings(b, srv.Pool(), 500)
-		benchEvaluate(b, srv.Pool(), defaultMaxBuckets, Rule{Name: "RouteLatency", Kind: Latency, Series: EveryRoute, Threshold: Duration(500 * time.Millisecond)})
+		benchEvaluate(b, srv, defaultMaxBuckets, Rule{Name: "RouteLatency", Kind: Latency, Series: EveryRoute, Threshold: Duration(500 * time.Millisecond)})
 	})
 }
 
@@ -132,8 +131,8 @@ func benchTimings(b *testing.B, pool *redis.Pool, routes int) {
 	}
 }
 
-func benchEvaluate(b *testing.B, pool *redis.Pool, maxBuckets int, more ...Rule) {
-	cp := &countingPool{p: pool}
+func benchEvaluate(b *testing.B, srv *redistest.Server, maxBuckets int, more ...Rule) {
+	cp := &countingPool{p: srv.Pool()}
 	clock := timeseries.NewManualClock(time.Unix(burnNow, 0))
 	rules := append(DefaultRules()[:2], Rule{Name: "RouteSLO", Kind: Availability, Series: EveryRoute})
 	rules = append(rules, more...)
@@ -152,7 +151,7 @@ func benchEvaluate(b *testing.B, pool *redis.Pool, maxBuckets int, more ...Rule)
 	e.mu.Unlock()
 	b.ReportAllocs()
 	cp.rt.Store(0)
-	cpu0, redis0 := cpuTime(), redisCPU(b, pool)
+	cpu0, redis0 := cpuTime(), srv.CPU()
 	b.ResetTimer()
 	for range b.N {
 		clock.Advance(time.Second)
@@ -164,7 +163,7 @@ func benchEvaluate(b *testing.B, pool *redis.Pool, maxBuckets int, more ...Rule)
 	}
 	b.ReportMetric(float64(cp.rt.Load())/float64(b.N), "roundtrips/eval")
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/eval")
-	b.ReportMetric(float64(redisCPU(b, pool)-redis0)/float64(b.N)/1e6, "redis-cpu-ms/eval")
+	b.ReportMetric(float64(srv.CPU()-redis0)/float64(b.N)/1e6, "redis-cpu-ms/eval")
 	b.ReportMetric(float64(alerts), "alerts")
 }
 
@@ -173,29 +172,6 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// redisCPU is the CPU time the Redis server has used, as INFO tells it:
-// what the evaluations cost it beside what they cost this process.
-func redisCPU(b *testing.B, pool *redis.Pool) time.Duration {
-	c := pool.Get()
-	defer c.Close()
-	info, err := redis.String(c.Do("INFO", "cpu"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var sum float64
-	for _, line := range strings.Split(info, "\r\n") {
-		k, v, _ := strings.Cut(line, ":")
-		if k == "used_cpu_user" || k == "used_cpu_sys" {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				b.Fatalf("INFO cpu: %q: %v", line, err)
-			}
-			sum += f
-		}
-	}
-	return time.Duration(sum * float64(time.Second))
 }
 
 // TestEvaluateRoundTrips checks the benchmark's claim outright: an

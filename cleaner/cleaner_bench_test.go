@@ -63,12 +63,12 @@ func benchPass(b *testing.B, pool timeseries.Pool, nodes []*redistest.Server) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		before := make([]map[string]int64, len(nodes))
+		before := make([]map[string]int, len(nodes))
 		cpuBefore := 0.0
 		usecBefore := make([]int64, len(nodes))
 		for i, s := range nodes {
-			before[i] = commandsRun(b, s)
-			cpuBefore += cpuSeconds(b, s)
+			before[i] = s.Commands()
+			cpuBefore += s.CPU().Seconds()
 			usecBefore[i] = scriptUsec(b, s)
 		}
 		start := time.Now()
@@ -83,10 +83,10 @@ func benchPass(b *testing.B, pool timeseries.Pool, nodes []*redistest.Server) {
 			b.Fatalf("pass cleaned %d series and %d fields, want %d and %d", st.Series, st.FieldsDeleted, hashes, hashes*(fields-keep))
 		}
 		for i, s := range nodes {
-			all, scripts := cleanerCommands(before[i], commandsRun(b, s))
+			all, scripts := cleanerCommands(before[i], s.Commands())
 			commands += all
 			maxScripts = max(maxScripts, scripts)
-			cpu += cpuSeconds(b, s)
+			cpu += s.CPU().Seconds()
 			if scripts > 0 {
 				slowest = max(slowest, float64(scriptUsec(b, s)-usecBefore[i])/float64(scripts)/1000)
 			}
@@ -121,26 +121,4 @@ func scriptUsec(tb testing.TB, s *redistest.Server) int64 {
 	_, rest, _ = strings.Cut(rest, "usec=")
 	n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
 	return n
-}
-
-// cpuSeconds is the user and system CPU time s has used (INFO cpu): the
-// Redis side of a pass, less sensitive than wall time to a busy machine.
-func cpuSeconds(tb testing.TB, s *redistest.Server) float64 {
-	tb.Helper()
-	info, err := redis.String(s.Do("INFO", "cpu"), nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var total float64
-	for _, line := range strings.Split(info, "\n") {
-		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && (name == "used_cpu_user" || name == "used_cpu_sys") {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			total += f
-		}
-	}
-	return total
 }

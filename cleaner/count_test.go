@@ -20,35 +20,17 @@ import (
 // INFO commandstats: the test's own, the cluster client's, replication's.
 var notCleaner = []string{"info", "config|", "cluster|", "replconf", "ping", "command", "client|", "readonly"}
 
-// commandsRun reads INFO commandstats: calls per command.
-func commandsRun(tb testing.TB, s *redistest.Server) map[string]int64 {
-	tb.Helper()
-	info, err := redis.String(s.Do("INFO", "commandstats"), nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out := map[string]int64{}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":calls=")
-		if !ok {
-			continue
-		}
-		n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
-		out[name] = n
-	}
-	return out
-}
-
 // cleanerCommands is how many commands the pass ran on s between two
-// readings of commandsRun, and how many of them were EVALSHA or EVAL.
-func cleanerCommands(before, after map[string]int64) (all, scripts int64) {
+// readings of redistest.Server.Commands, and how many of them were
+// EVALSHA or EVAL.
+func cleanerCommands(before, after map[string]int) (all, scripts int64) {
 	for name, n := range after {
 		if slices.ContainsFunc(notCleaner, func(p string) bool { return strings.HasPrefix(name, p) }) {
 			continue
 		}
-		all += n - before[name]
+		all += int64(n - before[name])
 		if name == "evalsha" || name == "eval" {
-			scripts += n - before[name]
+			scripts += int64(n - before[name])
 		}
 	}
 	return all, scripts
@@ -111,16 +93,16 @@ func TestPassCommandsAndRoundTrips(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			writeSeries(t, tt.pool, tt.replicas, names, 0, 130)
 			c := newCleaner(t, cleaner.Config{Pool: tt.pool, Clock: timeseries.NewManualClock(t0)})
-			before := make([]map[string]int64, len(tt.nodes))
+			before := make([]map[string]int, len(tt.nodes))
 			for i, s := range tt.nodes {
-				before[i] = commandsRun(t, s)
+				before[i] = s.Commands()
 			}
 			st := pass(t, c)
 			hashes := numNames * 6
 			pages := (hashes + 999) / 1000
 			var total int64
 			for i, s := range tt.nodes {
-				all, scripts := cleanerCommands(before[i], commandsRun(t, s))
+				all, scripts := cleanerCommands(before[i], s.Commands())
 				total += all
 				// NOSCRIPT once per node, then the source: one more call.
 				if scripts > int64(pages)+3 {

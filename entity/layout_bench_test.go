@@ -21,18 +21,7 @@ type redisUsage struct{ cpu, cmd float64 }
 
 func readUsage(tb testing.TB, srv *redistest.Server) redisUsage {
 	tb.Helper()
-	var u redisUsage
-	info, err := redis.String(srv.Do("INFO", "cpu"), nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\r\n") {
-		name, v, ok := strings.Cut(line, ":")
-		if ok && (name == "used_cpu_user" || name == "used_cpu_sys") {
-			f, _ := strconv.ParseFloat(v, 64)
-			u.cpu += f * 1e6
-		}
-	}
+	u := redisUsage{cpu: float64(srv.CPU().Microseconds())}
 	stats, err := redis.String(srv.Do("INFO", "commandstats"), nil)
 	if err != nil {
 		tb.Fatal(err)

@@ -104,13 +104,13 @@ func flushCost(b *testing.B, s flushSetup) {
 		second()
 		for i, n := range s.nodes {
 			n.Do("CONFIG", "RESETSTAT")
-			cpu[i] = cpuUsec(n)
+			cpu[i] = n.CPU().Microseconds()
 		}
 		if err := r.Flush(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		for i, n := range s.nodes {
-			costs[i].cpu += cpuUsec(n) - cpu[i]
+			costs[i].cpu += n.CPU().Microseconds() - cpu[i]
 			info, _ := redis.String(n.Do("INFO", "commandstats"), nil)
 			if os.Getenv("FLUSHCOST_DUMP") != "" {
 				b.Log(info)
@@ -145,28 +145,14 @@ func callCPU(n *redistest.Server, key string) int64 {
 	got := make([]int64, samples)
 	for i := range got {
 		n.Do("CONFIG", "RESETSTAT")
-		before := cpuUsec(n)
+		before := n.CPU().Microseconds()
 		n.Do("SET", key, i)
-		got[i] = cpuUsec(n) - before
+		got[i] = n.CPU().Microseconds() - before
 		n.Do("INFO", "commandstats")
 	}
 	n.Do("DEL", key)
 	slices.Sort(got)
 	return got[samples/2]
-}
-
-// cpuUsec is the CPU time the server process has used, in microseconds.
-func cpuUsec(s *redistest.Server) int64 {
-	info, _ := redis.String(s.Do("INFO", "cpu"), nil)
-	var total float64
-	for _, line := range strings.Split(info, "\n") {
-		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && (name == "used_cpu_sys" || name == "used_cpu_user") {
-			f, _ := strconv.ParseFloat(v, 64)
-			total += f
-		}
-	}
-	return int64(total * 1e6)
 }
 
 // reportFlushCost reports per series and flush the sums over nodes and,

@@ -328,23 +328,32 @@ func (s *Server) CPU() time.Duration {
 	return time.Duration(sec * float64(time.Second))
 }
 
-// Calls is how many times the server has run cmd (INFO commandstats),
+// Commands is how many times the server has run each command (INFO
+// commandstats, by its lower-case name; a subcommand as "config|get"),
 // those run inside scripts included.
-func (s *Server) Calls(cmd string) int {
+func (s *Server) Commands() map[string]int {
 	s.owner().Helper()
 	info, err := redis.String(s.do("INFO", "commandstats"))
 	if err != nil {
 		s.fatalf("redistest: INFO commandstats on %s: %v", s.Addr, err)
 	}
-	prefix := "cmdstat_" + strings.ToLower(cmd) + ":calls="
+	out := map[string]int{}
 	for _, line := range strings.Split(info, "\r\n") {
-		if rest, ok := strings.CutPrefix(line, prefix); ok {
-			n, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-			if err != nil {
-				s.fatalf("redistest: INFO commandstats: %q: %v", line, err)
-			}
-			return n
+		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":calls=")
+		if !ok {
+			continue
 		}
+		n, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+		if err != nil {
+			s.fatalf("redistest: INFO commandstats: %q: %v", line, err)
+		}
+		out[name] = n
 	}
-	return 0
+	return out
+}
+
+// Calls is how many times the server has run cmd (see Commands).
+func (s *Server) Calls(cmd string) int {
+	s.owner().Helper()
+	return s.Commands()[strings.ToLower(cmd)]
 }

@@ -90,15 +90,5 @@ func (s *server) namesAt(ctx context.Context, p int, name string) ([]string, err
 	if name != "" {
 		return []string{name}, nil
 	}
-	infos, err := s.cfg.Store.Series(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, in := range infos {
-		if slices.Contains(in.Precisions, p) {
-			names = append(names, in.Name)
-		}
-	}
-	return names, nil
+	return s.cfg.Store.NamesAt(ctx, p)
 }

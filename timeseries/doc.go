@@ -81,6 +81,7 @@
 //
 //	store := rec.Store() // or timeseries.NewStore(pool, timeseries.Schema{}, nil)
 //	infos, err := store.Series(ctx) // [{hits [5 60 300 3600 18000 86400]} ...]
+//	names, err := store.NamesAt(ctx, 60) // the series kept at 1 min
 //	now := time.Now().Unix()
 //	samples, err := store.Samples(ctx, "hits", 60, timeseries.Range{From: now - 3600, To: now, FillZero: true})
 //	windows, err := store.SamplesMany(ctx, []string{"hits", "GET /posts/:id"}, 60, timeseries.Range{From: now - 3600, To: now})

@@ -117,6 +117,22 @@ func (s *Store) Series(ctx context.Context) ([]SeriesInfo, error) {
 	return out, nil
 }
 
+// NamesAt lists the known series kept at precision, sorted: what a scan
+// of every series at one precision reads.
+func (s *Store) NamesAt(ctx context.Context, precision int) ([]string, error) {
+	infos, err := s.Series(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, in := range infos {
+		if slices.Contains(in.Precisions, precision) {
+			names = append(names, in.Name)
+		}
+	}
+	return names, nil
+}
+
 // Samples returns one series at one precision, sorted by time. A
 // precision the schema does not have is an error; a series missing from
 // the known set is ErrUnknownSeries.

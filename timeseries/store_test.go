@@ -83,6 +83,17 @@ func TestStoreSeriesListsWhatRecordersWrote(t *testing.T) {
 	if err != nil || len(samples) != 1 || samples[0].Count != 1 {
 		t.Errorf("Samples = %v, %v; want one sample of 1", samples, err)
 	}
+	// A series kept at one precision only is listed at that one.
+	srv.Do("ZADD", "p:known:", 0, "60:minutes only")
+	for p, want := range map[int]string{
+		5:  "[GET /posts/:id hits status:2xx]",
+		60: "[GET /posts/:id hits minutes only status:2xx]",
+		7:  "[]",
+	} {
+		if got, err := store.NamesAt(context.Background(), p); err != nil || fmt.Sprint(got) != want {
+			t.Errorf("NamesAt(%d) = %v, %v; want %s", p, got, err, want)
+		}
+	}
 }
 
 // Ping tells whether Redis answers: nil while it runs, an error once it

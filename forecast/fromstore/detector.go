@@ -93,15 +93,9 @@ func (d *Detector) scan(ctx context.Context, p int, bucket int64) (map[string]Re
 	if d.fits != nil && d.bucket == bucket {
 		return d.fits, nil
 	}
-	infos, err := d.Scanner.Store.Series(ctx)
+	names, err := d.Scanner.Store.NamesAt(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("forecast: detect: %w", err)
-	}
-	var names []string
-	for _, in := range infos {
-		if slices.Contains(in.Precisions, p) {
-			names = append(names, in.Name)
-		}
 	}
 	cfg := d.Config
 	cfg.FlagsOnly = true

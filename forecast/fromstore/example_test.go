@@ -25,14 +25,10 @@ func ExampleScanner() {
 	sc := &fromstore.Scanner{Store: store}
 	ctx := context.Background()
 	for range time.Tick(5 * time.Second) {
-		infos, err := store.Series(ctx)
+		names, err := store.NamesAt(ctx, 5)
 		if err != nil {
 			log.Print(err)
 			continue
-		}
-		names := make([]string, len(infos))
-		for i, in := range infos {
-			names[i] = in.Name
 		}
 		all, err := sc.FitAll(ctx, names, 5, forecast.Config{FlagsOnly: true})
 		if err != nil {

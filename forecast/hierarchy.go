@@ -99,7 +99,7 @@ func borrow(cx Context, kind Kind, step time.Duration, seasons []Season) (borrow
 
 // at returns the borrowed factor of the bucket of step starting at t.
 func (b borrowed) at(t time.Time, step time.Duration) float64 {
-	if step > time.Hour && step < day {
+	if step >= time.Hour && step < day {
 		return b.overHours(t, step)
 	}
 	v := neutral(b.mult)
@@ -113,7 +113,7 @@ func (b borrowed) at(t time.Time, step time.Duration) float64 {
 	return v
 }
 
-// overHours is the factor of a bucket of several hours: the mean of each
+// overHours is the factor of a bucket of whole hours: the mean of each
 // hour's, daily and weekly together, so a bucket that straddles midnight
 // takes each day's factor for its own hours, weighted by their traffic.
 func (b borrowed) overHours(t time.Time, step time.Duration) float64 {
@@ -142,17 +142,8 @@ func (b borrowed) combine(a, f float64) float64 {
 }
 
 // dailyAt interpolates the hourly profile at the middle of a bucket
-// shorter than an hour, and averages it over the hours of a longer one.
+// shorter than an hour.
 func (b borrowed) dailyAt(t time.Time, step time.Duration) float64 {
-	if step >= time.Hour {
-		hours := int(step / time.Hour)
-		h0 := phase(t, time.Hour, 24)
-		sum := 0.0
-		for h := range hours {
-			sum += b.daily[(h0+h)%24]
-		}
-		return sum / float64(hours)
-	}
 	mid := t.Add(step / 2).Unix()
 	sec := ((mid % 86400) + 86400) % 86400
 	x := float64(sec)/3600 - 0.5 // hour profiles sit at the middle of their hour

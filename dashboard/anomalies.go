@@ -22,15 +22,6 @@ type anomaliesResponse struct {
 	Anomalies []*flagJSON `json:"anomalies"`
 }
 
-func (s *server) handleAnomalies(w http.ResponseWriter, r *http.Request) {
-	resp, err := s.anomalies(r)
-	if err != nil {
-		s.answerError(w, r, err)
-		return
-	}
-	writeJSON(w, resp)
-}
-
 // anomalies scans every series at a precision (or the one named by
 // series=) and lists the flags of its last buckets, newest first; kind=
 // keeps one kind of flag.

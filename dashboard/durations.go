@@ -133,20 +133,11 @@ type durationsResponse struct {
 	Heatmap *heatmap `json:"heatmap,omitempty"`
 }
 
-// handleDurations answers one series' request durations at one precision,
+// durations answers one series' request durations at one precision,
 // every bucket of the window (zero-filled) and the window merged:
 // GET api/durations/{name}?precision=5[&from=&to=|&last=N][&q=0.5,0.99]
 // [&heatmap=1]; heatmap=1 adds per bucket the counts of fixed duration
 // rows and the hits, 4xx and 5xx answers.
-func (s *server) handleDurations(w http.ResponseWriter, r *http.Request) {
-	resp, err := s.durations(r)
-	if err != nil {
-		s.answerError(w, r, err)
-		return
-	}
-	writeJSON(w, resp)
-}
-
 func (s *server) durations(r *http.Request) (durationsResponse, error) {
 	name, err := seriesName(r)
 	if err != nil {

@@ -63,6 +63,19 @@ func jsonError(w http.ResponseWriter, status int, msg string) {
 }
 
 // writeJSON answers an API request with 200.
+// answer serves, for each request, what read makes of it as JSON, or
+// its error as answerError does.
+func answer[T any](s *server, read func(*http.Request) (T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := read(r)
+		if err != nil {
+			s.answerError(w, r, err)
+			return
+		}
+		writeJSON(w, v)
+	}
+}
+
 func writeJSON(w http.ResponseWriter, v any) { writeJSONStatus(w, http.StatusOK, v) }
 
 // writeJSONStatus answers with v as JSON. API answers are never cached;

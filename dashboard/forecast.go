@@ -81,15 +81,9 @@ func pointOf(p forecast.Point, past bool) forecastPoint {
 	return out
 }
 
-func (s *server) handleForecast(w http.ResponseWriter, r *http.Request) {
-	resp, err := s.forecast(r)
-	if err != nil {
-		s.answerError(w, r, err)
-		return
-	}
-	writeJSON(w, resp)
-}
-
+// forecast answers one series' history with its expectations and bands,
+// and its next buckets: GET api/forecast/{name}?precision=P[&horizon=12]
+// [&kind=hits|errors|p50|p90|p99].
 func (s *server) forecast(r *http.Request) (forecastResponse, error) {
 	name, err := seriesName(r)
 	if err != nil {

@@ -33,17 +33,8 @@ type samplesResponse struct {
 	Current int64 `json:"current"`
 }
 
-// handleSamples answers one series at one precision:
+// samples answers one series at one precision:
 // GET api/counters/{name}?precision=5[&from=&to=|&last=N][&fill=zero].
-func (s *server) handleSamples(w http.ResponseWriter, r *http.Request) {
-	resp, err := s.samples(r)
-	if err != nil {
-		s.answerError(w, r, err)
-		return
-	}
-	writeJSON(w, resp)
-}
-
 func (s *server) samples(r *http.Request) (samplesResponse, error) {
 	name, err := seriesName(r)
 	if err != nil {

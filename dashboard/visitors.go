@@ -30,18 +30,9 @@ type visitorsResponse struct {
 	Window    visitorsWindow   `json:"window"`
 }
 
-// handleVisitors answers one series' unique visitors at one precision,
+// visitors answers one series' unique visitors at one precision,
 // every bucket of the window and the window's union:
 // GET api/visitors/{name}?precision=60[&from=&to=|&last=N].
-func (s *server) handleVisitors(w http.ResponseWriter, r *http.Request) {
-	resp, err := s.visitors(r)
-	if err != nil {
-		s.answerError(w, r, err)
-		return
-	}
-	writeJSON(w, resp)
-}
-
 func (s *server) visitors(r *http.Request) (visitorsResponse, error) {
 	name, err := seriesName(r)
 	if err != nil {

@@ -53,7 +53,7 @@ func (d *Detector) Detect(ctx context.Context, series string, now time.Time) (al
 	}
 	p := int64(cmp.Or(d.Precision, DefaultDetectPrecision))
 	bucket := now.Unix()/p*p - p
-	if now.Before(time.Unix(bucket+p, 0).Add(cmp.Or(d.Scanner.Settle, DefaultSettle))) {
+	if now.Before(time.Unix(bucket+p, 0).Add(d.Scanner.settle())) {
 		bucket -= p
 	}
 	fits, err := d.scan(ctx, int(p), bucket)

@@ -134,7 +134,7 @@ func (sc *Scanner) lookup(names []string, p int) (*lent, []string) {
 	defer sc.mu.Unlock()
 	l := sc.lends[p]
 	if l == nil || l.current != current || !now.Before(l.until) {
-		settled := time.Unix(current, 0).Add(cmp.Or(sc.Settle, DefaultSettle))
+		settled := time.Unix(current, 0).Add(sc.settle())
 		until := time.Unix(current+int64(p), 0)
 		if now.Before(settled) {
 			until = settled // the last closed bucket may still be filling
@@ -153,3 +153,6 @@ func (sc *Scanner) lookup(names []string, p int) (*lent, []string) {
 	}
 	return l, missing
 }
+
+// settle is Settle, or its default.
+func (sc *Scanner) settle() time.Duration { return cmp.Or(sc.Settle, DefaultSettle) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -53,40 +54,69 @@ func (h Handle) LastDurations(ctx context.Context, name string, precision, n int
 // HGETALL per bucket, pipelined). A bucket that fails to decode fails the
 // read: its hash was not written by Pulse with the handle's mapping.
 func (h Handle) Durations(ctx context.Context, name string, precision int, from, to int64) (Durations, error) {
-	if h.Latency == nil {
-		return Durations{}, ErrNoDurations
-	}
-	if err := h.Keys.CheckPrecision(precision); err != nil {
+	got, err := h.readDurations(ctx, "durations", []string{name}, precision, from, to)
+	if err != nil {
 		return Durations{}, err
 	}
-	first, _, n := BucketSpan(precision, from, to)
-	if n > MaxDurationBuckets {
-		return Durations{}, fmt.Errorf("%w: %d buckets of durations, at most %d", ErrRangeTooLarge, n, MaxDurationBuckets)
-	}
-	prefix, ok := h.Keys.LatKeyPrefix(precision, name)
+	d, ok := got[name]
 	if !ok {
 		return Durations{}, fmt.Errorf("%w: %q holds braces", ErrNoDurations, name)
 	}
-	out := Durations{Precision: precision, Window: latency.NewHistogram(h.Latency)}
-	cmds := make([]redisconn.Cmd, n)
-	for i := range cmds {
-		key := fmt.Sprint(prefix, first+int64(i)*int64(precision))
-		cmds[i] = redisconn.Cmd{Key: key, Name: "HGETALL", Args: []any{key}}
+	return d, nil
+}
+
+// DurationsMany is Durations for several series (names without repeats),
+// in one round trip per node. A name that cannot have durations is left
+// out of the map.
+func (h Handle) DurationsMany(ctx context.Context, names []string, precision int, from, to int64) (map[string]Durations, error) {
+	return h.readDurations(ctx, "durations many", names, precision, from, to)
+}
+
+// readDurations is Durations and DurationsMany; op names the read in its
+// errors.
+func (h Handle) readDurations(ctx context.Context, op string, names []string, precision int, from, to int64) (map[string]Durations, error) {
+	if h.Latency == nil {
+		return nil, ErrNoDurations
 	}
-	for i, rep := range h.Router.DoContext(ctx, cmds, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)}) {
-		if rep.Err != nil {
-			return Durations{}, fmt.Errorf("timeseries: durations: %w", rep.Err)
+	if err := h.Keys.CheckPrecision(precision); err != nil {
+		return nil, err
+	}
+	first, _, n := BucketSpan(precision, from, to)
+	if n > MaxDurationBuckets {
+		return nil, fmt.Errorf("%w: %d buckets of durations, at most %d", ErrRangeTooLarge, n, MaxDurationBuckets)
+	}
+	var read []string
+	var cmds []redisconn.Cmd
+	for _, name := range names {
+		prefix, ok := h.Keys.LatKeyPrefix(precision, name)
+		if !ok {
+			continue
 		}
-		fields, err := redis.StringMap(rep.Value, nil)
-		if err != nil {
-			return Durations{}, fmt.Errorf("timeseries: durations: %w", err)
+		read = append(read, name)
+		for i := range n {
+			key := prefix + strconv.FormatInt(first+i*int64(precision), 10)
+			cmds = append(cmds, redisconn.Cmd{Key: key, Name: "HGETALL", Args: []any{key}})
 		}
-		hist, err := latency.Decode(h.Latency, fields)
-		if err != nil {
-			return Durations{}, fmt.Errorf("timeseries: durations: %s: %w", cmds[i].Key, err)
+	}
+	replies := h.Router.DoContext(ctx, cmds, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)})
+	out := make(map[string]Durations, len(read))
+	hists := latency.NewHistograms(h.Latency, len(replies))
+	for j, name := range read {
+		d := Durations{Precision: precision, Window: latency.NewHistogram(h.Latency), Buckets: make([]DurationBucket, n)}
+		for i := range n {
+			k := int64(j)*n + i
+			reply, err := redis.Values(replies[k].Value, replies[k].Err)
+			if err != nil {
+				return nil, fmt.Errorf("timeseries: %s: %w", op, err)
+			}
+			hist := &hists[k]
+			if err := latency.DecodeReply(hist, reply); err != nil {
+				return nil, fmt.Errorf("timeseries: %s: %s: %w", op, cmds[k].Key, err)
+			}
+			_ = d.Window.Merge(hist) // same mapping
+			d.Buckets[i] = DurationBucket{Start: first + i*int64(precision), Hist: hist}
 		}
-		_ = out.Window.Merge(hist) // same mapping
-		out.Buckets = append(out.Buckets, DurationBucket{Start: first + int64(i)*int64(precision), Hist: hist})
+		out[name] = d
 	}
 	return out, nil
 }

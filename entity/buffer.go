@@ -57,7 +57,9 @@ type bufRow struct {
 type buffer struct {
 	cells sync.Map // bufKey -> *bufCell
 
-	mu       sync.Mutex // one flush at a time
+	// lock lets one flush run at a time, and a read that must wait for
+	// one waits no longer than its context allows.
+	lock     chan struct{}
 	inflight atomic.Pointer[bufBatch]
 	// gen is odd while a flush moves deltas between the cells, the batch
 	// in flight and SQL and the cache; a read that saw it odd, or saw it
@@ -65,7 +67,22 @@ type buffer struct {
 	gen atomic.Uint64
 }
 
-func newBuffer() *buffer { return &buffer{} }
+func newBuffer() *buffer { return &buffer{lock: make(chan struct{}, 1)} }
+
+// acquire takes the flush lock, or fails when ctx ends first.
+func (b *buffer) acquire(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case b.lock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (b *buffer) release() { <-b.lock }
 
 func (b *buffer) add(kind string, id int64, field int, delta int64) {
 	k := bufKey{kind, id, field}
@@ -152,8 +169,10 @@ func (c *Counters) FlushBuffered(ctx context.Context) error { return c.flushBuff
 
 func (c *Counters) flushBuffered(ctx context.Context) error {
 	b := c.buf
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	if err := b.acquire(ctx); err != nil {
+		return fmt.Errorf("entity: flush buffered: %w", err)
+	}
+	defer b.release()
 	b.gen.Add(1)
 	defer b.gen.Add(1)
 	batch := b.inflight.Load()
@@ -180,8 +199,10 @@ func (c *Counters) flushBuffered(ctx context.Context) error {
 const readRetries = 25
 
 // stableRead runs read (which must read the cache or SQL and add the
-// pending deltas) when no flush moves deltas under it.
-func (b *buffer) stableRead(read func() error) error {
+// pending deltas) when no flush moves deltas under it. A flush stuck on a
+// stalled database holds the lock for up to its statement timeout, so the
+// wait for it ends with ctx, as ErrUnavailable.
+func (b *buffer) stableRead(ctx context.Context, read func() error) error {
 	for range readRetries {
 		g := b.gen.Load()
 		if g%2 == 1 {
@@ -195,8 +216,10 @@ func (b *buffer) stableRead(read func() error) error {
 			return nil
 		}
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	if err := b.acquire(ctx); err != nil {
+		return fmt.Errorf("%w: waiting for a flush of buffered counts: %w", ErrUnavailable, err)
+	}
+	defer b.release()
 	return read()
 }
 

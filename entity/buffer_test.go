@@ -156,3 +156,41 @@ func TestBufferedFlushRetriedOnce(t *testing.T) {
 		}
 	})
 }
+
+// A read that must wait for a flush (one stuck on a stalled database, say)
+// waits no longer than its context: it fails with ErrUnavailable at its
+// deadline, not when the flush lets go.
+func TestBufferedReadWaitEndsWithItsContext(t *testing.T) {
+	srv := redistest.Start(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: srv.Pool(), Kinds: bufferedKinds, BufferInterval: time.Hour,
+		hooks: hooks{bufferedApply: func(string) error {
+			close(entered)
+			<-release
+			return nil
+		}}})
+	mustIncr(t, c, "post", 1, "views", 1)
+	flushed := make(chan error, 1)
+	go func() { flushed <- c.FlushBuffered(context.Background()) }()
+	<-entered
+	stuck := time.AfterFunc(3*time.Second, func() { close(release) })
+	defer stuck.Stop()
+
+	const deadline = 200 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	start := time.Now()
+	_, err := c.Get(ctx, "post", 1)
+	if took := time.Since(start); !errors.Is(err, ErrUnavailable) || took > deadline+time.Second {
+		t.Errorf("Get during a stuck flush: %v after %v, want ErrUnavailable at its %v deadline", err, took, deadline)
+	}
+	if stuck.Stop() {
+		close(release)
+	}
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, c, "post", 1)["views"]; got != 1 {
+		t.Errorf("Get after the flush = %d, want 1", got)
+	}
+}

@@ -48,7 +48,7 @@ func (c *Counters) BatchGet(ctx context.Context, kind string, ids []int64) ([]Co
 		return err
 	}
 	if k.anyBuffered() {
-		err = c.buf.stableRead(read)
+		err = c.buf.stableRead(ctx, read)
 	} else {
 		err = read()
 	}

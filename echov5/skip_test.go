@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -191,6 +192,15 @@ func TestSkipHijack(t *testing.T) {
 	srv := redistest.Start(t)
 	rec := recorder(t, srv, timeseries.Config{FlushInterval: time.Hour})
 	e := echo.New()
+	// The hit is recorded after the handler returns, which is after the
+	// client has its echo: wait for every request to leave Hits.
+	var served sync.WaitGroup
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c *echo.Context) error {
+			defer served.Done()
+			return next(c)
+		}
+	})
 	e.Use(echov5.Hits(rec))
 	hijacks := map[string]func(c *echo.Context) (net.Conn, *bufio.ReadWriter, error){
 		"response": func(c *echo.Context) (net.Conn, *bufio.ReadWriter, error) {
@@ -217,7 +227,9 @@ func TestSkipHijack(t *testing.T) {
 	})
 	ts := httptest.NewServer(e)
 	defer ts.Close()
+	served.Add(len(hijacks))
 	wiretest.UpgradeEach(t, ts.Listener.Addr().String(), "/upgrade/", slices.Collect(maps.Keys(hijacks)))
+	served.Wait()
 	if got := seriesCounts(t, srv, rec)["hits"]; got != int64(len(hijacks)) {
 		t.Errorf("hits = %d, want %d", got, len(hijacks))
 	}

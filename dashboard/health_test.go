@@ -47,8 +47,10 @@ func TestHealthPausedRedis(t *testing.T) {
 			if r.Status != http.StatusServiceUnavailable || !strings.Contains(r.Body, tt.problem) {
 				t.Errorf("paused Redis: %d %s, want 503 saying %q", r.Status, r.Body, tt.problem)
 			}
-			if took > time.Second {
-				t.Errorf("paused Redis: the probe took %v, want an answer within 1 s", took)
+			// The probe's own bound (800 ms) and room for a loaded machine,
+			// well short of the request Timeout (5 s) it waits without one.
+			if took > 1500*time.Millisecond {
+				t.Errorf("paused Redis: the probe took %v, want an answer within 1.5 s", took)
 			}
 			f.Srv.Resume()
 			if err := f.Rec.Flush(context.Background()); err != nil {

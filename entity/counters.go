@@ -36,9 +36,9 @@ type Counters struct {
 
 	instance  string // random, makes tokens and batch ids unique
 	seq       atomic.Uint64
-	cacheDown atomic.Bool  // Redis failed; SQL answers until the probe succeeds
-	outage    sync.RWMutex // writes recording stale entries read-lock it; see whileDown
-	flushMu   sync.Mutex   // one flush at a time in this process
+	cacheDown atomic.Bool // Redis failed; SQL answers until the probe succeeds
+	outage    outageLock  // writes recording stale entries share it; see whileDown
+	flushMu   sync.Mutex  // one flush at a time in this process
 
 	buf    *buffer  // buffered fields' deltas not yet written
 	unread *unreads // unread counts, built on the methods above
@@ -83,6 +83,7 @@ func New(ctx context.Context, cfg Config) (*Counters, error) {
 		hooks:          cfg.hooks,
 		instance:       hex.EncodeToString(id),
 		buf:            newBuffer(),
+		outage:         newOutageLock(),
 		done:           make(chan struct{}),
 	}
 	if cfg.Pool != nil {

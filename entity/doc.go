@@ -99,7 +99,10 @@
 // database is stalled. Writes run in a transaction whose COMMIT is not
 // sent once the deadline has passed, so a write answered with an error is
 // not applied later by a server that was only stalled; the one window left
-// is a COMMIT sent and its reply lost. InTx lets an app commit its own
+// is a COMMIT sent and its reply lost. A call that must wait inside the
+// package — a read for a flush of buffered counts, a write for the sweep
+// that puts a recovered Redis back in use — waits no longer than its
+// context, and fails with ErrUnavailable too. InTx lets an app commit its own
 // rows and the counts that count them together. Bound the pool
 // (SetMaxOpenConns) so a stall cannot pile up connections, and give SQLite
 // a busy timeout no longer than the statement timeout.

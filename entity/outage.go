@@ -40,8 +40,10 @@ func (c *Counters) cacheError(ctx context.Context, op string, err error) {
 // cache back in use, so no stale record can commit after the sweep that
 // lets the cache be trusted again.
 func (c *Counters) whileDown(ctx context.Context, kind string, id int64, fn func(ctx context.Context, tx *sql.Tx) error) (handled bool, err error) {
-	c.outage.RLock()
-	defer c.outage.RUnlock()
+	if err := c.outage.share(ctx); err != nil {
+		return true, err
+	}
+	defer c.outage.unshare()
 	if c.cacheUp() {
 		return false, nil
 	}
@@ -92,8 +94,10 @@ func (c *Counters) invalidate(ctx context.Context, kind string, ids []int64) err
 // recordStale records entities as stale while the cache is out of use
 // (see whileDown); done is false if the cache is in use again.
 func (c *Counters) recordStale(ctx context.Context, kind string, ids []int64) (done bool, err error) {
-	c.outage.RLock()
-	defer c.outage.RUnlock()
+	if err := c.outage.share(ctx); err != nil {
+		return true, err
+	}
+	defer c.outage.unshare()
 	if c.cacheUp() {
 		return false, nil
 	}
@@ -151,8 +155,10 @@ func (c *Counters) probe(ctx context.Context) {
 		c.onError(err)
 		return
 	}
-	c.outage.Lock()
-	defer c.outage.Unlock()
+	if err := c.outage.take(ctx); err != nil {
+		return // closing
+	}
+	defer c.outage.give()
 	for {
 		empty, err := c.sweep(ctx)
 		if err != nil {

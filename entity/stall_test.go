@@ -132,3 +132,37 @@ func testMariaDBStopped(t *testing.T, lay Layout) {
 	stopped = false
 	recovered(t, c)
 }
+
+// While Redis is back and the probe sweeps SQL for the entries written
+// around it, under the whole outage lock, a write waits no longer than its
+// context: it fails with ErrUnavailable at its deadline, stores nothing,
+// and writes go on once the probe lets go.
+func TestWriteWaitForTheProbeEndsWithItsContext(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: srv.Pool(), FlushInterval: time.Hour,
+		CacheTimeout: 300 * time.Millisecond})
+	srv.Stop()
+	mustIncr(t, c, "post", 1, "likes", 1) // on SQL alone: the cache is out of use
+	if c.cacheUp() {
+		t.Fatal("the cache is still in use with Redis stopped")
+	}
+	if err := c.outage.take(context.Background()); err != nil { // as the probe does
+		t.Fatal(err)
+	}
+	held := time.AfterFunc(3*time.Second, c.outage.give)
+
+	const deadline = 200 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	err, took := timed(func() error { return c.Incr(ctx, "post", 1, "likes", 1) })
+	if !errors.Is(err, ErrUnavailable) || took > deadline+time.Second {
+		t.Errorf("write during the probe's sweep: %v after %v, want ErrUnavailable at its %v deadline", err, took, deadline)
+	}
+	if held.Stop() {
+		c.outage.give()
+	}
+	mustIncr(t, c, "post", 1, "likes", 1)
+	if got := sqlValue(t, c, "post", 1, "likes"); got != 2 {
+		t.Errorf("likes in SQL = %d, want 2: the write refused while the probe swept was stored", got)
+	}
+}

@@ -119,8 +119,10 @@ func (c *Counters) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx
 	err := func() error {
 		// Held for the whole transaction: the probe cannot put the cache
 		// back in use between a stale record and its commit.
-		c.outage.RLock()
-		defer c.outage.RUnlock()
+		if err := c.outage.share(ctx); err != nil {
+			return err
+		}
+		defer c.outage.unshare()
 		return c.sql.InTx(ctx, func(sctx context.Context, stx *sql.Tx) error {
 			t := &Tx{Tx: stx, ctx: sctx, c: c, byKey: map[string]*entityWrite{}}
 			last = t

@@ -62,7 +62,6 @@ func jsonError(w http.ResponseWriter, status int, msg string) {
 	writeJSONStatus(w, status, apiError{Error: msg})
 }
 
-// writeJSON answers an API request with 200.
 // answer serves, for each request, what read makes of it as JSON, or
 // its error as answerError does.
 func answer[T any](s *server, read func(*http.Request) (T, error)) http.HandlerFunc {
@@ -76,6 +75,7 @@ func answer[T any](s *server, read func(*http.Request) (T, error)) http.HandlerF
 	}
 }
 
+// writeJSON answers an API request with 200.
 func writeJSON(w http.ResponseWriter, v any) { writeJSONStatus(w, http.StatusOK, v) }
 
 // writeJSONStatus answers with v as JSON. API answers are never cached;

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pulse-dev/pulse/forecast"
 	"github.com/pulse-dev/pulse/forecast/fromstore"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // anomaliesDefaultLast is how many buckets back api/anomalies looks
@@ -49,7 +50,7 @@ func (s *server) anomalies(r *http.Request) (anomaliesResponse, error) {
 	}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	current := s.store.Now().Unix() / int64(p) * int64(p)
+	current := timeseries.BucketStart(s.store.Now().Unix(), p)
 	fits, err := s.sharedScan(ctx, p, current, name)
 	if err != nil {
 		return anomaliesResponse{}, err

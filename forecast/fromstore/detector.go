@@ -11,6 +11,7 @@ import (
 
 	"github.com/pulse-dev/pulse/alert"
 	"github.com/pulse-dev/pulse/forecast"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // DefaultDetectPrecision is Detector.Precision when left zero: a
@@ -52,7 +53,7 @@ func (d *Detector) Detect(ctx context.Context, series string, now time.Time) (al
 		return alert.Finding{}, fmt.Errorf("forecast: a Detector without a Scanner and its Store")
 	}
 	p := int64(cmp.Or(d.Precision, DefaultDetectPrecision))
-	bucket := now.Unix()/p*p - p
+	bucket := timeseries.BucketStart(now.Unix(), int(p)) - p
 	if now.Before(time.Unix(bucket+p, 0).Add(d.Scanner.settle())) {
 		bucket -= p
 	}

@@ -81,6 +81,6 @@ var ErrNoData = errors.New("no closed bucket with data")
 // lastRange is the last n buckets of precision up to the current one,
 // zero-filled.
 func lastRange(st *timeseries.Store, precision, n int) timeseries.Range {
-	current := st.Clock().Now().Unix() / int64(precision) * int64(precision)
+	current := timeseries.BucketStart(st.Clock().Now().Unix(), precision)
 	return timeseries.Range{From: current - int64(n-1)*int64(precision), To: current, FillZero: true}
 }

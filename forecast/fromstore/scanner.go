@@ -129,7 +129,7 @@ func (sc *Scanner) lent(ctx context.Context, names []string, p int) (map[string]
 // and the names it does not hold yet.
 func (sc *Scanner) lookup(names []string, p int) (*lent, []string) {
 	now := sc.Store.Clock().Now()
-	current := now.Unix() / int64(p) * int64(p)
+	current := timeseries.BucketStart(now.Unix(), p)
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	l := sc.lends[p]

@@ -162,7 +162,7 @@ func TestTwoEvaluatorsOneNotification(t *testing.T) {
 	if got := len(h.bodies()); got != 4 {
 		t.Errorf("%d notifications in all, want 4", got)
 	}
-	tr, err := b.st.transitions(ctx, 10)
+	_, tr, err := b.st.snapshot(ctx, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,15 +106,9 @@ func (e *Evaluator) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Evaluator) view(r *http.Request, n int, want State) (handlerBody, error) {
-	states, _, err := e.st.load(r.Context())
+	states, trans, err := e.st.snapshot(r.Context(), n)
 	if err != nil {
 		return handlerBody{}, err
-	}
-	trans := []Transition{}
-	if n > 0 {
-		if trans, err = e.st.transitions(r.Context(), n); err != nil {
-			return handlerBody{}, err
-		}
 	}
 	e.mu.Lock()
 	for k, s := range e.mem.local {

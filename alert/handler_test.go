@@ -97,3 +97,55 @@ func TestHandler(t *testing.T) {
 		t.Errorf("Redis down: %d %v", rec.Code, body2)
 	}
 }
+
+// An answer shows the states and the transitions as one write left
+// them, while another instance writes: the newest transition's state is
+// the state listed.
+func TestHandlerSnapshot(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := timeseries.NewManualClock(time.Unix(burnNow, 0))
+	e, err := New(Config{Pool: srv.Pool(), Clock: clock, Instance: "reader",
+		Rules: []Rule{{Name: "SLO", Kind: Availability, Series: App}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	token, err := e.st.acquire(ctx, "writer", time.Minute)
+	if err != nil || token == 0 {
+		t.Fatalf("lease: %d %v", token, err)
+	}
+	labels := map[string]string{"alertname": "SLO"}
+	written := make(chan error, 1)
+	go func() {
+		from := Inactive
+		for i := 0; ctx.Err() == nil; i++ {
+			to := []State{Pending, Firing, Resolved}[i%3]
+			st := &Status{Key: "SLO", Rule: "SLO", Labels: labels, State: to}
+			if err := e.st.write(ctx, token, []*Status{st}, []Transition{{Rule: "SLO", Labels: labels, From: from, To: to}}); err != nil && ctx.Err() == nil {
+				written <- err
+				return
+			}
+			from = to
+		}
+		written <- nil
+	}()
+	for i := range 300 {
+		rec := httptest.NewRecorder()
+		e.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/?transitions=1", nil))
+		var body handlerBody
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != 200 {
+			t.Fatalf("answer %d: %d %s", i, rec.Code, rec.Body)
+		}
+		if len(body.Transitions) == 0 {
+			continue // before the first write
+		}
+		if alerts := body.Rules[0].Alerts; len(alerts) != 1 || alerts[0].State != body.Transitions[0].To {
+			t.Fatalf("answer %d lists %+v, its newest transition went to %s", i, alerts, body.Transitions[0].To)
+		}
+	}
+	cancel()
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -93,7 +93,7 @@ func TestRedisGapNotZero(t *testing.T) {
 		t.Fatalf("after the flush: %+v", s)
 	}
 	idle(t, e)
-	tr2, err := e.st.transitions(ctx, 10)
+	_, tr2, err := e.st.snapshot(ctx, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,14 +111,6 @@ func (s *stateStore) load(ctx context.Context) (map[string]*Status, map[string]S
 	if err != nil {
 		return nil, nil, fmt.Errorf("alert: load state: %w", err)
 	}
-	out := make(map[string]*Status, len(states))
-	for k, v := range states {
-		st := &Status{}
-		if json.Unmarshal([]byte(v), st) == nil {
-			st.Key = k
-			out[k] = st
-		}
-	}
 	sent := make(map[string]Sent, len(sents))
 	for k, v := range sents {
 		var m Sent
@@ -126,7 +118,51 @@ func (s *stateStore) load(ctx context.Context) (map[string]*Status, map[string]S
 			sent[k] = m
 		}
 	}
-	return out, sent, nil
+	return decodeStates(states), sent, nil
+}
+
+// snapshotScript reads the states and the last ARGV[1] transitions at
+// one moment: writeScript changes both at once, so two separate reads
+// could see a transition whose state they do not.
+// KEYS: state hash, log list.
+var snapshotScript = redisconn.NewScript(`
+local log = {}
+if tonumber(ARGV[1]) > 0 then log = redis.call('LRANGE', KEYS[2], 0, tonumber(ARGV[1]) - 1) end
+return {redis.call('HGETALL', KEYS[1]), log}
+`)
+
+// snapshot reads every state and the last n transitions, newest first,
+// as one write left them.
+func (s *stateStore) snapshot(ctx context.Context, n int) (map[string]*Status, []Transition, error) {
+	v, err := redis.Values(s.do(ctx, snapshotScript.Cmd([]string{s.k.state, s.k.log}, n)))
+	if err == nil && len(v) != 2 {
+		err = fmt.Errorf("%d replies, want 2", len(v))
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("alert: snapshot: %w", err)
+	}
+	states, err := redis.StringMap(v[0], nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("alert: snapshot: %w", err)
+	}
+	items, err := redis.ByteSlices(v[1], nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("alert: snapshot: %w", err)
+	}
+	return decodeStates(states), decodeTransitions(items), nil
+}
+
+// decodeStates decodes a state hash, skipping fields it cannot read.
+func decodeStates(fields map[string]string) map[string]*Status {
+	out := make(map[string]*Status, len(fields))
+	for k, v := range fields {
+		st := &Status{}
+		if json.Unmarshal([]byte(v), st) == nil {
+			st.Key = k
+			out[k] = st
+		}
+	}
+	return out
 }
 
 // write stores changed states and their transitions under token.
@@ -167,13 +203,8 @@ func (s *stateStore) current(ctx context.Context, token int64) (bool, error) {
 	return v == token, nil
 }
 
-// transitions reads the last n transitions, newest first.
-func (s *stateStore) transitions(ctx context.Context, n int) ([]Transition, error) {
-	v, err := s.do(ctx, redisconn.Cmd{Key: s.k.log, Name: "LRANGE", Args: []any{s.k.log, 0, n - 1}})
-	items, err := redis.ByteSlices(v, err)
-	if err != nil {
-		return nil, fmt.Errorf("alert: transitions: %w", err)
-	}
+// decodeTransitions decodes log entries, skipping those it cannot read.
+func decodeTransitions(items [][]byte) []Transition {
 	out := make([]Transition, 0, len(items))
 	for _, b := range items {
 		var t Transition
@@ -181,5 +212,5 @@ func (s *stateStore) transitions(ctx context.Context, n int) ([]Transition, erro
 			out = append(out, t)
 		}
 	}
-	return out, nil
+	return out
 }

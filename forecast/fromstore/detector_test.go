@@ -105,7 +105,7 @@ func TestDetectorInAnAlert(t *testing.T) {
 			t.Fatalf("no firing alert on %s: %s", names[1], body)
 		}
 		rec := httptest.NewRecorder()
-		e.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/?state=firing", nil))
+		e.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/?state=firing&transitions=0", nil))
 		b, _ := io.ReadAll(rec.Body)
 		body = string(b)
 	}

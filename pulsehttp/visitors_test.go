@@ -38,12 +38,12 @@ func TestVisitors(t *testing.T) {
 		name      string
 		clientIP  func(*http.Request) string
 		visitorID func(*http.Request) string
-		want      int64
+		want      []tracktest.Visitor
 	}{
-		{"remote address only", nil, nil, 1},
-		{"trusted proxy", trustLoopbackProxy, nil, 40},
-		{"VisitorID", nil, func(r *http.Request) string { return r.URL.Query().Get("user") }, 7},
-		{"VisitorID says none", nil, func(*http.Request) string { return "" }, 0},
+		{"remote address only", nil, nil, tracktest.ForgedClient()},
+		{"trusted proxy", trustLoopbackProxy, nil, tracktest.ForgedAddrs(40)},
+		{"VisitorID", nil, func(r *http.Request) string { return r.URL.Query().Get("user") }, tracktest.ForgedIDs(40)},
+		{"VisitorID says none", nil, func(*http.Request) string { return "" }, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,9 +54,7 @@ func TestVisitors(t *testing.T) {
 			for _, req := range tracktest.ForgedRequests(40) {
 				h.ServeHTTP(httptest.NewRecorder(), req)
 			}
-			if got := tracktest.DayVisitors(t, srv.Do, rec, "hits"); !tracktest.Near(got, tt.want) {
-				t.Errorf("%d visitors, want %d (± 2.5 %%)", got, tt.want)
-			}
+			tracktest.AssertDayVisitors(t, srv.Do, rec, "hits", tt.want)
 		})
 	}
 }
@@ -65,14 +63,18 @@ func TestVisitors(t *testing.T) {
 // hits series always does.
 func TestVisitorsOptIn(t *testing.T) {
 	srv := redistest.Start(t)
+	var three []tracktest.Visitor
+	for i := range 3 {
+		three = append(three, tracktest.Visitor{Addr: "192.0.2." + strconv.Itoa(i+1)})
+	}
 	tests := []struct {
 		name                  string
 		routes, named         bool
-		wantRoute, wantTenant int64
+		wantRoute, wantTenant []tracktest.Visitor
 	}{
-		{"hits only", false, false, 0, 0},
-		{"routes", true, false, 3, 0},
-		{"app-named series", false, true, 0, 3},
+		{"hits only", false, false, nil, nil},
+		{"routes", true, false, three, nil},
+		{"app-named series", false, true, nil, three},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,20 +85,14 @@ func TestVisitorsOptIn(t *testing.T) {
 				Recorder: rec, Routes: true, VisitorRoutes: tt.routes, VisitorSeries: tt.named,
 				SeriesName: func(*http.Request) string { return "tenant:a" },
 			})(blog())
-			for i := range 3 {
+			for _, v := range three {
 				req := httptest.NewRequest(http.MethodGet, "/posts/1", nil)
-				req.RemoteAddr = "192.0.2." + strconv.Itoa(i+1) + ":5000"
+				req.RemoteAddr = v.Addr + ":5000"
 				h.ServeHTTP(httptest.NewRecorder(), req)
 			}
-			got := map[string]int64{}
-			for _, name := range []string{"hits", "GET /posts/{id}", "tenant:a"} {
-				got[name] = tracktest.DayVisitors(t, srv.Do, rec, name)
-			}
-			want := map[string]int64{"hits": 3, "GET /posts/{id}": tt.wantRoute, "tenant:a": tt.wantTenant}
-			for name, n := range want {
-				if got[name] != n {
-					t.Errorf("%s: %d visitors, want %d", name, got[name], n)
-				}
+			want := map[string][]tracktest.Visitor{"hits": three, "GET /posts/{id}": tt.wantRoute, "tenant:a": tt.wantTenant}
+			for name, vs := range want {
+				tracktest.AssertDayVisitors(t, srv.Do, rec, name, vs)
 			}
 		})
 	}

@@ -1,13 +1,12 @@
 package timeseries_test
 
 import (
-	"encoding/binary"
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/series"
-	"github.com/pulse-dev/pulse/internal/visitors"
+	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 )
 
 // unionCount is PFCOUNT over every key of name at precision p: the union of
@@ -52,35 +51,16 @@ func assertVisitors(t *testing.T, do func(key, cmd string, args ...any) any, nam
 	}
 }
 
-// sketched is what a HyperLogLog of the visitors addrOf(from) …
-// addrOf(to-1), as visit records them on day, counts: their ids under the
-// day's salt, which the recorder left in Redis, added to a sketch of the
-// test's own. A sketch's count is off the true one by a random error
-// (0.81 % on average, a few percent at times) that the day's random salt
-// draws anew each run, so a test wanting an exact count compares with
-// this; the recorder's count must match it exactly.
+// sketched is what a sketch of the visitors addrOf(from) …
+// addrOf(to-1), as visit records them on day, counts (tracktest.Sketched):
+// the recorder's count of them must be exactly that.
 func sketched(t *testing.T, do func(key, cmd string, args ...any) any, day int64, from, to int) int64 {
 	t.Helper()
-	key := visitors.SaltKey("", visitors.DayOf(day))
-	v, err := redis.Bytes(do(key, "GET", key), nil)
-	if err != nil {
-		t.Fatalf("the salt of day %d: %v", day, err)
-	}
-	salt, err := visitors.DecodeSalt(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const ref = "test:sketched"
-	args := []any{ref}
+	var vs []tracktest.Visitor
 	for i := from; i < to; i++ {
-		args = append(args, binary.BigEndian.AppendUint64(nil, salt.ClientID(addrOf(i), "test-agent/1.0")))
+		vs = append(vs, tracktest.Visitor{Addr: addrOf(i), UserAgent: "test-agent/1.0"})
 	}
-	do(ref, "DEL", ref)
-	do(ref, "PFADD", args...)
-	n, err := redis.Int64(do(ref, "PFCOUNT", ref), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	do(ref, "DEL", ref)
-	return n
+	// Every command it sends names its one key first.
+	byKey := func(cmd string, args ...any) any { return do(args[0].(string), cmd, args...) }
+	return tracktest.Sketched(t, byKey, day, vs)
 }

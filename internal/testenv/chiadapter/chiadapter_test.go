@@ -150,10 +150,10 @@ func TestVisitors(t *testing.T) {
 	tests := []struct {
 		name string
 		cfg  timeseries.Config
-		want int64
+		want []tracktest.Visitor
 	}{
-		{"visitors on", timeseries.Config{FlushInterval: time.Hour}, 1},
-		{"visitors off", timeseries.Config{FlushInterval: time.Hour, DisableVisitors: true}, 0},
+		{"visitors on", timeseries.Config{FlushInterval: time.Hour}, tracktest.ForgedClient()},
+		{"visitors off", timeseries.Config{FlushInterval: time.Hour, DisableVisitors: true}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,9 +164,7 @@ func TestVisitors(t *testing.T) {
 			for _, req := range tracktest.ForgedRequests(40) {
 				h.ServeHTTP(httptest.NewRecorder(), req)
 			}
-			if got := tracktest.DayVisitors(t, srv.Do, rec, "hits"); !tracktest.Near(got, tt.want) {
-				t.Errorf("%d visitors, want %d", got, tt.want)
-			}
+			tracktest.AssertDayVisitors(t, srv.Do, rec, "hits", tt.want)
 		})
 	}
 }

@@ -2,6 +2,7 @@ package tracktest
 
 import (
 	"context"
+	"encoding/binary"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/internal/visitors"
 )
 
 // Flusher is the part of a *timeseries.Recorder the visitor checks use.
@@ -29,9 +31,9 @@ func Flush(t testing.TB, rec Flusher) {
 	}
 }
 
-// DayVisitors is PFCOUNT of name's visitors in today's 1-day bucket,
+// dayVisitors is PFCOUNT of name's visitors in today's 1-day bucket,
 // after a flush of rec.
-func DayVisitors(t testing.TB, do func(cmd string, args ...any) any, rec Flusher, name string) int64 {
+func dayVisitors(t testing.TB, do func(cmd string, args ...any) any, rec Flusher, name string) int64 {
 	t.Helper()
 	Flush(t, rec)
 	key, _ := series.Keys{}.VisitorKey(86400, name, series.BucketStart(time.Now().Unix(), 86400))
@@ -42,6 +44,13 @@ func DayVisitors(t testing.TB, do func(cmd string, args ...any) any, rec Flusher
 	return n
 }
 
+const (
+	forgedAgent = "same-browser/1.0"
+	forgedUsers = 7
+)
+
+func forgedAddr(i int) string { return "203.0.113." + strconv.Itoa(i+1) }
+
 // ForgedRequests are the requests of the visitor tests: one client (one
 // connection address and User-Agent) forging a different public
 // X-Forwarded-For address in each, and naming one of 7 app ids in
@@ -49,24 +58,95 @@ func DayVisitors(t testing.TB, do func(cmd string, args ...any) any, rec Flusher
 func ForgedRequests(n int) []*http.Request {
 	out := make([]*http.Request, n)
 	for i := range out {
-		req := httptest.NewRequest(http.MethodGet, "/?user="+strconv.Itoa(i%7), nil)
+		req := httptest.NewRequest(http.MethodGet, "/?user="+strconv.Itoa(i%forgedUsers), nil)
 		req.RemoteAddr = "127.0.0.1:40000"
-		req.Header.Set("X-Forwarded-For", "203.0.113."+strconv.Itoa(i+1))
-		req.Header.Set("User-Agent", "same-browser/1.0")
+		req.Header.Set("X-Forwarded-For", forgedAddr(i))
+		req.Header.Set("User-Agent", forgedAgent)
 		out[i] = req
 	}
 	return out
 }
 
-// Near reports whether an estimate of a small number of visitors is
-// within HyperLogLog's error of want: exact for 0 and 1, one off for a
-// few dozen.
-func Near(got, want int64) bool {
-	d := got - want
-	if d < 0 {
-		d = -d
+// A Visitor is one visitor as the recorder tells them apart: by the
+// app's id or, without one, by client address and User-Agent.
+type Visitor struct{ ID, Addr, UserAgent string }
+
+// ForgedClient is the one visitor of ForgedRequests when the app trusts
+// no header: the connection's address.
+func ForgedClient() []Visitor {
+	return []Visitor{{Addr: "127.0.0.1", UserAgent: forgedAgent}}
+}
+
+// ForgedAddrs are the visitors of ForgedRequests(n) when the app trusts
+// X-Forwarded-For: one per forged address.
+func ForgedAddrs(n int) []Visitor {
+	out := make([]Visitor, n)
+	for i := range out {
+		out[i] = Visitor{Addr: forgedAddr(i), UserAgent: forgedAgent}
 	}
-	return d <= (want+39)/40
+	return out
+}
+
+// ForgedIDs are the visitors of ForgedRequests(n) when the app names
+// them by ?user=.
+func ForgedIDs(n int) []Visitor {
+	out := make([]Visitor, min(n, forgedUsers))
+	for i := range out {
+		out[i] = Visitor{ID: strconv.Itoa(i)}
+	}
+	return out
+}
+
+// AssertDayVisitors checks, after a flush of rec, that name's 1-day
+// bucket of today counts want exactly: as many as a sketch of the same
+// visitors, hashed under the day's salt that rec left in Redis, counts.
+// A sketch is off the true count by a small random error, which the
+// day's random salt draws anew each run: only a sketch of the same ids
+// gives the exact figure.
+func AssertDayVisitors(t testing.TB, do func(cmd string, args ...any) any, rec Flusher, name string, want []Visitor) {
+	t.Helper()
+	now := time.Now().Unix()
+	got := dayVisitors(t, do, rec, name)
+	if n := Sketched(t, do, now, want); got != n {
+		t.Errorf("%s: %d visitors today, want %d, the count of a sketch of the %d expected", name, got, n, len(want))
+	}
+}
+
+// Sketched is what a sketch of vs counts, hashed under the salt of the
+// UTC day of unix second at, which a recorder left in Redis: the exact
+// count a recorder's sketch of the same visitors must show. It builds
+// the sketch in a key of the test's own, and deletes it.
+func Sketched(t testing.TB, do func(cmd string, args ...any) any, at int64, vs []Visitor) int64 {
+	t.Helper()
+	if len(vs) == 0 {
+		return 0
+	}
+	day := visitors.DayOf(at)
+	v, err := redis.Bytes(do("GET", visitors.SaltKey("", day)), nil)
+	if err != nil {
+		t.Fatalf("the salt of day %d: %v", day, err)
+	}
+	salt, err := visitors.DecodeSalt(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "test:sketched"
+	args := []any{key}
+	for _, v := range vs {
+		id := salt.AppID(v.ID)
+		if v.ID == "" {
+			id = salt.ClientID(v.Addr, v.UserAgent)
+		}
+		args = append(args, binary.BigEndian.AppendUint64(nil, id))
+	}
+	do("DEL", key)
+	do("PFADD", args...)
+	n, err := redis.Int64(do("PFCOUNT", key), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	do("DEL", key)
+	return n
 }
 
 // HooksOnlyWithVisitors checks that a middleware works out a request's

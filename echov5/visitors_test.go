@@ -21,7 +21,7 @@ func TestVisitors(t *testing.T) {
 		name      string
 		extractor echo.IPExtractor
 		visitorID func(c *echo.Context) string
-		want      []tracktest.Visitor
+		want      []timeseries.Visitor
 	}{
 		{"remote address only", nil, nil, tracktest.ForgedClient()},
 		{"trusted proxy", echo.ExtractIPFromXFFHeader(), nil, tracktest.ForgedAddrs(40)},

@@ -13,6 +13,7 @@ import (
 	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 func TestParseTrustedProxies(t *testing.T) {
@@ -53,16 +54,16 @@ func TestParseTrustedProxies(t *testing.T) {
 // defaults; only a trusted range makes the header count.
 func TestForgedForwardedFor(t *testing.T) {
 	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
-	var forwarded []tracktest.Visitor
+	var forwarded []timeseries.Visitor
 	for i := range 30 {
-		forwarded = append(forwarded, tracktest.Visitor{Addr: fmt.Sprintf("203.0.113.%d", 1+i), UserAgent: "curl/8.5.0"})
+		forwarded = append(forwarded, timeseries.Visitor{Addr: fmt.Sprintf("203.0.113.%d", 1+i), UserAgent: "curl/8.5.0"})
 	}
 	tests := []struct {
 		name    string
 		proxies []*net.IPNet
-		want    []tracktest.Visitor
+		want    []timeseries.Visitor
 	}{
-		{"no proxy trusted (default)", nil, []tracktest.Visitor{{Addr: "127.0.0.1", UserAgent: "curl/8.5.0"}}},
+		{"no proxy trusted (default)", nil, []timeseries.Visitor{{Addr: "127.0.0.1", UserAgent: "curl/8.5.0"}}},
 		{"loopback trusted", []*net.IPNet{loopback}, forwarded},
 	}
 	for _, tt := range tests {

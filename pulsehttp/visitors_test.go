@@ -38,7 +38,7 @@ func TestVisitors(t *testing.T) {
 		name      string
 		clientIP  func(*http.Request) string
 		visitorID func(*http.Request) string
-		want      []tracktest.Visitor
+		want      []timeseries.Visitor
 	}{
 		{"remote address only", nil, nil, tracktest.ForgedClient()},
 		{"trusted proxy", trustLoopbackProxy, nil, tracktest.ForgedAddrs(40)},
@@ -63,14 +63,14 @@ func TestVisitors(t *testing.T) {
 // hits series always does.
 func TestVisitorsOptIn(t *testing.T) {
 	srv := redistest.Start(t)
-	var three []tracktest.Visitor
+	var three []timeseries.Visitor
 	for i := range 3 {
-		three = append(three, tracktest.Visitor{Addr: "192.0.2." + strconv.Itoa(i+1)})
+		three = append(three, timeseries.Visitor{Addr: "192.0.2." + strconv.Itoa(i+1)})
 	}
 	tests := []struct {
 		name                  string
 		routes, named         bool
-		wantRoute, wantTenant []tracktest.Visitor
+		wantRoute, wantTenant []timeseries.Visitor
 	}{
 		{"hits only", false, false, nil, nil},
 		{"routes", true, false, three, nil},
@@ -90,7 +90,7 @@ func TestVisitorsOptIn(t *testing.T) {
 				req.RemoteAddr = v.Addr + ":5000"
 				h.ServeHTTP(httptest.NewRecorder(), req)
 			}
-			want := map[string][]tracktest.Visitor{"hits": three, "GET /posts/{id}": tt.wantRoute, "tenant:a": tt.wantTenant}
+			want := map[string][]timeseries.Visitor{"hits": three, "GET /posts/{id}": tt.wantRoute, "tenant:a": tt.wantTenant}
 			for name, vs := range want {
 				tracktest.AssertDayVisitors(t, srv.Do, rec, name, vs)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // unionCount is PFCOUNT over every key of name at precision p: the union of
@@ -56,9 +57,9 @@ func assertVisitors(t *testing.T, do func(key, cmd string, args ...any) any, nam
 // the recorder's count of them must be exactly that.
 func sketched(t *testing.T, do func(key, cmd string, args ...any) any, day int64, from, to int) int64 {
 	t.Helper()
-	var vs []tracktest.Visitor
+	var vs []timeseries.Visitor
 	for i := from; i < to; i++ {
-		vs = append(vs, tracktest.Visitor{Addr: addrOf(i), UserAgent: "test-agent/1.0"})
+		vs = append(vs, timeseries.Visitor{Addr: addrOf(i), UserAgent: "test-agent/1.0"})
 	}
 	// Every command it sends names its one key first.
 	byKey := func(cmd string, args ...any) any { return do(args[0].(string), cmd, args...) }

@@ -150,7 +150,7 @@ func TestVisitors(t *testing.T) {
 	tests := []struct {
 		name string
 		cfg  timeseries.Config
-		want []tracktest.Visitor
+		want []timeseries.Visitor
 	}{
 		{"visitors on", timeseries.Config{FlushInterval: time.Hour}, tracktest.ForgedClient()},
 		{"visitors off", timeseries.Config{FlushInterval: time.Hour, DisableVisitors: true}, nil},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/visitors"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // Flusher is the part of a *timeseries.Recorder the visitor checks use.
@@ -31,12 +32,12 @@ func Flush(t testing.TB, rec Flusher) {
 	}
 }
 
-// dayVisitors is PFCOUNT of name's visitors in today's 1-day bucket,
-// after a flush of rec.
-func dayVisitors(t testing.TB, do func(cmd string, args ...any) any, rec Flusher, name string) int64 {
+// dayVisitors is PFCOUNT of name's visitors in the 1-day bucket of unix
+// second at, after a flush of rec.
+func dayVisitors(t testing.TB, do func(cmd string, args ...any) any, rec Flusher, name string, at int64) int64 {
 	t.Helper()
 	Flush(t, rec)
-	key, _ := series.Keys{}.VisitorKey(86400, name, series.BucketStart(time.Now().Unix(), 86400))
+	key, _ := series.Keys{}.VisitorKey(86400, name, series.BucketStart(at, 86400))
 	n, err := redis.Int64(do("PFCOUNT", key), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -67,32 +68,28 @@ func ForgedRequests(n int) []*http.Request {
 	return out
 }
 
-// A Visitor is one visitor as the recorder tells them apart: by the
-// app's id or, without one, by client address and User-Agent.
-type Visitor struct{ ID, Addr, UserAgent string }
-
 // ForgedClient is the one visitor of ForgedRequests when the app trusts
 // no header: the connection's address.
-func ForgedClient() []Visitor {
-	return []Visitor{{Addr: "127.0.0.1", UserAgent: forgedAgent}}
+func ForgedClient() []timeseries.Visitor {
+	return []timeseries.Visitor{{Addr: "127.0.0.1", UserAgent: forgedAgent}}
 }
 
 // ForgedAddrs are the visitors of ForgedRequests(n) when the app trusts
 // X-Forwarded-For: one per forged address.
-func ForgedAddrs(n int) []Visitor {
-	out := make([]Visitor, n)
+func ForgedAddrs(n int) []timeseries.Visitor {
+	out := make([]timeseries.Visitor, n)
 	for i := range out {
-		out[i] = Visitor{Addr: forgedAddr(i), UserAgent: forgedAgent}
+		out[i] = timeseries.Visitor{Addr: forgedAddr(i), UserAgent: forgedAgent}
 	}
 	return out
 }
 
 // ForgedIDs are the visitors of ForgedRequests(n) when the app names
 // them by ?user=.
-func ForgedIDs(n int) []Visitor {
-	out := make([]Visitor, min(n, forgedUsers))
+func ForgedIDs(n int) []timeseries.Visitor {
+	out := make([]timeseries.Visitor, min(n, forgedUsers))
 	for i := range out {
-		out[i] = Visitor{ID: strconv.Itoa(i)}
+		out[i] = timeseries.Visitor{ID: strconv.Itoa(i)}
 	}
 	return out
 }
@@ -103,10 +100,11 @@ func ForgedIDs(n int) []Visitor {
 // A sketch is off the true count by a small random error, which the
 // day's random salt draws anew each run: only a sketch of the same ids
 // gives the exact figure.
-func AssertDayVisitors(t testing.TB, do func(cmd string, args ...any) any, rec Flusher, name string, want []Visitor) {
+func AssertDayVisitors(t testing.TB, do func(cmd string, args ...any) any, rec Flusher, name string, want []timeseries.Visitor) {
 	t.Helper()
+	// One reading of the clock names both the day's bucket and its salt.
 	now := time.Now().Unix()
-	got := dayVisitors(t, do, rec, name)
+	got := dayVisitors(t, do, rec, name, now)
 	if n := Sketched(t, do, now, want); got != n {
 		t.Errorf("%s: %d visitors today, want %d, the count of a sketch of the %d expected", name, got, n, len(want))
 	}
@@ -116,7 +114,7 @@ func AssertDayVisitors(t testing.TB, do func(cmd string, args ...any) any, rec F
 // UTC day of unix second at, which a recorder left in Redis: the exact
 // count a recorder's sketch of the same visitors must show. It builds
 // the sketch in a key of the test's own, and deletes it.
-func Sketched(t testing.TB, do func(cmd string, args ...any) any, at int64, vs []Visitor) int64 {
+func Sketched(t testing.TB, do func(cmd string, args ...any) any, at int64, vs []timeseries.Visitor) int64 {
 	t.Helper()
 	if len(vs) == 0 {
 		return 0

@@ -245,15 +245,28 @@ func (e *Evaluator) Run(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}()
-	t := time.NewTicker(e.cfg.Interval)
+	// Before the recorder's first flush an evaluation decides nothing;
+	// the next comes as soon as a flush may have landed.
+	soon := min(e.cfg.Interval, time.Second)
+	t := time.NewTimer(0)
 	defer t.Stop()
+	next := time.Now()
 	for {
-		e.tick(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
+		wait := e.cfg.Interval
+		if e.tick(ctx) {
+			wait = soon
+		}
+		// As a ticker does: on time, but a late evaluation is not
+		// followed by others back to back.
+		if next = next.Add(wait); time.Until(next) < 0 {
+			next = time.Now()
+		}
+		t.Reset(time.Until(next))
 	}
 }
 

@@ -43,11 +43,16 @@ func (e *Evaluator) Health() EvaluatorHealth {
 }
 
 // ruleView is one rule and its alert instances, as Handler serves them.
+// Target (an SLO's), Threshold (a latency SLO's) and Check (a health
+// rule's) tell what the alerts' values measure.
 type ruleView struct {
-	Name   string   `json:"name"`
-	Kind   Kind     `json:"kind"`
-	Series string   `json:"series,omitempty"`
-	Alerts []Status `json:"alerts"`
+	Name      string      `json:"name"`
+	Kind      Kind        `json:"kind"`
+	Series    string      `json:"series,omitempty"`
+	Target    float64     `json:"target,omitempty"`
+	Threshold Duration    `json:"threshold,omitempty"`
+	Check     HealthCheck `json:"check,omitempty"`
+	Alerts    []Status    `json:"alerts"`
 }
 
 type handlerBody struct {
@@ -130,7 +135,8 @@ func (e *Evaluator) view(r *http.Request, n int, want State) (handlerBody, error
 				alerts = []Status{}
 			}
 			slices.SortFunc(alerts, func(a, b Status) int { return cmp.Compare(a.Key, b.Key) })
-			views = append(views, ruleView{Name: rule.Name, Kind: rule.Kind, Series: rule.Series, Alerts: alerts})
+			views = append(views, ruleView{Name: rule.Name, Kind: rule.Kind, Series: rule.Series, Target: rule.Target,
+				Threshold: rule.Threshold, Check: rule.Check, Alerts: alerts})
 		}
 	}
 	return handlerBody{Rules: views, Transitions: trans, Health: e.Health()}, nil

@@ -138,7 +138,7 @@ func planLatencies(rules []Rule, in planInput, dp durationPlan) []observer {
 // burn rate of a window is its share of requests slower than the
 // threshold over the budget, 1 - Target.
 func planLatency(r *Rule, names []string, in planInput, dp durationPlan) observer {
-	pairs, longest := burnPairs(r, in)
+	pairs := burnPairs(r, in)
 	for _, n := range names {
 		for _, p := range pairs {
 			dp.want(n, p.long)
@@ -166,7 +166,7 @@ func planLatency(r *Rule, names []string, in planInput, dp durationPlan) observe
 				return slow / all / budget
 			}
 			first := len(out)
-			out = appendBurns(out, r, n, pairs, burn, longest)
+			out = appendBurns(out, r, n, pairs, burn)
 			for i := first; i < len(out); i++ {
 				out[i].unknown = !known
 				if edge != "" {

@@ -21,8 +21,10 @@ type observation struct {
 	Breached    bool
 	Value       float64
 	Threshold   float64
-	Window      time.Duration // the longest window read, for the dashboard link
-	unknown     bool          // nothing could be read: hold the state
+	// Window is what Value was read over: an SLO's long window of the
+	// pair Value and Threshold belong to, with its short one in Short.
+	Window, Short time.Duration
+	unknown       bool // nothing could be read: hold the state
 }
 
 // Detector is what an Anomaly rule asks whether a series breaks from its
@@ -108,21 +110,19 @@ type burnPair struct {
 }
 
 // burnPairs are the spans of r's window pairs at in.now, each read at
-// the precision pickPrecision gives, and the longest window.
-func burnPairs(r *Rule, in planInput) ([]burnPair, time.Duration) {
+// the precision pickPrecision gives.
+func burnPairs(r *Rule, in planInput) []burnPair {
 	pairs := make([]burnPair, len(r.Windows))
-	var longest time.Duration
 	for i, w := range r.Windows {
 		pl := pickPrecision(in.precisions, w.Long.Std(), 0, in.maxBuckets)
 		ps := pickPrecision(in.precisions, w.Short.Std(), 0, in.maxBuckets)
 		pairs[i] = burnPair{w: w, long: windowOf(in.now, w.Long.Std(), 0, pl), short: windowOf(in.now, w.Short.Std(), 0, ps)}
-		longest = max(longest, w.Long.Std())
 	}
-	return pairs, longest
+	return pairs
 }
 
 func planAvailability(r *Rule, names []string, in planInput, rp readPlan) observer {
-	pairs, longest := burnPairs(r, in)
+	pairs := burnPairs(r, in)
 	for _, n := range names {
 		for _, p := range pairs {
 			for _, s := range []span{p.long, p.short} {
@@ -143,7 +143,7 @@ func planAvailability(r *Rule, names []string, in planInput, rp readPlan) observ
 				}
 				return d.sum(errorSeries(n), s, now) / total / budget
 			}
-			out = appendBurns(out, r, n, pairs, burn, longest)
+			out = appendBurns(out, r, n, pairs, burn)
 		}
 		return out
 	}
@@ -152,8 +152,9 @@ func planAvailability(r *Rule, names []string, in planInput, rp readPlan) observ
 // appendBurns adds one observation per severity of r's windows for
 // series: breached when any of that severity's pairs burns faster than
 // its rate over both windows. Its value is the slower of the two burns
-// of the pair nearest to (or furthest past) its rate.
-func appendBurns(out []observation, r *Rule, series string, pairs []burnPair, burn func(span) float64, longest time.Duration) []observation {
+// of the pair nearest to (or furthest past) its rate, its threshold and
+// windows that pair's.
+func appendBurns(out []observation, r *Rule, series string, pairs []burnPair, burn func(span) float64) []observation {
 	first := len(out)
 	for _, p := range pairs {
 		v := min(burn(p.long), burn(p.short))
@@ -161,13 +162,13 @@ func appendBurns(out []observation, r *Rule, series string, pairs []burnPair, bu
 		for ; i < len(out) && out[i].Labels["severity"] != p.w.Severity; i++ {
 		}
 		if i == len(out) {
-			o := newObservation(r, series, p.w.Severity)
-			o.Value, o.Threshold, o.Window = v, p.w.Burn, longest
-			out = append(out, o)
+			out = append(out, newObservation(r, series, p.w.Severity))
+			out[i].Threshold = p.w.Burn
+			out[i].Value = -1 // below any pair's, so the first pair's is taken
 		}
 		o := &out[i]
 		if v/p.w.Burn > o.Value/o.Threshold {
-			o.Value, o.Threshold = v, p.w.Burn
+			o.Value, o.Threshold, o.Window, o.Short = v, p.w.Burn, p.w.Long.Std(), p.w.Short.Std()
 		}
 		o.Breached = o.Breached || v > p.w.Burn
 	}

@@ -38,7 +38,11 @@ type Status struct {
 	LastBreach time.Time `json:"last_breach,omitzero"`
 	Value      float64   `json:"value"`
 	Threshold  float64   `json:"threshold"`
-	Window     Duration  `json:"window,omitempty"`
+	// Window is what Value was read over: for an SLO alert the long
+	// window of the pair that Value and Threshold belong to, with its
+	// short window in ShortWindow; for an absence alert the quiet window.
+	Window      Duration `json:"window,omitempty"`
+	ShortWindow Duration `json:"short_window,omitempty"`
 	// Stale is set while the data to evaluate it is missing (Redis
 	// unreachable, a flush pending): the state is held, not changed.
 	Stale bool `json:"stale,omitempty"`
@@ -67,7 +71,7 @@ func (s *Status) step(o observation, r *Rule, now time.Time) bool {
 	}
 	s.Stale = false
 	s.Rule, s.Series, s.Labels, s.Annotations = o.Rule, o.Series, o.Labels, maps.Clone(o.Annotations)
-	s.Value, s.Threshold, s.Window = o.Value, o.Threshold, Duration(o.Window)
+	s.Value, s.Threshold, s.Window, s.ShortWindow = o.Value, o.Threshold, Duration(o.Window), Duration(o.Short)
 	if o.Breached {
 		s.LastBreach = now
 	}

@@ -3,7 +3,10 @@ package alert
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
+
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // memory is the evaluator's view of the alert state. While it holds the
@@ -36,27 +39,40 @@ type evalStats struct {
 }
 
 // tick is one evaluation: local Health rules, then, if this instance
-// holds the lease, the rules over series.
-func (e *Evaluator) tick(ctx context.Context) {
+// holds the lease, the rules over series. It reports whether the next
+// should come soon rather than in an Interval: the recorder has not
+// flushed yet, so this one decided nothing.
+func (e *Evaluator) tick(ctx context.Context) (soon bool) {
 	now := e.cfg.Clock.Now()
 	e.tickLocal(now)
-	if err := e.tickShared(ctx, now); err != nil {
+	soon, err := e.tickShared(ctx, now)
+	if err != nil {
 		e.mu.Lock()
 		e.stats.lastErr = err.Error()
 		e.mu.Unlock()
 	}
+	return soon
 }
 
 // tickShared evaluates the series rules under the lease.
-func (e *Evaluator) tickShared(ctx context.Context, now time.Time) error {
+func (e *Evaluator) tickShared(ctx context.Context, now time.Time) (soon bool, err error) {
 	token, err := e.lease(ctx)
 	if err != nil || token == 0 {
-		return err
+		return false, err
 	}
-	if e.dataMissing(now) {
+	switch missing, notYet := e.dataMissing(now); {
+	case notYet:
+		return true, nil
+	case missing != "":
 		e.hold(ctx, token)
-		return errors.New("alert: data missing: the recorder's flushes fail or lag")
+		return false, errors.New("alert: data missing: " + missing)
 	}
+	return false, e.evaluate(ctx, token, now)
+}
+
+// evaluate reads and steps every state under token, stores what
+// changed and queues the notifications due.
+func (e *Evaluator) evaluate(ctx context.Context, token int64, now time.Time) error {
 	obs, err := e.observe(ctx, now)
 	if err != nil {
 		e.hold(ctx, token)
@@ -114,18 +130,36 @@ func (e *Evaluator) lease(ctx context.Context) (int64, error) {
 	return token, nil
 }
 
-// dataMissing reports whether the recorder says Redis may lack hits: its
-// latest flush failed, or none ended well lately.
-func (e *Evaluator) dataMissing(now time.Time) bool {
+// dataMissing says why Redis may lack hits the recorder holds: its
+// latest flush failed, or none ended well lately; "" when none. notYet
+// means the recorder has not tried a flush since the evaluator started,
+// and is not late yet: no evaluation has had a chance to see one, and
+// none is missing.
+func (e *Evaluator) dataMissing(now time.Time) (missing string, notYet bool) {
 	if e.cfg.Recorder == nil {
-		return false
+		return "", false
 	}
 	h := e.cfg.Recorder.Health()
-	stale := e.cfg.StaleAfter
-	if stale <= 0 {
-		stale = max(3*h.FlushInterval, 3*time.Second)
+	stale := e.staleAfter(h)
+	switch {
+	case !h.RedisUp:
+		return "the recorder's latest flush failed", false
+	case h.LastFlushOK.IsZero() && h.LastErrorAt.IsZero() && now.Sub(e.startedAt) <= stale:
+		return "", true
+	case h.LastFlushOK.IsZero():
+		return fmt.Sprintf("the recorder has not flushed in the %v since the evaluator started", now.Sub(e.startedAt).Round(time.Second)), false
+	case now.Sub(h.LastFlushOK) > stale:
+		return fmt.Sprintf("the recorder's last good flush was %v ago", now.Sub(h.LastFlushOK).Round(time.Second)), false
 	}
-	return !h.RedisUp || h.LastFlushOK.IsZero() || now.Sub(h.LastFlushOK) > stale
+	return "", false
+}
+
+// staleAfter is Config.StaleAfter or its default for h's recorder.
+func (e *Evaluator) staleAfter(h timeseries.Health) time.Duration {
+	if e.cfg.StaleAfter > 0 {
+		return e.cfg.StaleAfter
+	}
+	return max(3*h.FlushInterval, 3*time.Second)
 }
 
 // hold marks every state stale, nothing being decided from a gap, and
@@ -252,7 +286,8 @@ func (e *Evaluator) applyLocked(obs []observation, now time.Time) ([]*Status, []
 		if r == nil {
 			r = &Rule{}
 		}
-		apply(s, observation{Key: key, Rule: s.Rule, Series: s.Series, Labels: s.Labels, Annotations: s.Annotations, Threshold: s.Threshold}, r)
+		apply(s, observation{Key: key, Rule: s.Rule, Series: s.Series, Labels: s.Labels, Annotations: s.Annotations,
+			Threshold: s.Threshold, Window: s.Window.Std(), Short: s.ShortWindow.Std()}, r)
 	}
 	return changed, log
 }

@@ -10,30 +10,11 @@
 import { getJSON } from './api.js';
 import { cfg } from './config.js';
 import { byId, el } from './dom.js';
-import { ago, clockFormat, rateFormat } from './format.js';
+import { parseWindow, spanText, valueText } from './alertvalue.js';
+import { ago, clockFormat } from './format.js';
 
 const shownStates = ['firing', 'pending'];
 const windowColor = 'rgba(234, 88, 12, 0.14)';
-
-// durationUnits are the units of Go's time.Duration text and the alert
-// package's whole days ("3d"), in seconds.
-const durationUnits = { d: 86400, h: 3600, m: 60, s: 1, ms: 1e-3, us: 1e-6, 'µs': 1e-6, ns: 1e-9 };
-
-// parseWindow reads a window such as "1h0m0s" or "3d" in seconds; 0 when
-// there is none or it does not parse.
-export function parseWindow(text) {
-  if (typeof text !== 'string' || text === '') return 0;
-  let seconds = 0;
-  let rest = text;
-  const part = /^([0-9]+(?:\.[0-9]+)?)(ms|us|µs|ns|d|h|m|s)/;
-  while (rest !== '') {
-    const m = part.exec(rest);
-    if (!m) return 0;
-    seconds += Number(m[1]) * durationUnits[m[2]];
-    rest = rest.slice(m[0].length);
-  }
-  return seconds;
-}
 
 const unixSeconds = (iso) => {
   const ms = Date.parse(iso);
@@ -41,23 +22,22 @@ const unixSeconds = (iso) => {
 };
 
 // activeAlerts lists the firing alerts, then the pending ones, the
-// longest-standing first within each.
+// longest-standing first within each, each with its rule.
 function activeAlerts(answer) {
   const out = [];
   for (const rule of Array.isArray(answer.rules) ? answer.rules : []) {
     for (const a of Array.isArray(rule.alerts) ? rule.alerts : []) {
-      if (shownStates.includes(a.state)) out.push(a);
+      if (shownStates.includes(a.state)) out.push({ ...a, ruleOf: rule });
     }
   }
   out.sort((a, b) => shownStates.indexOf(a.state) - shownStates.indexOf(b.state) || unixSeconds(a.since) - unixSeconds(b.since));
   return out;
 }
 
-const number = (v) => (typeof v === 'number' ? rateFormat.format(v) : '–');
-
 function alertItem(a, now) {
   const labels = a.labels && typeof a.labels === 'object' ? a.labels : {};
   const since = unixSeconds(a.since);
+  const slo = a.ruleOf.kind === 'availability' || a.ruleOf.kind === 'latency'; // its value names its severity
   const item = el(a.series ? 'button' : 'div', 'alert-item');
   item.dataset.state = a.state;
   if (a.series) {
@@ -65,15 +45,15 @@ function alertItem(a, now) {
     item.dataset.series = a.series;
     item.dataset.since = String(since);
     item.dataset.window = String(parseWindow(a.window));
-    item.title = 'Chart ' + a.series + (a.window ? ' with the ' + a.window + ' window marked' : '');
+    item.title = 'Chart ' + a.series + (a.window ? ' with the ' + spanText(parseWindow(a.window)) + ' window marked' : '');
   }
   const sinceText = since ? clockFormat.format(new Date(since * 1000)) + ' (' + ago(now - since) + ')' : '–';
   item.append(
     el('span', 'alert-state', a.state),
     el('span', 'alert-name', a.rule || labels.alertname || ''),
     el('span', 'alert-route', labels.route || a.series || labels.instance || ''),
-    el('span', 'alert-value', 'value ' + number(a.value) + ' vs threshold ' + number(a.threshold) +
-      (labels.severity ? ' · ' + labels.severity : '') + (a.stale ? ' · data missing, held' : '')),
+    el('span', 'alert-value', valueText(a, a.ruleOf) + (labels.severity && !slo ? ' · ' + labels.severity : '') +
+      (a.stale ? ' · data missing, held' : '')),
     el('span', 'alert-since', 'since ' + sinceText),
   );
   const li = el('li');

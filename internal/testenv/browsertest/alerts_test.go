@@ -111,8 +111,12 @@ func TestAlertBanner(t *testing.T) {
 		if g.State != w.State || g.Name != w.Name || g.Route != w.Route || g.Series != w.Series || g.Window != w.Window {
 			t.Errorf("banner entry %d: %+v, want %+v", i, g, w)
 		}
-		if g.Value != "value 33.3 vs threshold 10 · "+[]string{"page", "page", "ticket"}[i] {
-			t.Errorf("banner entry %d says %q", i, g.Value)
+		// The value says what it is: a burn rate against the rate at
+		// which its severity fires, the share of errors it stands for
+		// and the window pair it was read over.
+		want := "burn rate 33.3× (" + []string{"pages", "pages", "opens a ticket"}[i] + " at 10×) · 33.3 % errors over 5 min and 1 min"
+		if g.Value != want {
+			t.Errorf("banner entry %d says %q, want %q", i, g.Value, want)
 		}
 	}
 	writeScreenshotAs(t, tb, "dashboard-alerts.png")

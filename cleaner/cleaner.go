@@ -97,8 +97,7 @@ type Cleaner struct {
 
 	passMu   sync.Mutex // one pass at a time; guards the fields below
 	passes   int64
-	probed   bool // the server's version is known
-	perKey   bool // Redis before 7: one trim script call per series
+	perKey   bool // the node script does not compile: one trim script call per series
 	deferred bool // the last pass deferred series
 
 	stop     context.CancelFunc // ends Run

@@ -88,10 +88,14 @@
 //     After a failover the map read again routes later pages to the new
 //     master.
 //
-// The script needs Redis 7. The first pass reads the server's version
-// (INFO, in the round trip of the first page); before Redis 7 each series
-// is trimmed by a script call of its own that names its hash, in the same
-// pipelines.
+// The script's flags need Redis 7. The cleaner learns what the server
+// supports by trying: a server that cannot compile a script with a flags
+// line (Redis before 7, or an embedded server such as miniredis, which
+// answers neither INFO server nor the flags) fails the first call with a
+// compile error, and from then on each series is trimmed by a plain
+// script call of its own that names its hash, in the same pipelines. The
+// series of that first call are trimmed so in the same pass, so the
+// switch costs one round trip and reports no error.
 //
 // # Unlisting empty series
 //

@@ -12,6 +12,7 @@ func SetBeforePass(c *Cleaner, f func()) { c.beforePass = f }
 // SetAfterPass installs a hook run after every background pass.
 func SetAfterPass(c *Cleaner, f func(Stats, error)) { c.afterPass = f }
 
-// SetPerKey makes c trim with one script call per series, as it does on
-// servers older than Redis 7.
-func SetPerKey(c *Cleaner) { c.probed, c.perKey = true, true }
+// SetPerKey makes c trim with one script call per series, as it does
+// where the node script does not compile (Redis before 7, an embedded
+// server).
+func SetPerKey(c *Cleaner) { c.perKey = true }

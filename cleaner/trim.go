@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -66,65 +64,68 @@ func (c *Cleaner) trim(ctx context.Context, do func(...redisconn.Cmd) []rediscon
 			return t.empty, err
 		}
 		b := c.dueBatch(members, now, st.Pass)
-		calls, cmds, err := t.calls(b)
-		if err != nil {
-			return t.empty, err
-		}
+		var next []redisconn.Cmd
 		more := len(members) == c.pageSize
 		if more {
 			// The next page goes in the same round trip, after the last
 			// member seen: removals during the pass cannot shift it.
-			cmds = append(cmds, page("("+members[len(members)-1]))
+			next = append(next, page("("+members[len(members)-1]))
 		}
-		if len(cmds) == 0 {
-			break
+		replies, err := t.send(do, b, next)
+		if err != nil || !more {
+			return t.empty, errors.Join(err, t.err())
 		}
-		replies := do(cmds...)
-		st.Series += len(b.members)
-		for i, cl := range calls {
-			t.apply(b, cl, replies[i])
-		}
-		if !more {
-			break
-		}
-		last := replies[len(cmds)-1]
-		if members, err = redis.Strings(last.Value, last.Err); err != nil {
+		if members, err = redis.Strings(replies[0].Value, replies[0].Err); err != nil {
 			return t.empty, fmt.Errorf("read known set: %w", err)
 		}
 	}
-	return t.empty, t.err()
 }
 
-// firstPage reads the first page of the known set and, in the same round
-// trip the first time, which Redis serves it: scripts that take flags
-// and reach undeclared keys need Redis 7.
-func (c *Cleaner) firstPage(do func(...redisconn.Cmd) []redisconn.Reply, page redisconn.Cmd) ([]string, error) {
-	cmds := []redisconn.Cmd{page}
-	if !c.probed {
-		cmds = append(cmds, redisconn.Cmd{Key: page.Key, Name: "INFO", Args: []any{"server"}})
+// send trims batch b, with the commands of next in the same round trip,
+// and returns next's replies. A server that cannot compile the node
+// script (Redis before 7, an embedded server) is tried once that way: its
+// error turns the cleaner to one plain script call per series for good,
+// and the series of the batch are trimmed so at once.
+func (t *trimmer) send(do func(...redisconn.Cmd) []redisconn.Reply, b *batch, next []redisconn.Cmd) ([]redisconn.Reply, error) {
+	calls, cmds, err := t.calls(b)
+	if err != nil || len(cmds)+len(next) == 0 {
+		return nil, err
 	}
-	replies := do(cmds...)
-	if len(replies) > 1 {
-		if info, err := redis.String(replies[1].Value, replies[1].Err); err == nil {
-			c.probed, c.perKey = true, majorVersion(info) < 7
+	replies := do(append(cmds, next...)...)
+	nextReplies, replies := replies[len(cmds):], replies[:len(cmds)]
+	if !t.c.perKey && unsupported(replies) {
+		t.c.perKey = true
+		if calls, cmds, err = t.calls(b); err != nil {
+			return nil, err
+		}
+		replies = do(cmds...)
+	}
+	t.st.Series += len(b.members)
+	for i, cl := range calls {
+		t.apply(b, cl, replies[i])
+	}
+	return nextReplies, nil
+}
+
+// unsupported reports whether a node refused the node script as a script
+// it cannot compile.
+func unsupported(replies []redisconn.Reply) bool {
+	for _, rep := range replies {
+		if rep.Value == nil && redisconn.IsUnsupportedScript(rep.Err) {
+			return true
 		}
 	}
-	members, err := redis.Strings(replies[0].Value, replies[0].Err)
+	return false
+}
+
+// firstPage reads the first page of the known set.
+func (c *Cleaner) firstPage(do func(...redisconn.Cmd) []redisconn.Reply, page redisconn.Cmd) ([]string, error) {
+	rep := do(page)[0]
+	members, err := redis.Strings(rep.Value, rep.Err)
 	if err != nil {
 		return nil, fmt.Errorf("read known set: %w", err)
 	}
 	return members, nil
-}
-
-// majorVersion reads redis_version from INFO server; 0 if absent.
-func majorVersion(info string) int {
-	_, v, ok := strings.Cut(info, "redis_version:")
-	if !ok {
-		return 0
-	}
-	major, _, _ := strings.Cut(v, ".")
-	n, _ := strconv.Atoi(major)
-	return n
 }
 
 // dueBatch picks the members of a page that are due in pass, at unix
@@ -144,7 +145,7 @@ func (c *Cleaner) dueBatch(members []string, now, pass int64) *batch {
 }
 
 // calls groups a batch by node: one script call per node (per maxPerCall
-// series), or one per series on Redis before 7. Series of nodes that
+// series), or one per series where the node script does not compile. Series of nodes that
 // failed earlier in the pass are deferred.
 func (t *trimmer) calls(b *batch) ([]call, []redisconn.Cmd, error) {
 	addrs, groups, err := t.c.router.GroupByNode(b.keys)

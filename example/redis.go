@@ -61,15 +61,28 @@ func openRedis(rawURL string, logger *slog.Logger) (timeseries.Pool, func(), err
 // openEmbeddedRedis starts an in-process Redis; its counts vanish when the
 // example stops.
 func openEmbeddedRedis(logger *slog.Logger) (timeseries.Pool, func(), error) {
-	embedded, err := miniredis.Run()
+	embedded, err := startEmbeddedRedis()
 	if err != nil {
-		return nil, nil, fmt.Errorf("example: embedded redis: %w", err)
+		return nil, nil, err
 	}
 	logger.Warn("REDIS_URL is not set: using an embedded in-process Redis; counts vanish when the example stops", "addr", embedded.Addr())
 	pool := newPool(func(ctx context.Context) (redis.Conn, error) {
 		return redis.DialContext(ctx, "tcp", embedded.Addr(), redisDialOptions...)
 	})
 	return pool, func() { pool.Close(); embedded.Close() }, nil
+}
+
+// startEmbeddedRedis starts the embedded server on a free loopback port.
+// Its keys expire as the clock passes, as a server's do: left to itself
+// it expires nothing, and a lock or lease whose holder stopped renewing
+// it would be held for good.
+func startEmbeddedRedis() (*miniredis.Miniredis, error) {
+	embedded, err := miniredis.Run()
+	if err != nil {
+		return nil, fmt.Errorf("example: embedded redis: %w", err)
+	}
+	embedded.ClockTTL(true)
+	return embedded, nil
 }
 
 // isCluster asks the server behind pool whether it is a Redis Cluster

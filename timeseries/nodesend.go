@@ -1,11 +1,8 @@
 package timeseries
 
 import (
-	"errors"
-	"strings"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/mna/redisc"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
@@ -68,8 +65,7 @@ func (s *sender) settleReply(b *batch, rep redisconn.Reply) (wrote, abandoned bo
 		}
 		rep = redisconn.Reply{Err: perr} // an answer it cannot read: unknown outcome
 	}
-	var re redis.Error
-	if b.Node && rep.Value == nil && errors.As(rep.Err, &re) && unsupportedScript(string(re)) {
+	if b.Node && rep.Value == nil && redisconn.IsUnsupportedScript(rep.Err) {
 		s.perSlotOnly.Store(true)
 	}
 	s.mu.Lock()
@@ -109,10 +105,4 @@ func (s *sender) applied(b *batch, sr scriptReply) {
 	if fileDone != "" {
 		s.removeSpill(fileDone)
 	}
-}
-
-// unsupportedScript reports whether an error reply says the server cannot
-// run the node script at all: Redis before 7 reads its flags line as Lua.
-func unsupportedScript(msg string) bool {
-	return strings.Contains(msg, "compiling script") || strings.Contains(msg, "shebang")
 }

@@ -86,3 +86,16 @@ func IsRouting(err error) bool {
 	}
 	return false
 }
+
+// IsUnsupportedScript reports whether err is a server's refusal to run a
+// script with a "#!lua flags=…" first line at all: Redis before 7 and
+// embedded servers such as miniredis read that line as Lua and fail to
+// compile it. A caller then runs a script without flags instead.
+func IsUnsupportedScript(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	msg := string(re)
+	return strings.Contains(msg, "compiling script") || strings.Contains(msg, "shebang")
+}

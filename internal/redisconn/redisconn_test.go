@@ -45,6 +45,37 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// IsUnsupportedScript tells a server that cannot run a script with a
+// flags line (it fails to compile it, or does not know a flag) from
+// every other error: the replies of Redis 6 and miniredis as they word
+// them, and Redis 7's own to a flag it does not know.
+func TestIsUnsupportedScript(t *testing.T) {
+	srv := redistest.Start(t)
+	conn := srv.Pool().Get()
+	_, unknownFlag := conn.Do("EVAL", "#!lua flags=no-such-flag\nreturn 1", 0)
+	conn.Close()
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"redis 6", redis.Error("ERR Error compiling script (new function): user_script:1: unexpected symbol near '#'"), true},
+		{"miniredis", redis.Error("ERR Error compiling script (new function): <string> line:1(column:1) near '#':   syntax error "), true},
+		{"redis 7, unknown flag", unknownFlag, true},
+		{"wrapped", fmt.Errorf("trim: %w", redis.Error("ERR Error compiling script (new function): x")), true},
+		{"no script", redis.Error("NOSCRIPT No matching script. Please use EVAL."), false},
+		{"busy", redis.Error("BUSY Redis is busy running a script."), false},
+		{"error inside a script", redis.Error("ERR user_script:1: Script attempted to access nonexistent global variable 'x'"), false},
+		{"connection", errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), false},
+		{"none", nil, false},
+	}
+	for _, tt := range tests {
+		if got := redisconn.IsUnsupportedScript(tt.err); got != tt.want {
+			t.Errorf("%s: IsUnsupportedScript(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
+	}
+}
+
 var echoScript = redisconn.NewScript(`return redis.call('INCRBY', KEYS[1], ARGV[1])`)
 
 // On one server: scripts by SHA with the source sent once after a SCRIPT

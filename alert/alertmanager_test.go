@@ -2,77 +2,12 @@ package alert
 
 import (
 	"context"
-	"fmt"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/testenv/proc"
+	"github.com/pulse-dev/pulse/internal/testenv/amtest"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
-
-// startAlertmanager runs Debian's Alertmanager on a free loopback port,
-// gossip off, routing every alert to webhook with short group timings.
-func startAlertmanager(t *testing.T, webhook string) string {
-	t.Helper()
-	bin, err := exec.LookPath("prometheus-alertmanager")
-	if err != nil {
-		t.Fatal("prometheus-alertmanager not found: install Debian's prometheus-alertmanager package, as scripts/setup.sh does")
-	}
-	dir := t.TempDir()
-	cfg := fmt.Sprintf(`route:
-  receiver: hook
-  group_by: [alertname, severity, route]
-  group_wait: 200ms
-  group_interval: 1s
-  repeat_interval: 1h
-receivers:
-  - name: hook
-    webhook_configs:
-      - url: %q
-        send_resolved: true
-`, webhook)
-	if err := os.WriteFile(filepath.Join(dir, "am.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	p, err := proc.Start(ctx, proc.Config{
-		Binary: bin,
-		Dir:    dir,
-		Args: func(port int) []string {
-			return []string{
-				"--config.file=" + filepath.Join(dir, "am.yml"),
-				"--storage.path=" + filepath.Join(dir, "data"),
-				"--web.listen-address=127.0.0.1:" + strconv.Itoa(port),
-				"--cluster.listen-address=",
-				"--log.level=warn",
-			}
-		},
-		Ready: func(ctx context.Context, port int) error {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/-/ready", port), nil)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return err
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("ready: HTTP %d", resp.StatusCode)
-			}
-			return nil
-		},
-		StartTimeout: 45 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Stop)
-	return "http://" + p.Addr()
-}
 
 // TestAlertmanager: Pulse posts to a real Alertmanager, re-sending the
 // firing alerts often; Alertmanager's webhook gets one firing and one
@@ -83,7 +18,7 @@ func TestAlertmanager(t *testing.T) {
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	h := newHook(t)
-	am := startAlertmanager(t, h.srv.URL)
+	am := amtest.Start(t, h.srv.URL).URL()
 	now := time.Now().Unix()
 	tr := traffic{}
 	for k := int64(1); k <= 4*24*60; k++ {

@@ -7,8 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -53,7 +51,7 @@ func Start(t *testing.T, target string, flags ...string) *Server {
 			}, flags...)
 		},
 		Ready: func(ctx context.Context, port int) error {
-			_, err := get(ctx, fmt.Sprintf("http://127.0.0.1:%d/-/ready", port))
+			_, err := proc.Get(ctx, fmt.Sprintf("http://127.0.0.1:%d/-/ready", port))
 			return err
 		},
 		StartTimeout: 45 * time.Second,
@@ -74,7 +72,7 @@ type Sample struct {
 // Query runs an instant query and returns its vector; a query Prometheus
 // refuses is an error, an empty vector is not.
 func (s *Server) Query(ctx context.Context, query string) ([]Sample, error) {
-	body, err := get(ctx, "http://"+s.p.Addr()+"/api/v1/query?query="+url.QueryEscape(query))
+	body, err := proc.Get(ctx, "http://"+s.p.Addr()+"/api/v1/query?query="+url.QueryEscape(query))
 	if err != nil {
 		return nil, err
 	}
@@ -139,25 +137,4 @@ func (s *Server) Wait(t *testing.T, query string, limit time.Duration) float64 {
 		t.Fatalf("%s: %d samples, want 1: %v", query, len(got), got)
 	}
 	return got[0].Value
-}
-
-// get fetches u, expecting 200.
-func get(ctx context.Context, u string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %d %s", u, resp.StatusCode, b)
-	}
-	return b, nil
 }

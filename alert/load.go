@@ -1,7 +1,6 @@
 package alert
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,40 +21,55 @@ import (
 //	   "quiet": "15m", "min_baseline": 10}
 //	]}
 //
-// Unknown fields are errors, so a misspelt one is not silently ignored.
+// Unknown fields are errors, so a misspelt one is not silently ignored;
+// so are fields a rule's kind does not read.
 type File struct {
 	Rules []Rule `json:"rules"`
 }
 
 // LoadRules reads a rule file (see File), fills each rule's defaults and
-// validates them all; an error names the file and the rule.
+// validates them all. The error lists every problem in the file, each
+// naming the file, the rule (by name, or by position when it has none),
+// its line and the field: unknown fields, values of the wrong type,
+// values out of range.
 func LoadRules(path string) ([]Rule, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("alert: %w", err)
 	}
-	rules, err := ParseRules(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return rules, nil
+	return parseRules(b, path)
 }
 
 // ParseRules is LoadRules on the file's bytes.
-func ParseRules(b []byte) ([]Rule, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var f File
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("alert: rule file: %w", describeJSON(b, err))
+func ParseRules(b []byte) ([]Rule, error) { return parseRules(b, "rule file") }
+
+// parseRules reads the rules of b, named name in errors.
+func parseRules(b []byte, name string) ([]Rule, error) {
+	texts, fileProbs, err := splitRuleFile(b)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		err = errors.New("the file ends before its rules object does")
 	}
-	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
-		return nil, errors.New("alert: rule file: text after the rules object")
+	if err != nil {
+		return nil, fmt.Errorf("alert: %s: %w", name, describeJSON(b, err))
 	}
-	if f.Rules == nil {
-		return nil, errors.New("alert: rule file: no \"rules\" list")
+	var errs []error
+	for _, p := range fileProbs {
+		errs = append(errs, fmt.Errorf("alert: %s: %s", name, p))
 	}
-	return ValidateRules(f.Rules)
+	rules := make([]Rule, len(texts))
+	given := make([][]problem, len(texts))
+	for i, t := range texts {
+		rules[i], given[i] = decodeRule(t.raw)
+	}
+	where := func(i int) string { return fmt.Sprintf("#%d, line %d", i+1, texts[i].line) }
+	out, err := checkRules(rules, given, where, "alert: "+name)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
 }
 
 // describeJSON adds the line of a syntax or type error.
@@ -72,5 +86,5 @@ func describeJSON(b []byte, err error) error {
 	if off < 0 || off > int64(len(b)) {
 		return err
 	}
-	return fmt.Errorf("line %d: %w", bytes.Count(b[:off], []byte("\n"))+1, err)
+	return fmt.Errorf("line %d: %w", lineAt(b, off), err)
 }

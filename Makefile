@@ -31,8 +31,14 @@ export TIMED_SLOW_RUN = ^(TestDurationTotals|TestKnownListed|TestRouteMemoryAtFu
 
 .PHONY: run test test-hours setup assets bench vet
 
+# The example is built, then run: `go run` exits 1 when interrupted,
+# whatever the program returns (golang/go#40467), so Ctrl-C would end in
+# make's "Error 1". The binary gets the terminal's SIGINT, shuts down in
+# order and exits 0. ARGS are its flags: make run ARGS=-demo-traffic
+RUN_BIN ?= bin/example
 run: assets
-	$(GO) run ./example
+	$(GO) build -o $(RUN_BIN) ./example
+	$(RUN_BIN) $(ARGS)
 
 # The race pass runs four packages at once (-p 4): many tests wait on
 # Redis, SQL servers or a browser, and four keep both cores busy meanwhile.

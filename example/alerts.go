@@ -4,24 +4,33 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
+	"time"
 
 	"github.com/pulse-dev/pulse/alert"
 	"github.com/pulse-dev/pulse/forecast/fromstore"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// openAlerts runs the alert evaluator when opts names a rule file; its
-// notifications go to Alertmanager when opts names one. Its close is
-// added to c, so it stops before the recorder. It returns the
-// evaluator's Handler, for the dashboard's api/alerts and banner, or nil
-// without a rule file.
+// leaseReleaseTimeout bounds the alert evaluator's stop.
+const leaseReleaseTimeout = time.Second
+
+// openAlerts runs the alert evaluator on the rules of the file opts names
+// (ALERT_RULES) or, without one, on the library's defaults
+// (alert.DefaultRules: the app's availability SLO and absence, and
+// Pulse's own health). Its notifications go to Alertmanager when opts
+// names one (ALERTMANAGER_URL); without one its alerts are on the
+// dashboard only. Its close is added to c, so it stops before the
+// recorder. It returns the evaluator's Handler, for the dashboard's
+// api/alerts and banner.
 func openAlerts(opts options, rec *timeseries.Recorder, pool timeseries.Pool, c *closers, logger *slog.Logger) (http.Handler, error) {
-	if opts.AlertRules == "" {
-		return nil, nil
-	}
-	rules, err := alert.LoadRules(opts.AlertRules)
-	if err != nil {
-		return nil, err
+	rules := alert.DefaultRules()
+	if opts.AlertRules != "" {
+		var err error
+		if rules, err = alert.LoadRules(opts.AlertRules); err != nil {
+			return nil, err
+		}
 	}
 	var receivers []alert.Receiver
 	if opts.AlertmanagerURL != "" {
@@ -29,7 +38,8 @@ func openAlerts(opts options, rec *timeseries.Recorder, pool timeseries.Pool, c 
 	}
 	// Anomaly rules judge each minute against its forecast.
 	detector := &fromstore.Detector{Scanner: &fromstore.Scanner{Store: rec.Store()}}
-	ev, err := alert.New(alert.Config{Pool: pool, Recorder: rec, Rules: rules, Receivers: receivers, Detector: detector, Logger: logger})
+	ev, err := alert.New(alert.Config{Pool: pool, Recorder: rec, Rules: rules, Receivers: receivers, Detector: detector,
+		DashboardURL: dashboardURL(opts.Addr), Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -37,8 +47,38 @@ func openAlerts(opts options, rec *timeseries.Recorder, pool timeseries.Pool, c 
 	go ev.Run(ctx)
 	c.add(func(ctx context.Context) error {
 		cancel()
-		return ev.Close(ctx)
+		// Giving the lease up only saves another instance the wait for it
+		// to lapse; with Redis away it must neither take the time the
+		// recorder needs to spill nor fail a stop that lost nothing.
+		ctx, stop := context.WithTimeout(ctx, leaseReleaseTimeout)
+		defer stop()
+		if err := ev.Close(ctx); err != nil {
+			logger.Warn("alerts stopped without giving up their lease; it lapses by itself", "err", err)
+		}
+		return nil
 	})
-	logger.Info("alerts on", "rules", len(rules), "receivers", len(receivers))
+	logAlerts(opts, rules, logger)
 	return ev.Handler(), nil
+}
+
+// logAlerts says which rules run and where their notifications go.
+func logAlerts(opts options, rules []alert.Rule, logger *slog.Logger) {
+	names := make([]string, len(rules))
+	for i, r := range rules {
+		names[i] = r.Name
+	}
+	from := "defaults"
+	if opts.AlertRules != "" {
+		from = opts.AlertRules
+	}
+	logger.Info("alerts on", "rules", from, "names", strings.Join(names, ","))
+	if opts.AlertmanagerURL == "" {
+		logger.Info("alerts are shown on the dashboard only; set ALERTMANAGER_URL to send them to Alertmanager")
+		return
+	}
+	shown := opts.AlertmanagerURL
+	if u, err := url.Parse(shown); err == nil {
+		shown = u.Redacted()
+	}
+	logger.Info("alerts sent to Alertmanager", "url", shown)
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +17,10 @@ import (
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
-// TestAlertRulesFile: with ALERT_RULES the example runs the evaluator,
-// which takes the lease while it serves and gives it up at shutdown; a
-// bad rule file stops it at start with an error naming the rule.
+// TestAlertRulesFile: with ALERT_RULES the example runs the evaluator on
+// the file's rules in place of the defaults; it takes the lease while it
+// serves and gives it up at shutdown; a bad rule file stops it at start
+// with an error naming the rule.
 func TestAlertRulesFile(t *testing.T) {
 	srv := redistest.Start(t)
 	dir := t.TempDir()
@@ -44,8 +46,8 @@ func TestAlertRulesFile(t *testing.T) {
 	// The dashboard serves the evaluator's answer, and shows its banner.
 	code, body := getBody(t, base+"/dashboard/api/alerts?transitions=0")
 	if code != http.StatusOK || !strings.Contains(body, `"name":"AppAvailability"`) || !strings.Contains(body, `"name":"RedisDown"`) ||
-		!strings.Contains(body, `"name":"RouteAnomaly"`) {
-		t.Errorf("dashboard api/alerts: %d %s", code, body)
+		!strings.Contains(body, `"name":"RouteAnomaly"`) || strings.Contains(body, `"name":"PulseAppAvailability"`) {
+		t.Errorf("dashboard api/alerts: %d %s, want the file's rules and no default one", code, body)
 	}
 	if _, page := getBody(t, base+"/dashboard/"); !strings.Contains(page, `id="alert-list"`) {
 		t.Error("the dashboard has no alert banner with ALERT_RULES set")
@@ -56,13 +58,21 @@ func TestAlertRulesFile(t *testing.T) {
 	if n, _ := redis.Int(srv.Do("EXISTS", "{alerts}:lease"), nil); n != 0 {
 		t.Error("the lease outlived the example")
 	}
-	// Without ALERT_RULES there is nothing to show.
-	base, stop = startExample(t, srv, options{})
-	if code, body := getBody(t, base+"/dashboard/api/alerts"); code != http.StatusNotFound || !strings.Contains(body, `"error"`) {
-		t.Errorf("dashboard api/alerts without ALERT_RULES: %d %s, want a JSON 404", code, body)
-	}
-	if err := stop(); err != nil {
-		t.Fatal(err)
+	// The file's rules replaced the defaults; a file with no rules runs
+	// none, and without ALERT_RULES the defaults run.
+	empty := filepath.Join(dir, "empty.json")
+	os.WriteFile(empty, []byte(`{"rules": []}`), 0o644)
+	for _, tc := range []struct {
+		file string
+		want []string
+	}{{empty, nil}, {"", defaultRuleNames()}} {
+		base, stop = startExample(t, srv, options{AlertRules: tc.file})
+		if got := readAlerts(t, base).ruleNames(); !slices.Equal(got, tc.want) {
+			t.Errorf("ALERT_RULES=%q: api/alerts lists %v, want %v", tc.file, got, tc.want)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	bad := filepath.Join(dir, "bad.json")
@@ -87,4 +97,39 @@ func getBody(t *testing.T, url string) (int, string) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, string(body)
+}
+
+// A stop with Redis away while the evaluator holds its lease (alerts
+// are on by default): the evaluator leaves the lease to lapse, which the
+// log says, and the stop still ends within the shutdown bound with no
+// error, as it does without alerts.
+func TestStopWithRedisAway(t *testing.T) {
+	faults := []struct {
+		name  string
+		fault func(*redistest.Server) (restore func())
+	}{
+		{"stopped", func(s *redistest.Server) func() { s.Stop(); return s.Restart }},
+		{"paused", func(s *redistest.Server) func() { s.Pause(); return s.Resume }},
+	}
+	for _, tc := range faults {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			var logs syncBuffer
+			base, stop := startExample(t, srv, options{Timeouts: timeouts{Shutdown: 4 * time.Second}, logTo: &logs})
+			waitUntil(t, "the evaluator's lease", 10*time.Second, func() bool { return readAlerts(t, base).Health.Leader })
+			get(t, base+"/posts/2", "", "")
+			restore := tc.fault(srv)
+			defer restore()
+			began := time.Now()
+			if err := stop(); err != nil {
+				t.Fatalf("stop with Redis %s: %v, want a clean exit", tc.name, err)
+			}
+			if took := time.Since(began); took > 5*time.Second {
+				t.Errorf("stop took %v, want within the 4 s shutdown bound and a little", took)
+			}
+			if !strings.Contains(logs.String(), "alerts stopped without giving up their lease") {
+				t.Errorf("the log does not say the lease was left to lapse:\n%s", logs.String())
+			}
+		})
+	}
 }

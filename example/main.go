@@ -15,6 +15,9 @@
 // or the flags of the same names) cut off slow clients and a stalled
 // database. REDIS_URL may name any node of a Redis Cluster; SPILL_DIR
 // (default pulse-spill) keeps the hits Redis could not take at shutdown.
+// Alerts run on the library's default rules (alert.DefaultRules), or on
+// those of the file ALERT_RULES names; ALERTMANAGER_URL sends them to
+// Alertmanager, and the dashboard shows them either way.
 // SIGINT or SIGTERM stops accepting requests, gives those in flight a
 // grace period, closes what is left, flushes the recorder and the entity
 // counters, stops the cleaner and exits 0.

@@ -231,15 +231,8 @@ func TestEmbeddedDefaults(t *testing.T) {
 // body and another pipelines requests without reading the answers, exits
 // 0 within 11 s having written every hit it counted to Redis.
 func TestSIGTERM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the example binary")
-	}
+	bin := buildExample(t)
 	srv := redistest.Start(t)
-	bin := filepath.Join(t.TempDir(), "example")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	port := freePort(t)
 	cmd := exec.Command(bin, "-addr", "127.0.0.1:"+port)
 	cmd.Dir = t.TempDir()
@@ -364,9 +357,10 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// freePort is a port free on every interface, so on the loopback too.
 func freePort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", ":0")
 	if err != nil {
 		t.Fatal(err)
 	}

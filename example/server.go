@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,15 +56,38 @@ func newServer(h http.Handler, t timeouts) *http.Server {
 // announce logs where the forum listens, tells opts.Ready, and starts the
 // demo traffic if asked for.
 func announce(addr string, opts options, bg *background, logger *slog.Logger) {
-	base := "http://" + addr
-	logger.Info("forum listening", "url", base+"/", "dashboard", base+"/dashboard/")
+	base := browseURL(addr)
+	logger.Info("forum listening", "url", base, "dashboard", base+"dashboard/")
 	if opts.Ready != nil {
 		opts.Ready(addr)
 	}
 	if opts.DemoTraffic {
-		bg.run(func(ctx context.Context) { forum.RunDemoTraffic(ctx, base) })
+		bg.run(func(ctx context.Context) { forum.RunDemoTraffic(ctx, strings.TrimSuffix(base, "/")) })
 		logger.Info("demo traffic on")
 	}
+}
+
+// browseURL is the address a person opens for a listener on addr: a
+// wildcard host (":8080", "0.0.0.0:8080", "[::]:8080") becomes
+// localhost, which a browser can reach.
+func browseURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr + "/"
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
+}
+
+// dashboardURL is the dashboard's address for the listen address addr,
+// or "" when the port is not known before listening (":0").
+func dashboardURL(addr string) string {
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" || port == "0" {
+		return ""
+	}
+	return browseURL(addr) + "dashboard/"
 }
 
 // background is the work that runs beside the server: the reconciler and

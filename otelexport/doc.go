@@ -32,6 +32,12 @@
 // Durations above the top of DurationMax's bin are given to the bucket of
 // the longest, so count and sum stay whole. Min and max are exact.
 //
+// http.request.method is "_OTHER", the conventions' value for a method
+// the instrumentation does not know, for the methods the middlewares fold
+// into "OTHER" and for the unmatched requests, whose series keep no
+// method. A series that has counted nothing yet (a status class no answer
+// fell in, the overflow series) has no point.
+//
 // The semantic conventions give a request's status as
 // http.response.status_code, a number; Pulse counts status classes, not
 // codes, so the class goes in an attribute of Pulse's own. The counts are

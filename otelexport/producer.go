@@ -66,16 +66,24 @@ func (p *Producer) Produce(ctx context.Context) ([]metricdata.ScopeMetrics, erro
 
 // counts are the requests per route and class, and the hits per series.
 // A route with classes is counted by class and not whole, so a sum over
-// the attributes counts each request once.
+// the attributes counts each request once. A series that has counted
+// nothing yet (a status class no answer fell in, the overflow series) is
+// left out: the counts are cumulative, so one that has a point keeps it.
 func (p *Producer) counts(totals []timeseries.SeriesTotal, now time.Time) []metricdata.Metrics {
 	var requests, hits []metricdata.DataPoint[int64]
 	for _, t := range totals {
+		if t.Hits == 0 {
+			continue
+		}
 		hits = append(hits, metricdata.DataPoint[int64]{StartTime: p.start, Time: now, Value: t.Hits,
 			Attributes: attribute.NewSet(SeriesKey.String(t.Name))})
 	}
 	for _, r := range timeseries.RouteRequests(totals) {
+		if r.Hits == 0 {
+			continue
+		}
 		requests = append(requests, metricdata.DataPoint[int64]{StartTime: p.start, Time: now, Value: r.Hits,
-			Attributes: attribute.NewSet(methodKey.String(r.Method), routeKey.String(r.Route), StatusClassKey.String(r.Class))})
+			Attributes: attribute.NewSet(methodKey.String(method(r.Method)), routeKey.String(r.Route), StatusClassKey.String(r.Class))})
 	}
 	return []metricdata.Metrics{
 		{Name: "pulse.http.server.requests", Description: "Requests recorded by this process, per route and status class.",
@@ -83,6 +91,20 @@ func (p *Producer) counts(totals []timeseries.SeriesTotal, now time.Time) []metr
 		{Name: "pulse.series.hits", Description: "Hits recorded by this process, per series.",
 			Unit: "{hit}", Data: cumulative(hits)},
 	}
+}
+
+// otherMethod is the semantic conventions' http.request.method for a
+// method the instrumentation does not know.
+const otherMethod = "_OTHER"
+
+// method is a route's method as the conventions give it: the method the
+// middlewares name, or otherMethod for those they fold into "OTHER" and
+// for the unmatched requests, whose series keep no method.
+func method(m string) string {
+	if m == "" || m == "OTHER" {
+		return otherMethod
+	}
+	return m
 }
 
 func cumulative(points []metricdata.DataPoint[int64]) metricdata.Sum[int64] {
@@ -104,7 +126,7 @@ func (p *Producer) durations(now time.Time) []metricdata.Metrics {
 		point := pointOf(t.Hist)
 		point.StartTime, point.Time = p.start, now
 		if r, ok := timeseries.ParseRouteName(t.Name); ok && r.Method != "" && r.Class == "" {
-			point.Attributes = attribute.NewSet(methodKey.String(r.Method), routeKey.String(r.Route))
+			point.Attributes = attribute.NewSet(methodKey.String(method(r.Method)), routeKey.String(r.Route))
 			routes = append(routes, point)
 			continue
 		}

@@ -2,6 +2,7 @@ package otelexport_test
 
 import (
 	"context"
+	"maps"
 	"math"
 	"testing"
 	"time"
@@ -26,8 +27,15 @@ var known = []time.Duration{
 	125*time.Millisecond + 1, 300 * time.Millisecond, time.Second, 4 * time.Second, 20 * time.Minute,
 }
 
+// never are series a recorder holds that never count anything in these
+// tests, as the middlewares make them at start: the app's status classes
+// no answer falls in, a route's, and the recorder's own overflow series.
+var never = []string{"status:1xx", "status:3xx", "status:other", "GET /api status:5xx", "overflow"}
+
 // recorder records known, rounds times over, in "api" and "GET /api" as
-// the middlewares do, and counts classes of GET /api and the unmatched.
+// the middlewares do, and counts classes of GET /api, of a route of a
+// method outside the standard set and of the unmatched; the series of
+// never it makes and leaves at zero.
 func recorder(t *testing.T, srv *redistest.Server, rounds int) *timeseries.Recorder {
 	t.Helper()
 	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), FlushInterval: time.Hour, OnError: func(error) {}})
@@ -43,12 +51,19 @@ func recorder(t *testing.T, srv *redistest.Server, rounds int) *timeseries.Recor
 	route, _ := rec.Counter("GET /api")
 	ok, _ := rec.Counter("GET /api status:2xx")
 	failed, _ := rec.Counter("unmatched status:4xx")
+	other, _ := rec.Counter("OTHER /api status:2xx")
+	for _, name := range never {
+		if _, err := rec.Counter(name); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for range rounds {
 		for _, d := range known {
 			rec.RecordRequest(timeseries.Request{Duration: d, Timed: [timeseries.MaxTimed]*timeseries.Counter{api, route}})
 			ok.Inc()
 		}
 		failed.Inc()
+		other.Inc()
 	}
 	return rec
 }
@@ -160,8 +175,10 @@ func TestManualReader(t *testing.T) {
 	want := map[attribute.Distinct]int64{
 		key(attribute.String("http.request.method", "GET"), attribute.String("http.route", "/api"),
 			otelexport.StatusClassKey.String("2xx")): int64(rounds * len(known)),
-		key(attribute.String("http.request.method", ""), attribute.String("http.route", "unmatched"),
+		key(attribute.String("http.request.method", "_OTHER"), attribute.String("http.route", "unmatched"),
 			otelexport.StatusClassKey.String("4xx")): rounds,
+		key(attribute.String("http.request.method", "_OTHER"), attribute.String("http.route", "/api"),
+			otelexport.StatusClassKey.String("2xx")): rounds,
 	}
 	if len(reqs.DataPoints) != len(want) || !reqs.IsMonotonic {
 		t.Errorf("pulse.http.server.requests: %+v", reqs)
@@ -170,5 +187,16 @@ func TestManualReader(t *testing.T) {
 		if dp.Value != want[dp.Attributes.Equivalent()] {
 			t.Errorf("%v: %d, want %d", dp.Attributes.ToSlice(), dp.Value, want[dp.Attributes.Equivalent()])
 		}
+	}
+	hits := ms["pulse.series.hits"].Data.(metricdata.Sum[int64])
+	counted := map[string]int64{}
+	for _, dp := range hits.DataPoints {
+		name, _ := dp.Attributes.Value(otelexport.SeriesKey)
+		counted[name.AsString()] = dp.Value
+	}
+	wantHits := map[string]int64{"api": int64(rounds * len(known)), "GET /api": int64(rounds * len(known)),
+		"GET /api status:2xx": int64(rounds * len(known)), "unmatched status:4xx": rounds, "OTHER /api status:2xx": rounds}
+	if !maps.Equal(counted, wantHits) {
+		t.Errorf("pulse.series.hits %v, want %v: no series that never counted", counted, wantHits)
 	}
 }

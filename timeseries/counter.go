@@ -31,6 +31,9 @@ type Counter struct {
 	// in stripe i of the Recorder's durations, guarded by that stripe.
 	timed     bool
 	durations [maxDurationStripes]*durationSlot
+	// slow[i] counts the requests timed here slower than the recorder's
+	// i-th slow threshold (nil until the first one).
+	slow slowSlots
 }
 
 type ring struct {

@@ -194,6 +194,27 @@
 // within Config.DurationAccuracy (5 % by default, down to 1 %) of the
 // exact ones, for one bucket or any merge of buckets and instances.
 //
+// # Slow requests
+//
+// With Config.SlowThresholds, each request slower than a threshold also
+// counts a hit in the series SlowSeries(name, threshold), "slow:500ms
+// GET /posts/:id", for each series it is timed in: an exact count, as
+// the request is recorded, in the book's keys, which a latency SLO
+// (package alert) reads as an availability SLO reads the 5xx class. The
+// first recorder to count a threshold notes since when in the hash
+// pulse:slow (Schema.SlowKey; Store.SlowSince reads it).
+//
+// # Heartbeats
+//
+// After each flush a Recorder publishes its flush health in the hash
+// pulse:heartbeats (Schema.HeartbeatsKey), one field per recorder
+// process: a Heartbeat with its last good flush and the hits it holds.
+// Store.Heartbeats reads them all, so that one instance can tell
+// another cut off from Redis, whose hits wait in its memory (package
+// alert holds its alerts then). Close, with everything written, marks
+// it closed; a heartbeat that cannot be written counts as a failed
+// flush.
+//
 // # Visitors
 //
 // The middlewares also count each request's visitor in the hits series

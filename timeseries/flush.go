@@ -149,6 +149,7 @@ func (r *Recorder) loop(ctx context.Context, flushes ticker, second timer) {
 					// (within FlushTimeout) rather than leave a batch whose
 					// fate Redis alone knows.
 					_ = r.flush(context.WithoutCancel(ctx), false)
+					_ = r.beat(context.WithoutCancel(ctx), false)
 					flushDone <- struct{}{}
 				}()
 			}

@@ -86,6 +86,13 @@ type Config struct {
 	// own (default 10 µs and 10 min); shorter and longer ones are counted
 	// in an underflow and an overflow bin.
 	DurationMin, DurationMax time.Duration
+	// SlowThresholds, at most MaxSlowThresholds of them, each above 0,
+	// count the requests slower than each, exactly, as they are
+	// recorded: a hit in SlowSeries(name, threshold) beside each series
+	// name a request is timed in. A latency SLO (package alert) reads
+	// them as an availability SLO reads the 5xx class, instead of the
+	// histograms. Nil: none. Needs durations.
+	SlowThresholds []time.Duration
 
 	// DisableVisitors turns off unique visitors. Otherwise the
 	// middlewares count each request's visitor, a hash of its address and
@@ -100,9 +107,10 @@ type Config struct {
 // background. All methods are safe for concurrent use.
 type Recorder struct {
 	schema        series.Keys
-	counts        counters      // the series and the request path's stripes
-	durations     *durations    // nil: durations off
-	visitors      *visitorState // nil: visitors off
+	counts        counters        // the series and the request path's stripes
+	durations     *durations      // nil: durations off
+	slow          []time.Duration // Config.SlowThresholds, ascending
+	visitors      *visitorState   // nil: visitors off
 	clock         Clock
 	interval      time.Duration
 	writeThrough  bool
@@ -112,10 +120,11 @@ type Recorder struct {
 	id            string  // this process's name, in its markers and spill files
 	sender        *sender // builds, sends and settles the batches
 
-	mu     sync.Mutex // guards the fields below, the sender's and the counters' names
-	ledger *ledger
-	status flushStatus
-	closed bool
+	mu             sync.Mutex // guards the fields below, the sender's and the counters' names
+	ledger         *ledger
+	status         flushStatus
+	closed         bool
+	slowRegistered bool // Redis has since when r.slow are counted
 
 	timers timerClock // the clock's, for the flusher's waits
 
@@ -139,6 +148,10 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
+	slow, err := slowThresholds(cfg)
+	if err != nil {
+		return nil, err
+	}
 	id := make([]byte, 8)
 	if _, err := crand.Read(id); err != nil {
 		return nil, fmt.Errorf("timeseries: instance id: %w", err)
@@ -146,6 +159,7 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 	name := hex.EncodeToString(id)
 	r := &Recorder{
 		schema:        schema,
+		slow:          slow,
 		clock:         cfg.Clock,
 		interval:      cfg.FlushInterval,
 		writeThrough:  cfg.WriteThrough,
@@ -170,7 +184,7 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 		}
 	}
 	r.status.health.RedisUp = true
-	r.counts.overflow = r.newCounterLocked(cfg.OverflowName)
+	r.counts.overflow = r.newCounterLocked(cfg.OverflowName, true)
 	if r.spillDir != "" {
 		if err := r.loadSpills(); err != nil {
 			return nil, err
@@ -221,12 +235,14 @@ func (r *Recorder) Counter(name string) (*Counter, error) {
 	if c := r.counts.lookupLocked(name); c != nil {
 		return c, nil
 	}
-	c := r.newCounterLocked(name)
+	c := r.newCounterLocked(name, true)
 	r.counts.names[name] = c
 	return c, nil
 }
 
-func (r *Recorder) newCounterLocked(name string) *Counter {
+// newCounterLocked makes the series name; a timed one keeps durations
+// and slow series when its recorder does.
+func (r *Recorder) newCounterLocked(name string, timed bool) *Counter {
 	var s seriesKeys
 	for _, p := range r.schema.Precisions {
 		key := r.schema.CountKey(p, name)
@@ -234,10 +250,13 @@ func (r *Recorder) newCounterLocked(name string) *Counter {
 		s.members = append(s.members, series.Member(p, name))
 		s.groups = append(s.groups, r.sender.groupOf(key))
 	}
-	if r.durations != nil {
+	if r.durations != nil && timed {
 		s.lat = timedKeys(r.schema, name)
 	}
 	c := &Counter{rec: r, id: r.ledger.addSeries(s), name: name, timed: s.lat != nil}
+	if c.timed && len(r.slow) > 0 {
+		c.slow = make(slowSlots, len(r.slow))
+	}
 	for i := range c.rings {
 		for j := range c.rings[i].slots {
 			c.rings[i].slots[j].sec.Store(emptySlot)
@@ -270,7 +289,11 @@ func (r *Recorder) Close(ctx context.Context) error {
 			// Hits recorded while that flush ran (requests still
 			// finishing) get a few more; under traffic that goes on
 			// after Close, Close must still end.
-			if again++; again > 3 || r.Health().PendingHits == 0 {
+			if r.Health().PendingHits == 0 {
+				_ = r.beat(ctx, true) // nothing of this process is missing
+				return nil
+			}
+			if again++; again > 3 {
 				return nil
 			}
 			continue

@@ -84,6 +84,7 @@ func (r *Recorder) record(timed, counted []*Counter, d time.Duration, q *Request
 		for _, c := range counted {
 			c.add(st.index, sec, 1)
 		}
+		r.countSlow(st.index, sec, d, timed)
 	}
 	var salt *visitors.Salt
 	if q != nil && r.visitors != nil && q.Visited != 0 && !q.Visitor.Empty() {

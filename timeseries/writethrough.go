@@ -16,6 +16,14 @@ func (r *Recorder) writeNow(sec int64, timed []*Counter, d time.Duration, counte
 		if c.timed {
 			r.ledger.addDuration(c.id, sec, d)
 		}
+		for i, t := range r.slow {
+			if d <= t || c.slow == nil {
+				break
+			}
+			if s := c.slowSeriesLocked(i); s != noSlowSeries {
+				s.moveLocked(r.ledger, sec, 1)
+			}
+		}
 	}
 	for _, c := range counted {
 		c.moveLocked(r.ledger, sec, 1)

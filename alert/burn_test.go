@@ -197,9 +197,13 @@ func observeOnce(t *testing.T, pool *redis.Pool, rules []Rule, now time.Time, de
 	if err != nil {
 		t.Fatal(err)
 	}
+	since, err := st.SlowSince(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	rp, dp := readPlan{}, durationPlan{}
-	in := planInput{now: now, routes: routesOf(infos), precisions: series.DefaultPrecisions, maxBuckets: defaultMaxBuckets}
-	obs := append(plan(rules, in, rp, det), planLatencies(rules, in, dp)...)
+	in := planInput{now: now, routes: routesOf(infos), slowSince: since, precisions: series.DefaultPrecisions, maxBuckets: defaultMaxBuckets}
+	obs := append(plan(rules, in, rp, det), planLatencies(rules, in, rp, dp)...)
 	d, err := rp.read(context.Background(), newRouter(pool), timeseries.Schema{Precisions: series.DefaultPrecisions}, now.Unix())
 	if err != nil {
 		t.Fatal(err)

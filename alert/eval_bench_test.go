@@ -16,29 +16,42 @@ import (
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// countingPool counts round trips: each flush of a pipeline, and each
-// command sent on its own.
+// countingPool counts round trips (each flush of a pipeline, and each
+// command sent on its own) and commands.
 type countingPool struct {
-	p  *redis.Pool
-	rt atomic.Int64
+	p        *redis.Pool
+	rt, cmds atomic.Int64
 }
 
-func (c *countingPool) Get() redis.Conn { return &countingConn{Conn: c.p.Get(), rt: &c.rt} }
+func (c *countingPool) Get() redis.Conn {
+	return &countingConn{Conn: c.p.Get(), rt: &c.rt, cmds: &c.cmds}
+}
 
 type countingConn struct {
 	redis.Conn
-	rt *atomic.Int64
+	rt, cmds *atomic.Int64
 }
 
 func (c *countingConn) Flush() error { c.rt.Add(1); return c.Conn.Flush() }
 
+func (c *countingConn) Send(cmd string, args ...any) error {
+	c.cmds.Add(1)
+	return c.Conn.Send(cmd, args...)
+}
+
 func (c *countingConn) Do(cmd string, args ...any) (any, error) {
-	c.rt.Add(1)
+	if cmd != "" {
+		c.rt.Add(1)
+		c.cmds.Add(1)
+	}
 	return c.Conn.Do(cmd, args...)
 }
 
 func (c *countingConn) DoWithTimeout(d time.Duration, cmd string, args ...any) (any, error) {
-	c.rt.Add(1)
+	if cmd != "" {
+		c.rt.Add(1)
+		c.cmds.Add(1)
+	}
 	return redis.DoWithTimeout(c.Conn, d, cmd, args...)
 }
 
@@ -47,20 +60,29 @@ func (c *countingConn) ReceiveWithTimeout(d time.Duration) (any, error) {
 }
 
 // benchTraffic fills the 120 kept buckets of every precision of the app
-// and of routes routes, each with its 5xx series.
-func benchTraffic(b *testing.B, pool *redis.Pool, routes int) {
+// and of routes routes, each with its 5xx series and, given thresholds,
+// its series of requests slower than each.
+func benchTraffic(b *testing.B, pool *redis.Pool, routes int, slow ...time.Duration) {
 	c := pool.Get()
 	defer c.Close()
 	names := []string{App}
 	for i := range routes {
 		names = append(names, fmt.Sprintf("GET /r%03d/:id", i))
 	}
+	type part struct {
+		name  string
+		count int
+	}
+	for _, t := range slow {
+		c.Send("HSET", timeseries.Schema{}.SlowKey(), timeseries.ThresholdText(t), burnNow-30*86400)
+	}
 	for _, n := range names {
+		parts := []part{{n, 100}, {errorSeries(n), 1}}
+		for _, t := range slow {
+			parts = append(parts, part{timeseries.SlowSeries(n, t), 2})
+		}
 		for _, p := range series.DefaultPrecisions {
-			for _, s := range []struct {
-				name  string
-				count int
-			}{{n, 100}, {errorSeries(n), 1}} {
+			for _, s := range parts {
 				key := timeseries.Schema{}.CountKey(p, s.name)
 				args := redis.Args{key}
 				last := timeseries.BucketStart(burnNow, p)
@@ -74,10 +96,15 @@ func benchTraffic(b *testing.B, pool *redis.Pool, routes int) {
 		if err := c.Flush(); err != nil {
 			b.Fatal(err)
 		}
-		for range 2 * 2 * len(series.DefaultPrecisions) {
+		for range 2 * len(parts) * len(series.DefaultPrecisions) {
 			if _, err := c.Receive(); err != nil {
 				b.Fatal(err)
 			}
+		}
+	}
+	for range slow {
+		if _, err := c.Receive(); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
@@ -98,13 +125,21 @@ func BenchmarkEvaluate(b *testing.B) {
 			benchEvaluate(b, srv, mb)
 		})
 	}
-	// The same plus a latency SLO for every route, over histograms of
-	// some 80 bins in each bucket the windows read.
-	b.Run(fmt.Sprintf("routes=500/maxbuckets=%d/latency", defaultMaxBuckets), func(b *testing.B) {
+	// The same plus a latency SLO for every route: read from histograms
+	// of some 80 bins in each bucket the windows read, when the
+	// recorders do not count the threshold, and from the count of slow
+	// requests, like the 5xx class, when they do.
+	latency := Rule{Name: "RouteLatency", Kind: Latency, Series: EveryRoute, Threshold: Duration(500 * time.Millisecond)}
+	b.Run(fmt.Sprintf("routes=500/maxbuckets=%d/latency=histograms", defaultMaxBuckets), func(b *testing.B) {
 		srv.FlushAll()
 		benchTraffic(b, srv.Pool(), 500)
 		benchTimings(b, srv.Pool(), 500)
-		benchEvaluate(b, srv, defaultMaxBuckets, Rule{Name: "RouteLatency", Kind: Latency, Series: EveryRoute, Threshold: Duration(500 * time.Millisecond)})
+		benchEvaluate(b, srv, defaultMaxBuckets, latency)
+	})
+	b.Run(fmt.Sprintf("routes=500/maxbuckets=%d/latency=counts", defaultMaxBuckets), func(b *testing.B) {
+		srv.FlushAll()
+		benchTraffic(b, srv.Pool(), 500, latency.Threshold.Std())
+		benchEvaluate(b, srv, defaultMaxBuckets, latency)
 	})
 }
 
@@ -151,6 +186,7 @@ func benchEvaluate(b *testing.B, srv *redistest.Server, maxBuckets int, more ...
 	e.mu.Unlock()
 	b.ReportAllocs()
 	cp.rt.Store(0)
+	cp.cmds.Store(0)
 	cpu0, redis0 := cpuTime(), srv.CPU()
 	b.ResetTimer()
 	for range b.N {
@@ -162,6 +198,7 @@ func benchEvaluate(b *testing.B, srv *redistest.Server, maxBuckets int, more ...
 		b.Fatal(h.LastError)
 	}
 	b.ReportMetric(float64(cp.rt.Load())/float64(b.N), "roundtrips/eval")
+	b.ReportMetric(float64(cp.cmds.Load())/float64(b.N), "commands/eval")
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/eval")
 	b.ReportMetric(float64(srv.CPU()-redis0)/float64(b.N)/1e6, "redis-cpu-ms/eval")
 	b.ReportMetric(float64(alerts), "alerts")
@@ -193,22 +230,30 @@ func TestEvaluateRoundTrips(t *testing.T) {
 	}
 	c.Close()
 	// precisions read: 1 min, 5 min, 1 h, 5 h (see TestPickPrecision);
-	// a latency rule reads the durations at each in a pipeline of their
-	// own, beside the counts'.
+	// a latency rule whose threshold the recorders do not count reads
+	// the durations at each in a pipeline of their own, beside the
+	// counts'; one they count reads its slow series with the counts.
 	latencySLO := Rule{Name: "RouteLatency", Kind: Latency, Series: EveryRoute, Threshold: Duration(time.Second)}
 	availability := func() []Rule {
 		return append(DefaultRules()[:2], Rule{Name: "RouteSLO", Kind: Availability, Series: EveryRoute})
 	}
 	for _, c := range []struct {
-		name  string
-		rules []Rule
-		want  int64
+		name    string
+		rules   []Rule
+		counted bool // the recorders count latencySLO's threshold
+		want    int64
 	}{
-		{"availability", availability(), 4},
-		{"latency too", append(availability(), latencySLO), 8},
-		{"latency alone", []Rule{latencySLO}, 4},
+		{"availability", availability(), false, 4},
+		{"latency from histograms too", append(availability(), latencySLO), false, 8},
+		{"latency from histograms alone", []Rule{latencySLO}, false, 4},
+		{"latency from counts too", append(availability(), latencySLO), true, 4},
+		{"latency from counts alone", []Rule{latencySLO}, true, 4},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			srv.Do("DEL", timeseries.Schema{}.SlowKey())
+			if c.counted {
+				srv.Do("HSET", timeseries.Schema{}.SlowKey(), "1s", burnNow-86400)
+			}
 			cp := &countingPool{p: pool}
 			clock := timeseries.NewManualClock(time.Unix(burnNow, 0))
 			e, err := New(Config{Pool: cp, Clock: clock, Instance: "a", Rules: c.rules})

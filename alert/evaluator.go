@@ -68,10 +68,16 @@ type Config struct {
 	// deliver (default 1 s and 30 s); GiveUpAfter ends the attempts
 	// (default 10 min), counting the notification undelivered.
 	MinBackoff, MaxBackoff, GiveUpAfter time.Duration
-	// StaleAfter is how old the recorder's last good flush may be before
+	// StaleAfter is how old a recorder's last good flush may be before
 	// the data counts as missing; default 3 × its FlushInterval, at
-	// least 3 s.
+	// least 3 s. It applies to Config.Recorder and, through the
+	// heartbeats they publish in Redis, to every other instance's.
 	StaleAfter time.Duration
+	// GoneAfter is how long an instance's recorder may go unheard
+	// before it is taken as gone for good, no longer holding the
+	// alerts; default 15 min, as long as a recorder keeps the hits it
+	// cannot write (timeseries.Config.MaxPendingAge's default).
+	GoneAfter time.Duration
 	// RouteRefresh is how often the route list of EveryRoute rules is
 	// read again; default 1 min.
 	RouteRefresh time.Duration
@@ -95,6 +101,7 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxBackoff, 30*time.Second)
 	def(&c.GiveUpAfter, 10*time.Minute)
 	def(&c.RouteRefresh, time.Minute)
+	def(&c.GoneAfter, defaultGoneAfter)
 	if c.MaxBuckets <= 0 {
 		c.MaxBuckets = defaultMaxBuckets
 	}
@@ -178,6 +185,7 @@ func New(cfg Config) (*Evaluator, error) {
 	if rs, ok := cfg.Recorder.(interface{ Store() *timeseries.Store }); ok {
 		e.durations = rs.Store()
 	}
+	e.warnUncounted()
 	e.st = &stateStore{r: redisconn.NewRouter(cfg.Pool), k: keysFor(schema.Prefix), history: cfg.History}
 	e.mem = newMemory()
 	e.startedAt = cfg.Clock.Now()

@@ -122,13 +122,35 @@ func slowCount(h *timeseries.Histogram, threshold time.Duration) uint64 {
 	return n
 }
 
-// planLatencies adds what the Latency rules among rules read to dp and
-// returns one observer per such rule.
-func planLatencies(rules []Rule, in planInput, dp durationPlan) []observer {
+// planLatencies adds what the Latency rules among rules read to rp or
+// dp and returns their observers: a rule whose threshold the recorders
+// count reads its slow series like errors (planSlowCounts); one they do
+// not, and a series whose slow series cannot be named, the histograms.
+func planLatencies(rules []Rule, in planInput, rp readPlan, dp durationPlan) []observer {
 	var obs []observer
 	for i := range rules {
-		if r := &rules[i]; r.Kind == Latency {
-			obs = append(obs, planLatency(r, r.targets(in.routes), in, dp))
+		r := &rules[i]
+		if r.Kind != Latency {
+			continue
+		}
+		names := r.targets(in.routes)
+		since, counted := in.slowSince[timeseries.ThresholdText(r.Threshold.Std())]
+		var rest []string
+		if counted {
+			var countable []string
+			for _, n := range names {
+				if timeseries.ValidateName(timeseries.SlowSeries(n, r.Threshold.Std())) == nil {
+					countable = append(countable, n)
+				} else {
+					rest = append(rest, n)
+				}
+			}
+			obs = append(obs, planSlowCounts(r, countable, in, rp, since))
+		} else {
+			rest = names
+		}
+		if len(rest) > 0 {
+			obs = append(obs, planLatency(r, rest, in, dp))
 		}
 	}
 	return obs

@@ -44,9 +44,12 @@ type Finding struct {
 
 // planInput is what planning an evaluation needs besides the rules.
 type planInput struct {
-	now        time.Time
-	routes     []string // route series in the known set, for EveryRoute
-	precisions []int    // ascending
+	now    time.Time
+	routes []string // route series in the known set, for EveryRoute
+	// slowSince says since when the recorders count the requests slower
+	// than each threshold, by timeseries.ThresholdText.
+	slowSince  map[string]time.Time
+	precisions []int // ascending
 	maxBuckets int
 }
 

@@ -20,14 +20,14 @@ type memory struct {
 	lastResend map[string]time.Time // receiver + "\x00" + key
 	local      map[string]*Status   // Health alerts, this instance's own
 	localSent  map[string]Sent
-	routes     []string
-	routesAt   time.Time
+	catalog    *catalog
 	lastHealth *healthMark
+	seen       map[string]time.Time // recorder instance -> its latest heartbeat, while alive
 }
 
 func newMemory() memory {
 	return memory{states: map[string]*Status{}, sent: map[string]Sent{}, inflight: map[string]bool{},
-		lastResend: map[string]time.Time{}, local: map[string]*Status{}, localSent: map[string]Sent{}}
+		lastResend: map[string]time.Time{}, local: map[string]*Status{}, localSent: map[string]Sent{}, seen: map[string]time.Time{}}
 }
 
 // evalStats is what Health tells of evaluations.
@@ -60,11 +60,17 @@ func (e *Evaluator) tickShared(ctx context.Context, now time.Time) (soon bool, e
 	if err != nil || token == 0 {
 		return false, err
 	}
-	switch missing, notYet := e.dataMissing(now); {
-	case notYet:
+	missing, notYet := e.dataMissing(now)
+	if notYet {
 		return true, nil
-	case missing != "":
-		e.hold(ctx, token)
+	}
+	if missing == "" {
+		if missing, err = e.othersMissing(ctx, now); err != nil {
+			missing = err.Error() // unknown, so not known complete
+		}
+	}
+	if missing != "" {
+		e.hold(ctx, token, now)
 		return false, errors.New("alert: data missing: " + missing)
 	}
 	return false, e.evaluate(ctx, token, now)
@@ -75,7 +81,7 @@ func (e *Evaluator) tickShared(ctx context.Context, now time.Time) (soon bool, e
 func (e *Evaluator) evaluate(ctx context.Context, token int64, now time.Time) error {
 	obs, err := e.observe(ctx, now)
 	if err != nil {
-		e.hold(ctx, token)
+		e.hold(ctx, token, now)
 		return err
 	}
 	e.mu.Lock()
@@ -163,8 +169,11 @@ func (e *Evaluator) staleAfter(h timeseries.Health) time.Duration {
 }
 
 // hold marks every state stale, nothing being decided from a gap, and
-// stores the marks if Redis takes them, for the handler to show.
-func (e *Evaluator) hold(ctx context.Context, token int64) {
+// stores the marks if Redis takes them, for the handler to show. What
+// was decided before is still delivered, and a firing alert is still
+// re-sent to Alertmanager, so that a long hold does not let it lapse
+// there and fire anew when the hold ends.
+func (e *Evaluator) hold(ctx context.Context, token int64, now time.Time) {
 	e.mu.Lock()
 	e.stats.dataMissing = true
 	var marked []*Status
@@ -175,69 +184,11 @@ func (e *Evaluator) hold(ctx context.Context, token int64) {
 			marked = append(marked, &c)
 		}
 	}
+	e.notifyLocked(e.mem.states, e.mem.sent, token, now)
 	e.mu.Unlock()
 	if len(marked) > 0 {
 		_ = e.st.write(ctx, token, marked, nil) // best effort: Redis may be what is missing
 	}
-}
-
-// observe reads what the rules need, in one pipeline of counts per
-// precision and, for Latency rules, one DurationsMany per precision, and
-// observes each rule.
-func (e *Evaluator) observe(ctx context.Context, now time.Time) ([]observation, error) {
-	routes, err := e.routes(ctx, now)
-	if err != nil {
-		return nil, err
-	}
-	rp, dp := readPlan{}, durationPlan{}
-	in := planInput{now: now, routes: routes, precisions: e.schema.Precisions, maxBuckets: e.cfg.MaxBuckets}
-	observers := append(plan(e.rules, in, rp, e.cfg.Detector), planLatencies(e.rules, in, dp)...)
-	// The durations go in pipelines of their own, one per precision,
-	// read beside the counts' so that they add no wait.
-	var derr error
-	durs := make(chan struct{})
-	go func() { defer close(durs); derr = dp.read(ctx, e.durations, now.Unix()) }()
-	d, err := rp.read(ctx, e.st.r, e.schema, now.Unix())
-	<-durs
-	if err == nil {
-		err = derr
-	}
-	if err != nil {
-		return nil, err
-	}
-	var obs []observation
-	for _, f := range observers {
-		obs = append(obs, f(ctx, d)...)
-	}
-	return obs, nil
-}
-
-// routes is the route list of EveryRoute rules, read again every
-// RouteRefresh.
-func (e *Evaluator) routes(ctx context.Context, now time.Time) ([]string, error) {
-	need := false
-	for _, r := range e.rules {
-		need = need || r.Series == EveryRoute
-	}
-	e.mu.Lock()
-	fresh := e.mem.routes != nil && now.Sub(e.mem.routesAt) < e.cfg.RouteRefresh
-	routes := e.mem.routes
-	e.mu.Unlock()
-	if !need || fresh {
-		return routes, nil
-	}
-	infos, err := e.store.Series(ctx)
-	if err != nil {
-		return nil, err
-	}
-	routes = routesOf(infos)
-	if routes == nil {
-		routes = []string{}
-	}
-	e.mu.Lock()
-	e.mem.routes, e.mem.routesAt = routes, now
-	e.mu.Unlock()
-	return routes, nil
 }
 
 // valueRefresh is how often a state whose value alone changed is stored.

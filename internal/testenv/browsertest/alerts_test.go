@@ -9,6 +9,7 @@ import (
 
 	"github.com/pulse-dev/pulse/alert"
 	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 const (
@@ -19,8 +20,10 @@ const (
 )
 
 // alertRules: an SLO over every route, firing at once (its budget burns
-// 33 times too fast over both windows), and a slower one over the
-// checkout that waits an hour before it fires, so it stays pending.
+// 33 times too fast over both windows), a slower one over the checkout
+// that waits an hour before it fires, so it stays pending, and a latency
+// SLO over the checkout, firing at once (a fifth of its requests are
+// slower than 250 ms).
 func alertRules() []alert.Rule {
 	windows := func(severity string) []alert.Window {
 		return []alert.Window{{Long: alert.Duration(5 * time.Minute), Short: alert.Duration(time.Minute), Burn: 10, Severity: severity}}
@@ -28,7 +31,22 @@ func alertRules() []alert.Rule {
 	return []alert.Rule{
 		{Name: "RouteSLO", Kind: alert.Availability, Series: alert.EveryRoute, Target: 99, Windows: windows("page")},
 		{Name: "CheckoutBudget", Kind: alert.Availability, Series: checkoutRoute, Target: 99, Windows: windows("ticket"), For: alert.Duration(time.Hour)},
+		{Name: "CheckoutLatency", Kind: alert.Latency, Series: checkoutRoute, Target: 99, Threshold: alert.Duration(slowThreshold), Windows: windows("page")},
 	}
+}
+
+const slowThreshold = 250 * time.Millisecond
+
+// recordSlow records, in every 5 s bucket from T0 to the open one at
+// Now, slow of route's requests as slower than slowThreshold, as a
+// recorder counting it does, and notes that recorders count it from T0.
+func recordSlow(t *testing.T, f *dashtest.Fixture, route string, slow int) {
+	var hits []dashtest.Hit
+	for at := time.Duration(0); at <= dashtest.Now.Sub(dashtest.T0); at += 5 * time.Second {
+		hits = append(hits, dashtest.Hit{Name: timeseries.SlowSeries(route, slowThreshold), At: at, N: slow})
+	}
+	f.Record(t, hits...)
+	f.Srv.Do("HSET", timeseries.Schema{}.SlowKey(), timeseries.ThresholdText(slowThreshold), dashtest.T0.Unix())
 }
 
 // alertItem is one entry of the banner as the page shows it.
@@ -80,6 +98,7 @@ func TestAlertBanner(t *testing.T) {
 		}})
 	f.RecordFailing(t, checkoutRoute, 15, 5)
 	f.RecordFailing(t, hostileRoute, 15, 5)
+	recordSlow(t, f, checkoutRoute, 3)
 	ctx, cancel := context.WithCancel(context.Background())
 	go ev.Run(ctx)
 	t.Cleanup(func() {
@@ -89,34 +108,34 @@ func TestAlertBanner(t *testing.T) {
 
 	tb := newTab(t, browser, 1400, 1100)
 	tb.navigate(f.Root + "?precision=300")
-	tb.waitFor("the banner's three alerts", `document.querySelectorAll('#alert-list .alert-item').length === 3`)
+	tb.waitFor("the banner's four alerts", `document.querySelectorAll('#alert-list .alert-item').length === 4`)
 	var got alertBanner
 	tb.eval(readAlertBanner, &got)
-	if got.Hidden || got.Count != "3 alerts" || got.CountState != "firing" || got.Markup != 0 {
-		t.Errorf("banner hidden %v, header count %q (%s), %d elements made of data; want it shown, \"3 alerts\", firing, none",
+	if got.Hidden || got.Count != "4 alerts" || got.CountState != "firing" || got.Markup != 0 {
+		t.Errorf("banner hidden %v, header count %q (%s), %d elements made of data; want it shown, \"4 alerts\", firing, none",
 			got.Hidden, got.Count, got.CountState, got.Markup)
 	}
+	// Firing ones first; those firing since the same evaluation in the
+	// order the evaluator lists them, by rule, then key ('<' before
+	// 'c'). Each value says what it is: a burn rate against the rate at
+	// which its severity fires, the share of bad requests it stands for
+	// and the window pair it was read over.
 	want := []alertItem{
-		{State: "firing", Name: "RouteSLO", Route: hostileRoute, Series: hostileRoute, Window: 300},
-		{State: "firing", Name: "RouteSLO", Route: checkoutRoute, Series: checkoutRoute, Window: 300},
-		{State: "pending", Name: "CheckoutBudget", Route: checkoutRoute, Series: checkoutRoute, Window: 300},
+		{State: "firing", Name: "RouteSLO", Route: hostileRoute, Series: hostileRoute, Window: 300,
+			Value: "burn rate 33.3× (pages at 10×) · 33.3 % errors over 5 min and 1 min"},
+		{State: "firing", Name: "RouteSLO", Route: checkoutRoute, Series: checkoutRoute, Window: 300,
+			Value: "burn rate 33.3× (pages at 10×) · 33.3 % errors over 5 min and 1 min"},
+		{State: "firing", Name: "CheckoutLatency", Route: checkoutRoute, Series: checkoutRoute, Window: 300,
+			Value: "p99 > 250 ms for 20 % of requests over 5 min and 1 min · burn rate 20× (pages at 10×)"},
+		{State: "pending", Name: "CheckoutBudget", Route: checkoutRoute, Series: checkoutRoute, Window: 300,
+			Value: "burn rate 33.3× (opens a ticket at 10×) · 33.3 % errors over 5 min and 1 min"},
 	}
 	for i, w := range want {
 		if i >= len(got.Items) {
 			break
 		}
-		g := got.Items[i]
-		// Firing ones first; the two firing since the same evaluation in
-		// the order the evaluator lists them, by key ('<' before 'c').
-		if g.State != w.State || g.Name != w.Name || g.Route != w.Route || g.Series != w.Series || g.Window != w.Window {
-			t.Errorf("banner entry %d: %+v, want %+v", i, g, w)
-		}
-		// The value says what it is: a burn rate against the rate at
-		// which its severity fires, the share of errors it stands for
-		// and the window pair it was read over.
-		want := "burn rate 33.3× (" + []string{"pages", "pages", "opens a ticket"}[i] + " at 10×) · 33.3 % errors over 5 min and 1 min"
-		if g.Value != want {
-			t.Errorf("banner entry %d says %q, want %q", i, g.Value, want)
+		if g := got.Items[i]; g.State != w.State || g.Name != w.Name || g.Route != w.Route || g.Series != w.Series || g.Window != w.Window || g.Value != w.Value {
+			t.Errorf("banner entry %d:\n  %+v\nwant\n  %+v", i, g, w)
 		}
 	}
 	writeScreenshotAs(t, tb, "dashboard-alerts.png")
@@ -142,7 +161,7 @@ func TestAlertBanner(t *testing.T) {
 	tb.waitFor("the banner hidden in the outage", `document.getElementById('alerts').hidden &&
 		document.getElementById('alert-count').hidden && document.getElementById('live').dataset.state === 'error'`)
 	f.Srv.Restart()
-	tb.waitFor("the banner back", `!document.getElementById('alerts').hidden && document.getElementById('alert-count').textContent === '3 alerts' &&
+	tb.waitFor("the banner back", `!document.getElementById('alerts').hidden && document.getElementById('alert-count').textContent === '4 alerts' &&
 		document.getElementById('live').dataset.state === 'ok'`)
 
 	// Ten minutes on, no request failed within the window: every alert

@@ -10,19 +10,29 @@ type AnomalyKind string
 
 // The kinds of flag.
 const (
-	Spike             AnomalyKind = "spike"              // counts above their band
+	Spike             AnomalyKind = "spike"              // counts above their band, briefly
 	Drop              AnomalyKind = "drop"               // counts below it, to zero included
 	LevelShift        AnomalyKind = "level_shift"        // counts out of band, one side, for ShiftRun buckets
 	LatencyRegression AnomalyKind = "latency_regression" // a latency quantile above its band
 	ErrorSurge        AnomalyKind = "error_surge"        // more errors than the hits explain
 )
 
-// Flag is one bucket that broke from its expectation.
+// Direction is the side an incident broke to.
+type Direction string
+
+// The directions.
+const (
+	Up   Direction = "up"
+	Down Direction = "down"
+)
+
+// Flag is one bucket of an incident.
 type Flag struct {
 	Series    string        `json:"series"`
 	Precision time.Duration `json:"precision"`
 	Bucket    time.Time     `json:"bucket"`
 	Kind      AnomalyKind   `json:"kind"`
+	Direction Direction     `json:"direction"`
 	Observed  float64       `json:"observed"`
 	Expected  float64       `json:"expected"`
 	Band      Band          `json:"band"` // the 95 % one-step band
@@ -31,117 +41,96 @@ type Flag struct {
 	at int // index of the bucket in the history
 }
 
-// flag walks the scored history and raises a flag on each bucket that
-// completes K of the last N out of band on one side, or that alone is
-// beyond Single, or (counts) that ends a run of runLen whose scores sum
-// beyond RunSum. Latency and error ratios flag upward breaks only: a
-// faster or cleaner bucket is no incident.
-func flag(s Series, cfg Config, hist []Point, warm int) []Flag {
-	var flags []Flag
-	var at []int
-	recent := make([]int, 0, cfg.Persistence.N) // sides of the last N scored buckets: -1, 0, +1
-	run, runSide := 0, 0
-	// since is where the window of the next flag starts: a flagged run
-	// ends at the first bucket not out on its side, and the buckets
-	// before that no longer count toward a new flag, or one noisy bucket
-	// after a spike would complete its K of N with the spike's.
-	since, last := warm, 0 // last: the side of the previous bucket if it flagged
-	for t := warm; t < len(hist); t++ {
-		pt := &hist[t]
-		z := pt.Score
-		if math.IsNaN(z) {
-			continue
-		}
-		side := 0
-		if math.Abs(z) >= cfg.Band && (z > 0 || cfg.Kind == Counts) {
-			side = sign(z)
-		}
-		if last != 0 && side != last && !cfg.off.window {
-			since, recent = t+1, recent[:0]
-		}
-		sum := cfg.RunSum > 0 && !cfg.off.runSum && cfg.Kind == Counts && runSum(hist, t, since, cfg.RunSum)
-		if sum && side == 0 {
-			side = sign(z)
-		}
-		if len(recent) == cfg.Persistence.N { // slide in place: no new array a bucket
-			recent = recent[:copy(recent, recent[1:])]
-		}
-		recent = append(recent, side)
-		if side != 0 && side == runSide {
-			run++
-		} else {
-			run, runSide = btoi(side != 0), side
-		}
-		last = 0
-		if side == 0 {
-			continue
-		}
-		same := 0
-		for _, r := range recent {
-			if r == side {
-				same++
-			}
-		}
-		need := cfg.Persistence.K
-		if cfg.off.persistence {
-			need = 1
-		}
-		if same < need && math.Abs(z) < cfg.Single && !sum {
-			continue
-		}
-		fl := Flag{Series: s.Name, Precision: s.Step, Bucket: pt.Time, Kind: kindOf(cfg.Kind, side, run >= cfg.ShiftRun),
-			Observed: pt.Value, Expected: pt.Expected, Band: pt.Band95, Score: z, at: t}
-		flags = append(flags, fl)
-		at = append(at, t)
-		last = side
-	}
-	for i, t := range at {
-		hist[t].Anomaly = &flags[i]
-	}
-	return flags
+// Incident is one event: the buckets from the first that broke out of
+// band to the last, on one side, with the recovery after it. A break that
+// lasts ShiftRun buckets is a level shift. An incident is Open while its
+// newest buckets may still belong to it: until CloseAfter buckets in a
+// row are back in band.
+type Incident struct {
+	Series    string        `json:"series"`
+	Precision time.Duration `json:"precision"`
+	Kind      AnomalyKind   `json:"kind"`
+	Direction Direction     `json:"direction"`
+	Start     time.Time     `json:"start"` // the first bucket out of band
+	End       time.Time     `json:"end"`   // the last bucket out of band so far
+	Open      bool          `json:"open"`
+	Buckets   int           `json:"buckets"` // out of band in it
+	// Peak is the bucket furthest out, and its Score the incident's:
+	// sorting incidents by |Score| puts the least likely first.
+	Peak  Flag    `json:"peak"`
+	Score float64 `json:"score"`
 }
 
-// runFloor is the score a bucket needs of its own to complete a run
-// whose sum flags it: a run ends out of band, not on an ordinary bucket.
-const runFloor = 2.0
-
-// runSum reports whether bucket t ends a run of runLen scored buckets
-// whose scores sum to at least limit on the side of t's. A spike of a
-// few buckets or the start of a shift each move the score a little less
-// than a band can catch alone, where the expectation is less sure; their
-// sum shows them.
-func runSum(hist []Point, t, warm int, limit float64) bool {
-	z := hist[t].Score
-	if math.Abs(z) < runFloor {
-		return false
-	}
-	sum, m := 0.0, 0
-	for u := t; u >= warm && m < runLen; u-- {
-		if !math.IsNaN(hist[u].Score) {
-			sum += hist[u].Score
-			m++
-		}
-	}
-	return m == runLen && math.Abs(sum) >= limit && sign(sum) == sign(z)
+// span is an incident found in a history: its side and bucket indices.
+type span struct {
+	side        int
+	first, last int // the first and last bucket out of band
+	outs        int
+	peak        int
+	run, maxRun int // buckets out in a row on its side, now and at most
+	quiet       int // buckets in a row not out on its side
+	open        bool
 }
 
-func btoi(b bool) int {
-	if b {
-		return 1
+func (sp *span) extend(t int, z []float64) {
+	sp.last, sp.quiet = t, 0
+	sp.outs++
+	sp.run++
+	sp.maxRun = max(sp.maxRun, sp.run)
+	if math.Abs(z[t]) > math.Abs(z[sp.peak]) {
+		sp.peak = t
 	}
-	return 0
 }
 
-func kindOf(k Kind, side int, shift bool) AnomalyKind {
+// kind is what the span's buckets make of a series of kind k.
+func (sp span) kind(k Kind, shiftRun int) AnomalyKind {
 	switch {
 	case k == Latency:
 		return LatencyRegression
 	case k == ErrorRatio:
 		return ErrorSurge
-	case shift:
+	case sp.maxRun >= shiftRun:
 		return LevelShift
-	case side > 0:
+	case sp.side > 0:
 		return Spike
 	}
 	return Drop
+}
+
+func direction(side int) Direction {
+	if side < 0 {
+		return Down
+	}
+	return Up
+}
+
+// incidents turns the spans found in the history into incidents and
+// flags, and marks each bucket of an incident with its flag: from its
+// first bucket out of band to its last, and on to the newest bucket
+// while it is open.
+func incidents(s Series, cfg Config, hist []Point, spans []span) ([]Incident, []Flag) {
+	var out []Incident
+	var flags []Flag
+	for _, sp := range spans {
+		kind, dir := sp.kind(cfg.Kind, cfg.ShiftRun), direction(sp.side)
+		to := sp.last
+		if sp.open {
+			to = len(hist) - 1
+		}
+		for t := sp.first; t <= to; t++ {
+			pt := &hist[t]
+			flags = append(flags, Flag{Series: s.Name, Precision: s.Step, Bucket: pt.Time, Kind: kind, Direction: dir,
+				Observed: pt.Value, Expected: pt.Expected, Band: pt.Band95, Score: pt.Score, at: t})
+		}
+		pk := hist[sp.peak]
+		out = append(out, Incident{Series: s.Name, Precision: s.Step, Kind: kind, Direction: dir,
+			Start: hist[sp.first].Time, End: hist[sp.last].Time, Open: sp.open, Buckets: sp.outs,
+			Peak: Flag{Series: s.Name, Precision: s.Step, Bucket: pk.Time, Kind: kind, Direction: dir,
+				Observed: pk.Value, Expected: pk.Expected, Band: pk.Band95, Score: pk.Score, at: sp.peak},
+			Score: pk.Score})
+	}
+	for i := range flags {
+		hist[flags[i].at].Anomaly = &flags[i]
+	}
+	return out, flags
 }

@@ -1,9 +1,6 @@
 package forecast
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
 // Persistence says when buckets out of band make a flag: K of the last N
 // scored buckets out of band on the same side. One noisy 5-s bucket is not
@@ -34,8 +31,11 @@ type Config struct {
 	// Default DefaultRunSumFor(Step); negative: never.
 	RunSum float64
 	// ShiftRun is the run of buckets out of band on one side that makes a
-	// count flag a level shift. Default DefaultShiftRun.
+	// count incident a level shift. Default DefaultShiftRun.
 	ShiftRun int
+	// CloseAfter is the run of buckets back in band that ends an
+	// incident. Default DefaultCloseAfter.
+	CloseAfter int
 	// Relevel is the run of buckets left out of the fit on one side after
 	// which the level moves to them: a change that lasts is the new
 	// normal. Default DefaultRelevel.
@@ -62,17 +62,19 @@ type guards struct {
 	window      bool // a flagged run's buckets count toward the next flag after it ends
 	floor       bool // a bucket's expectation may fall to zero
 	steepTrend  bool // at 1 d, no steeper trend gain among the parameters
+	calibrate   bool // the noise model's quantiles as they are, not calibrated on the window's errors
 }
 
 // Defaults of Config.
 const (
-	DefaultBand      = 2.5
-	DefaultFineBand  = 2.25
-	DefaultDailyBand = 2.6
-	DefaultSingle    = 5.0
-	DefaultShiftRun  = 4
-	DefaultRunSum    = 6.5
-	DefaultRelevel   = 6
+	DefaultBand       = 2.5
+	DefaultFineBand   = 2.25
+	DefaultDailyBand  = 2.6
+	DefaultSingle     = 5.0
+	DefaultShiftRun   = 4
+	DefaultRunSum     = 6.5
+	DefaultRelevel    = 6
+	DefaultCloseAfter = 2
 )
 
 // DefaultPersistence is two of the last three buckets at every
@@ -82,27 +84,20 @@ func DefaultPersistence(step time.Duration) Persistence {
 }
 
 // DefaultBandFor is the score beyond which a bucket is out of band:
-// DefaultFineBand below 1 h, where the season is borrowed from the
-// coarser series; DefaultBand from 1 h, where the series' own season is
-// estimated from a few days and the expectation is less sure; and
-// DefaultDailyBand at a day, where a trend over months makes it less sure
-// still.
+// DefaultFineBand below a day, DefaultDailyBand at a day, where a trend
+// over months leaves the expectation less sure. Scores are calibrated on
+// the series' own errors, so one band serves every precision below it.
 func DefaultBandFor(step time.Duration) float64 {
-	switch {
-	case step < time.Hour:
-		return DefaultFineBand
-	case step >= 24*time.Hour:
+	if step >= 24*time.Hour {
 		return DefaultDailyBand
 	}
-	return DefaultBand
+	return DefaultFineBand
 }
 
-// DefaultSingleFor is the score that flags one bucket alone: DefaultSingle
-// from 5 min up; never below, where one short bucket can be any burst.
+// DefaultSingleFor is the score that flags one bucket alone:
+// DefaultSingle at every precision. Scores are calibrated on the series'
+// own errors, so one that far out is a break, not the series' noise.
 func DefaultSingleFor(step time.Duration) float64 {
-	if step < 5*time.Minute {
-		return math.Inf(1)
-	}
 	return DefaultSingle
 }
 
@@ -137,6 +132,9 @@ func (c Config) withDefaults(step time.Duration) Config {
 	}
 	if c.ShiftRun <= 0 {
 		c.ShiftRun = DefaultShiftRun
+	}
+	if c.CloseAfter <= 0 {
+		c.CloseAfter = DefaultCloseAfter
 	}
 	if c.Relevel <= 0 {
 		c.Relevel = DefaultRelevel

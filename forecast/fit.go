@@ -10,7 +10,10 @@ import (
 type Fitted struct {
 	Model   Model
 	History []Point
-	Flags   []Flag // oldest first
+	Flags   []Flag // every bucket of an incident, oldest first
+	// Incidents are the events the flags make, oldest first: one for each
+	// break, however many buckets it spans.
+	Incidents []Incident
 
 	series   Series
 	f        *filter
@@ -19,9 +22,11 @@ type Fitted struct {
 	p        params
 	sc       scales
 	last     run
-	hits     float64 // ErrorRatio: hits per future bucket, when fixed
-	hitsFd   *Fitted // ErrorRatio: the forecast of the hits, when not
-	flagFrom int     // the first bucket that may flag
+	hits     float64       // ErrorRatio: hits per future bucket, when fixed
+	hitsFd   *Fitted       // ErrorRatio: the forecast of the hits, when not
+	flagFrom int           // the first bucket that may flag
+	cals     []calibration // of each bucket, and last of the first bucket forecast
+	rho      float64       // the lag correlation of the scores
 }
 
 // Fit fits a Counts series with the defaults.
@@ -76,19 +81,20 @@ func FitWithConfig(s Series, cfg Config) (*Fitted, error) {
 			fd.hitsFd = hf
 		}
 	}
-	fd.history(!cfg.FlagsOnly)
 	// The first quarter of the history is scored but not flagged: the
 	// level and its trend are still settling there, the scales leave it
 	// out too, and a reader looks at the end.
 	fd.flagFrom = max(last.warm, len(w)/4)
-	fd.Flags = flag(s, cfg, fd.History, fd.flagFrom)
-	for i := range fd.Flags {
-		if t := fd.Flags[i].at; cfg.FlagsOnly {
-			pr := fd.predictive(last.mu[t], last.v[t], f.hitsAt(t))
-			_, fd.Flags[i].Band = pr.bands()
-			fd.History[t].Band80, fd.History[t].Band95 = pr.bands()
+	spans := fd.score(cfg)
+	fd.history(!cfg.FlagsOnly)
+	if cfg.FlagsOnly {
+		for t, in := range mask(len(w), spans) {
+			if in {
+				fd.History[t].Band80, fd.History[t].Band95 = fd.predictiveAt(t, last.mu[t], last.v[t], f.hitsAt(t)).bands()
+			}
 		}
 	}
+	fd.Incidents, fd.Flags = incidents(s, cfg, fd.History, spans)
 	return fd, nil
 }
 
@@ -283,8 +289,11 @@ func futureHits(s Series, cfg Config) float64 {
 	return h
 }
 
-func (fd *Fitted) predictive(mu, v, hits float64) predictive {
-	return predictive{kind: fd.f.kind, mu: mu, v: v, hits: hits, normal: fd.f.off.discrete}
+// predictiveAt is the predictive distribution of bucket t (t past the
+// history: the forecast), calibrated as that bucket is.
+func (fd *Fitted) predictiveAt(t int, mu, v, hits float64) predictive {
+	c := fd.cals[min(t, len(fd.cals)-1)]
+	return predictive{kind: fd.f.kind, mu: mu, v: v, hits: hits, normal: fd.f.off.discrete, cal: c}
 }
 
 // history fills the one-step expectation and bands of every past bucket.
@@ -295,7 +304,7 @@ func (fd *Fitted) history(bands bool) {
 	fd.History = make([]Point, len(s.Values))
 	nan := math.NaN()
 	for t := range s.Values {
-		pr := fd.predictive(r.mu[t], r.v[t], fd.f.hitsAt(t))
+		pr := fd.predictiveAt(t, r.mu[t], r.v[t], fd.f.hitsAt(t))
 		pt := Point{Time: s.Time(t), Hits: pr.hits, Expected: pr.expected(), Band80: Band{nan, nan}, Band95: Band{nan, nan}}
 		if bands {
 			pt = pr.point(s.Time(t))
@@ -349,7 +358,7 @@ func (fd *Fitted) Forecast(horizon int) []Point {
 			hits = math.Max(1, math.Round(hitsFc[h-1].Expected))
 		}
 		v := noiseVar(f.kind, mu, f.disp, hits) * fd.sc.at(p, h)
-		pt := fd.predictive(mu, v, hits).point(t)
+		pt := fd.predictiveAt(n+h-1, mu, v, hits).point(t)
 		pt.Value, pt.Score = math.NaN(), math.NaN()
 		out = append(out, pt)
 	}

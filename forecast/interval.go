@@ -60,28 +60,70 @@ func (d countDist) discrete() bool { return !d.normal && d.mu <= discreteMax }
 
 // z is the mid-p score of y: the normal quantile of P(X < y) + P(X = y)/2.
 // The mid-p keeps a discrete count from scoring as far out as a
-// continuous value would.
+// continuous value would. It is not bounded: a bucket further out scores
+// further out, so buckets far beyond any band still rank.
 func (d countDist) z(y float64) float64 {
 	if !d.discrete() {
-		return clampZ((y - d.mu) / math.Sqrt(d.v))
+		return gammaZ(y, d.mu, d.v)
 	}
 	y = math.Round(y)
 	w := d.walk()
-	if y < 0 || y > float64(w.limit) { // beyond the summed range
-		return maxZ
+	if y > float64(w.limit) { // beyond the summed range: the normal's reading
+		return (y - d.mu) / math.Sqrt(math.Max(d.v, d.mu))
 	}
 	below := 0.0
-	for k := 0; float64(k) < y; k++ {
+	k := 0
+	for ; float64(k) < y; k++ {
 		below += w.p
 		w.next(k)
 	}
-	return clampZ(normQuantile(below + w.p/2))
+	if below < 0.5 {
+		return normQuantile(below + w.p/2)
+	}
+	// Above the middle the upper tail is summed itself: 1 - below would
+	// lose its digits, and far buckets would all read +Inf.
+	upper := w.p / 2
+	for ; k < w.limit; k++ {
+		w.next(k)
+		upper += w.p
+		if w.p < upper*1e-17 {
+			break
+		}
+	}
+	z := -normQuantile(upper)
+	if math.IsInf(z, 0) {
+		return (y - d.mu) / math.Sqrt(math.Max(d.v, d.mu))
+	}
+	return z
+}
+
+// gammaZ is the normal score of y under a gamma distribution of mean mu
+// and variance v, by Wilson and Hilferty's cube root: a count of many
+// hits with noise as a share of its mean is skewed, and a fall to zero
+// is further out than a normal curve says (with noise of 70 % of the
+// mean, four deviations, not 1.4).
+func gammaZ(y, mu, v float64) float64 {
+	if mu <= 0 || v <= 0 {
+		return (y - mu) / math.Sqrt(math.Max(v, 1e-12))
+	}
+	c := v / (9 * mu * mu) // 1/(9 shape)
+	return (math.Cbrt(math.Max(y, 0)/mu) - (1 - c)) / math.Sqrt(c)
+}
+
+// gammaQuantile is the q quantile of that gamma distribution.
+func gammaQuantile(q, mu, v float64) float64 {
+	if mu <= 0 || v <= 0 {
+		return math.Max(0, mu+normQuantile(q)*math.Sqrt(math.Max(v, 0)))
+	}
+	c := v / (9 * mu * mu)
+	b := math.Max(0, 1-c+normQuantile(q)*math.Sqrt(c))
+	return mu * b * b * b
 }
 
 // quantile is the smallest count whose distribution function reaches q.
 func (d countDist) quantile(q float64) float64 {
 	if !d.discrete() {
-		return math.Max(0, d.mu+normQuantile(q)*math.Sqrt(d.v))
+		return gammaQuantile(q, d.mu, d.v)
 	}
 	out := -1.0
 	cdf := 0.0
@@ -99,28 +141,39 @@ func (d countDist) quantile(q float64) float64 {
 	return out
 }
 
-// quantiles returns the quantiles qs (ascending) in one walk.
-func (d countDist) quantiles(qs []float64) []float64 {
-	out := make([]float64, len(qs))
+// pair returns the lo and hi quantiles (lo < hi) in one walk.
+func (d countDist) pair(lo, hi float64) (float64, float64) {
 	if !d.discrete() {
-		for i, q := range qs {
-			out[i] = d.quantile(q)
-		}
-		return out
+		return d.quantile(lo), d.quantile(hi)
 	}
-	i, cdf := 0, 0.0
+	// A count is inside when its mid-distribution value, P(X < k) +
+	// P(X = k)/2, is: whole counts cannot hold exactly p, and this holds
+	// p on average where the smallest band holding at least p would hold
+	// more every time.
+	qlo, qhi := math.NaN(), math.NaN()
+	cdf := 0.0
 	d.terms(func(k int, p float64) bool {
+		mid := cdf + p/2
 		cdf += p
-		for i < len(qs) && cdf >= qs[i] {
-			out[i] = float64(k)
-			i++
+		if math.IsNaN(qlo) && mid >= lo {
+			qlo = float64(k)
 		}
-		return i < len(qs)
+		if mid > hi {
+			qhi = float64(k - 1)
+			return false
+		}
+		return true
 	})
-	for ; i < len(qs); i++ {
-		out[i] = d.mu + normQuantile(qs[i])*math.Sqrt(d.v)
+	if qhi < qlo {
+		qhi = qlo
 	}
-	return out
+	if math.IsNaN(qlo) {
+		qlo = d.mu + normQuantile(lo)*math.Sqrt(d.v)
+	}
+	if math.IsNaN(qhi) {
+		qhi = d.mu + normQuantile(hi)*math.Sqrt(d.v)
+	}
+	return qlo, qhi
 }
 
 // predictive is one bucket's forecast on the working scale (mu, v) with
@@ -130,6 +183,7 @@ type predictive struct {
 	mu, v  float64
 	hits   float64 // ErrorRatio: the hits the ratio is over
 	normal bool    // counts as normal whatever their mean
+	cal    calibration
 }
 
 func (p predictive) counts() countDist {
@@ -143,7 +197,7 @@ func (p predictive) counts() countDist {
 func (p predictive) z(w float64) float64 {
 	switch p.kind {
 	case Latency:
-		return clampZ((w - p.mu) / math.Sqrt(p.v))
+		return (w - p.mu) / math.Sqrt(p.v)
 	case ErrorRatio:
 		return p.counts().z(w * p.hits)
 	}
@@ -179,31 +233,33 @@ type Band struct {
 	Hi float64 `json:"hi"`
 }
 
-// bandQs are the quantiles of the 95 % and 80 % bands, ascending.
-var bandQs = []float64{0.025, 0.1, 0.9, 0.975}
-
-// bands returns the 80 % and 95 % bands.
+// bands returns the 80 % and 95 % bands: the model's quantiles with its
+// deviation widened as the calibration says for each.
 func (p predictive) bands() (b80, b95 Band) {
-	var q []float64
+	b80.Lo, b80.Hi = p.widened(p.cal.m80()).edges(0.1, 0.9)
+	b95.Lo, b95.Hi = p.widened(p.cal.m95()).edges(0.025, 0.975)
+	return b80, b95
+}
+
+// widened is p with its standard deviation times m.
+func (p predictive) widened(m float64) predictive {
+	p.v *= m * m
+	return p
+}
+
+// edges returns the lo and hi quantiles on the observed scale.
+func (p predictive) edges(lo, hi float64) (float64, float64) {
 	switch p.kind {
 	case Counts:
-		q = p.counts().quantiles(bandQs)
+		return p.counts().pair(lo, hi)
 	case ErrorRatio:
 		if p.hits <= 0 {
-			nan := math.NaN()
-			return Band{nan, nan}, Band{nan, nan}
+			return math.NaN(), math.NaN()
 		}
-		q = p.counts().quantiles(bandQs)
-		for i := range q {
-			q[i] = math.Min(1, q[i]/p.hits)
-		}
-	default:
-		q = make([]float64, len(bandQs))
-		for i, a := range bandQs {
-			q[i] = p.quantile(a)
-		}
+		a, b := p.counts().pair(lo, hi)
+		return math.Min(1, a/p.hits), math.Min(1, b/p.hits)
 	}
-	return Band{q[1], q[2]}, Band{q[0], q[3]}
+	return p.quantile(lo), p.quantile(hi)
 }
 
 // noiseVar is the variance of one bucket's noise around a mean mu on the

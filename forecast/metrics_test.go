@@ -71,11 +71,12 @@ func scoreHeldOut(g *generated, kind Kind, n int, season int, cfg Config) (heldO
 }
 
 // detection runs fits over generated series with one injected event each
-// and tallies recall within 3 buckets, and false flags on normal buckets.
+// and tallies recall within 3 buckets, and false incidents: those that
+// begin on a normal bucket, per normal bucket.
 type detection struct {
 	events, found  int
 	normal, falses int
-	after          int // false flags in the 3 buckets after an event that ends
+	after          int // false incidents begun in the 3 buckets after an event that ends
 }
 
 func (d *detection) add(g *generated, fd *Fitted, ev *event) {
@@ -83,17 +84,19 @@ func (d *detection) add(g *generated, fd *Fitted, ev *event) {
 	for _, f := range fd.Flags {
 		flagged[f.Bucket] = f
 	}
+	starts := make(map[time.Time]bool)
+	for _, in := range fd.Incidents {
+		starts[in.Start] = true
+	}
 	for t, p := range fd.History {
-		if math.IsNaN(p.Score) || t < fd.flagFrom {
+		if math.IsNaN(p.Score) || t < fd.flagFrom || g.abnormal[t] {
 			continue
 		}
-		if !g.abnormal[t] {
-			d.normal++
-			if _, ok := flagged[p.Time]; ok {
-				d.falses++
-				if ev != nil && ev.Kind != LevelShift && t >= ev.At+ev.Len && t < ev.At+ev.Len+3 {
-					d.after++
-				}
+		d.normal++
+		if starts[p.Time] {
+			d.falses++
+			if ev != nil && ev.Kind != LevelShift && t >= ev.At+ev.Len && t < ev.At+ev.Len+3 {
+				d.after++
 			}
 		}
 	}
@@ -129,7 +132,7 @@ func (d *detection) merge(o detection) {
 
 func (d detection) recall() float64 { return float64(d.found) / float64(d.events) }
 
-// falsePer1000 is false flags per 1,000 normal buckets.
+// falsePer1000 is false incidents per 1,000 normal buckets.
 func (d detection) falsePer1000() float64 { return 1000 * float64(d.falses) / float64(d.normal) }
 
 // seeded returns a generator for case i of a test, the same on every run.

@@ -170,8 +170,3 @@ func normQuantile(p float64) float64 {
 	}
 	return -math.Sqrt2 * math.Erfcinv(2*p)
 }
-
-// maxZ caps scores so a bucket far out of any band still compares.
-const maxZ = 12
-
-func clampZ(z float64) float64 { return math.Max(-maxZ, math.Min(maxZ, z)) }

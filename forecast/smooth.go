@@ -171,8 +171,10 @@ func (f *filter) pass(p params, k float64, exact bool) run {
 			r.rejected[t] = true
 			r.cleaned++
 			level, trend = base, p.phi*trend
-			if h.add(sign(z), d, w, f.fFull[t]) >= f.relevel {
-				level, trend = f.newLevel(h.d, h.w, h.f), 0
+			if k := h.add(sign(z), d, w, f.fFull[t]); k >= f.relevel {
+				// The level the change lasted at: its newer half, not an
+				// outage or a burst that began it.
+				level, trend = f.newLevel(h.d[k/2:], h.w[k/2:], h.f[k/2:]), 0
 				h.reset(0)
 			}
 			continue

@@ -1,0 +1,253 @@
+package forecast
+
+import "math"
+
+// detector walks the scores of a history, oldest first, and finds its
+// incidents as they happen: each bucket is judged on the buckets before
+// it, as a scan at that bucket would have judged it.
+//
+// An incident begins at a bucket out of band (beyond Band, on a side its
+// kind flags) that is either beyond Single alone, or completes K of the
+// last N scored buckets out on the same side whose scores together are
+// far out (persists), or (counts, from 1 h up) ends a run of three whose
+// scores sum beyond RunSum. It begins at the first of those buckets, and
+// goes on while buckets break out on its side; CloseAfter buckets in a
+// row that do not close it. Within the recovery after it (as many buckets
+// as it lasted, at least CloseAfter) a break to the other side is the
+// return to normal, not an incident, and a break to its own side opens it
+// again.
+type detector struct {
+	cfg  Config
+	z    []float64
+	warm int
+	at   int // the bucket being judged
+	// returns marks the buckets out of band that were taken for the
+	// return to normal after an incident, when not nil.
+	returns []bool
+	// rho is the correlation of a score with the one before it in the
+	// window: where the errors run in long waves, as real traffic's do,
+	// two buckets out in a row say less than where they are independent.
+	rho float64
+
+	out          []span
+	cur          *span
+	recent       []int // sides of the last N scored buckets
+	since        int   // where the window of the next onset starts
+	recoverUntil int   // the last bucket of the recovery after out[len-1]
+	started      bool
+}
+
+// sideOf is the side z is out of band on for flagging, 0 if none.
+func (d *detector) sideOf(z float64) int {
+	if math.IsNaN(z) || math.Abs(z) < d.cfg.Band || (z < 0 && d.cfg.Kind != Counts) {
+		return 0
+	}
+	return sign(z)
+}
+
+// spans finds the incidents of the whole history.
+func (d *detector) spans() []span {
+	for t := d.warm; t < len(d.z); t++ {
+		d.step(t)
+	}
+	return d.out
+}
+
+// step judges bucket t, the newest so far, whose score is d.z[t].
+func (d *detector) step(t int) {
+	if !d.started {
+		d.started, d.since, d.recoverUntil = true, d.warm, -1
+		d.recent = make([]int, 0, d.cfg.Persistence.N)
+	}
+	z := d.z[t]
+	if math.IsNaN(z) || t < d.warm {
+		return
+	}
+	side := d.sideOf(z)
+	d.at = t
+	if d.cur != nil {
+		if !d.cont(d.cur, t, side) {
+			d.recoverUntil = t + max(d.cfg.CloseAfter, d.cur.last-d.cur.first+1)
+			if !d.cfg.off.window { // its buckets count toward no later onset
+				d.since, d.recent = t+1, d.recent[:0]
+			}
+			d.cur = nil
+		}
+		return
+	}
+	sum := d.runSum(t, d.since)
+	if side == 0 && math.Abs(z) >= runFloor && (z > 0 || d.cfg.Kind == Counts) && (sum || d.persists(sign(z), d.cfg.Persistence.N)) {
+		side, sum = sign(z), true // a run whose sum breaks out, though this bucket is within the band
+	}
+	if n := len(d.out); n > 0 && side != 0 && t <= d.recoverUntil {
+		last := &d.out[n-1]
+		if side == last.side { // the same event again: it goes on
+			last.open, last.run = true, 0
+			last.extend(t, d.z)
+			d.cur = last
+			return
+		}
+		if d.returns != nil {
+			d.returns[t] = true
+		}
+		side = 0 // the return to normal
+	}
+	if len(d.recent) == d.cfg.Persistence.N { // slide in place
+		d.recent = d.recent[:copy(d.recent, d.recent[1:])]
+	}
+	d.recent = append(d.recent, side)
+	if side == 0 || !d.onset(d.recent, side, z, sum) {
+		return
+	}
+	d.out = append(d.out, d.begin(t, side, len(d.recent)))
+	d.cur = &d.out[len(d.out)-1]
+}
+
+// inClear reports whether bucket u belongs to an incident found so far
+// whose peak is beyond Single, or to the return to normal after one: a
+// clear break, not the series' noise.
+func (d *detector) inClear(u int) bool {
+	for i := len(d.out) - 1; i >= 0; i-- {
+		sp := d.out[i]
+		clear := math.Abs(d.z[sp.peak]) >= d.cfg.Single
+		if u >= sp.first && (u <= sp.last || sp.open) {
+			return clear
+		}
+		if sp.last < u {
+			return clear && d.returns[u]
+		}
+	}
+	return false
+}
+
+// cont extends the open span cur by bucket t out on side, or counts t
+// toward closing it; it reports whether cur is still open.
+func (d *detector) cont(cur *span, t, side int) bool {
+	if side == cur.side {
+		cur.extend(t, d.z)
+		return true
+	}
+	cur.run = 0
+	cur.quiet++
+	if cur.quiet >= d.cfg.CloseAfter {
+		cur.open = false
+	}
+	return cur.open
+}
+
+// onset reports whether the bucket ending recent, out on side with score
+// z, begins an incident: alone beyond Single, or with its run's sum, or
+// with K of the last N out on its side whose scores together are as
+// unlikely as persistMin deviations of a sum of independent ones.
+func (d *detector) onset(recent []int, side int, z float64, sum bool) bool {
+	if math.Abs(z) >= d.cfg.Single || sum {
+		return true
+	}
+	if d.cfg.off.persistence {
+		return true
+	}
+	same := 0
+	for _, r := range recent {
+		if r == side {
+			same++
+		}
+	}
+	return d.persists(side, len(recent))
+}
+
+// persistMin is the least score of the sum of the last buckets of a
+// persistent break, in deviations of that sum.
+const persistMin = 3.0
+
+// persists reports whether the last m scored buckets (or fewer, from
+// two) sum on side to persistMin deviations of their sum, given rho.
+func (d *detector) persists(side, m int) bool {
+	sum, k := 0.0, 0
+	for u := d.at; u >= d.warm && k < m; u-- {
+		if math.IsNaN(d.z[u]) {
+			continue
+		}
+		sum += float64(side) * d.z[u]
+		k++
+		if k >= 2 && sum >= persistMin*math.Sqrt(sumVar(k, d.rho)) {
+			return true
+		}
+	}
+	return false
+}
+
+// sumVar is the variance of the sum of k unit scores whose correlation
+// at lag j is rho^j.
+func sumVar(k int, rho float64) float64 {
+	v, r := float64(k), 1.0
+	for j := 1; j < k; j++ {
+		r *= rho
+		v += 2 * float64(k-j) * r
+	}
+	return v
+}
+
+// begin opens a span ending at t, out on side, starting at the first
+// bucket on its side among the last m scored ones.
+func (d *detector) begin(t, side, m int) span {
+	first := t
+	for u, seen := t, 0; u >= d.warm && seen < m; u-- {
+		if math.IsNaN(d.z[u]) {
+			continue
+		}
+		seen++
+		if d.sideOf(d.z[u]) == side {
+			first = u
+		}
+	}
+	sp := span{side: side, first: first, peak: first, open: true}
+	for u := first; u <= t; u++ {
+		if d.sideOf(d.z[u]) == side || u == t {
+			sp.extend(u, d.z)
+		}
+	}
+	return sp
+}
+
+// runFloor is the score a bucket needs of its own to complete a run
+// whose sum flags it: a run ends out of band, not on an ordinary bucket.
+const runFloor = 2.0
+
+// runSum reports whether bucket t ends a run of runLen scored buckets
+// (from since on) whose scores sum to at least RunSum on the side of t's.
+// A spike of a few buckets or the start of a shift each move the score a
+// little less than a band can catch alone, where the expectation is less
+// sure; their sum shows them.
+func (d *detector) runSum(t, since int) bool {
+	c := d.cfg
+	if c.RunSum <= 0 || c.off.runSum || c.Kind != Counts {
+		return false
+	}
+	z := d.z[t]
+	if math.Abs(z) < runFloor {
+		return false
+	}
+	sum, m := 0.0, 0
+	for u := t; u >= since && m < runLen; u-- {
+		if !math.IsNaN(d.z[u]) {
+			sum += d.z[u]
+			m++
+		}
+	}
+	return m == runLen && math.Abs(sum) >= c.RunSum && sign(sum) == sign(z)
+}
+
+// mask marks the buckets of the spans.
+func mask(n int, spans []span) []bool {
+	m := make([]bool, n)
+	for _, sp := range spans {
+		to := sp.last
+		if sp.open {
+			to = n - 1
+		}
+		for t := sp.first; t <= to; t++ {
+			m[t] = true
+		}
+	}
+	return m
+}

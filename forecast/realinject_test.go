@@ -1,0 +1,159 @@
+package forecast
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// Incidents injected into the real series (semi-synthetic, as is
+// standard): the series' own buckets from the injection on are changed
+// as the kind says, and each fit from then on sees them.
+
+// injection is one kind of incident.
+type injection struct {
+	name string
+	side int                            // the direction a flag must take
+	len  int                            // buckets; 0: to the end
+	f    func(v float64, k int) float64 // the bucket k of the incident, from the series' own v
+}
+
+var injections = []injection{
+	{"spike x3", 1, 3, func(v float64, _ int) float64 { return 3 * v }},
+	{"drop to zero", -1, 3, func(float64, int) float64 { return 0 }},
+	{"level -50%", -1, 6, func(v float64, _ int) float64 { return math.Round(0.5 * v) }},
+	{"level shift +30%", 1, 0, func(v float64, _ int) float64 { return math.Round(1.3 * v) }},
+	{"level shift -30%", -1, 0, func(v float64, _ int) float64 { return math.Round(0.7 * v) }},
+}
+
+// detectableSigmas is how far, in the fit's own one-step deviations, an
+// incident must move its first three buckets on average to be counted,
+// their mean lying beyond the 95 % band too: a smaller one is within the
+// series' noise, where no forecaster can see it in three buckets.
+const detectableSigmas = 3
+
+// moved is the mean change inj makes to the first three buckets of an
+// incident at bucket at, and their mean value then.
+func moved(rs replaySet, at int, inj injection) (change, level float64) {
+	k := 0.0
+	for i := at; i < at+3 && i < len(rs.own.v) && (inj.len == 0 || i-at < inj.len); i++ {
+		v := inj.f(rs.own.v[i], i-at)
+		change += math.Abs(v - rs.own.v[i])
+		level += v
+		k++
+	}
+	return change / math.Max(1, k), level / math.Max(1, k)
+}
+
+// recallLead is how many buckets after an incident's start its flag may
+// come.
+const recallLead = 3
+
+// injected edits a window: the buckets of the recording from at on (for
+// inj.len of them) as inj says.
+func injected(inj injection, at int) edit {
+	return func(w []float64, first int) {
+		for i := range w {
+			k := first + i - at
+			if k >= 0 && (inj.len == 0 || k < inj.len) {
+				w[i] = inj.f(w[i], k)
+			}
+		}
+	}
+}
+
+// recallTally counts the detectable incidents of a kind and those
+// flagged in time.
+type recallTally struct{ events, found int }
+
+func (r *recallTally) merge(b recallTally) { r.events, r.found = r.events+b.events, r.found+b.found }
+func (r recallTally) recall() float64      { return float64(r.found) / math.Max(1, float64(r.events)) }
+
+// injectAt injects inj at bucket at of rs and reports whether it counts
+// (detectable, and no incident already open before it) and whether a
+// flag on its side came within recallLead buckets.
+func injectAt(rs replaySet, at int, inj injection, cfg Config) (counts, found bool) {
+	before, err := onlineAt(rs, at-1, cfg, nil)
+	if err != nil || before.flagged {
+		return false, false
+	}
+	clean, err := onlineAt(rs, at, cfg, nil)
+	if err != nil {
+		return false, false
+	}
+	sigma := (clean.point.Band95.Hi - clean.point.Expected) / z95 // the deviation on its side
+	if inj.side < 0 {
+		sigma = (clean.point.Expected - clean.point.Band95.Lo) / z95
+	}
+	change, level := moved(rs, at, inj)
+	b := clean.point.Band95
+	if change < detectableSigmas*sigma || (inj.side > 0 && level <= b.Hi) || (inj.side < 0 && level >= b.Lo) {
+		return false, false
+	}
+	for t := at; t <= at+recallLead && t < len(rs.own.v); t++ {
+		o, err := onlineAt(rs, t, cfg, injected(inj, at))
+		if err == nil && o.flagged && o.side == inj.side {
+			return true, true
+		}
+	}
+	return true, false
+}
+
+// injectionPoints are where a series' incidents are injected at step:
+// a few per stretch, apart from each other.
+func injectionPoints(rs replaySet, s realSeries) []int {
+	var out []int
+	for _, st := range replayPlan(rs, s) {
+		n := st.to - st.from
+		for _, f := range []float64{0.3, 0.6, 0.9} {
+			if at := st.from + int(f*float64(n)); at > st.from && at+recallLead < st.to {
+				out = append(out, at)
+			}
+		}
+	}
+	return out
+}
+
+// recallRun is the recall of each injection at one precision.
+type recallRun struct {
+	step  time.Duration
+	kinds []recallTally
+}
+
+// replayInjections injects every kind at every point of every series,
+// and tallies recall per precision.
+func replayInjections(tb testing.TB, cfg Config) map[time.Duration][]recallTally {
+	var jobs []realRun
+	for _, s := range realCorpus {
+		for _, step := range s.steps {
+			jobs = append(jobs, realRun{series: s, step: step})
+		}
+	}
+	tallies := make([][]recallTally, len(jobs))
+	parallel(len(jobs), func(j int) {
+		r := jobs[j]
+		rs := replaySetFor(tb, r.series.file, r.step)
+		tallies[j] = make([]recallTally, len(injections))
+		for _, at := range injectionPoints(rs, r.series) {
+			for k, inj := range injections {
+				counts, found := injectAt(rs, at, inj, cfg)
+				if counts {
+					tallies[j][k].events++
+				}
+				if found {
+					tallies[j][k].found++
+				}
+			}
+		}
+	})
+	out := map[time.Duration][]recallTally{}
+	for j, r := range jobs {
+		if out[r.step] == nil {
+			out[r.step] = make([]recallTally, len(injections))
+		}
+		for k := range injections {
+			out[r.step][k].merge(tallies[j][k])
+		}
+	}
+	return out
+}

@@ -1,0 +1,199 @@
+package forecast
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The online replay of a recorded series, as Pulse holds it and as a scan
+// fits it: at each bucket, its last 120 buckets, and below 1 h and 1 d the
+// same series summed into the complete 1 h and 1 d buckets before the
+// bucket's end, as the Context.
+
+// replayWindow is the number of buckets a fit sees, as Pulse keeps.
+const replayWindow = 120
+
+// replaySet is a recording at one step with its 1 h and 1 d sums.
+type replaySet struct {
+	own, hour, day recording
+}
+
+var replaySets sync.Map
+
+func replaySetFor(tb testing.TB, file string, step time.Duration) replaySet {
+	key := file + "@" + step.String()
+	if v, ok := replaySets.Load(key); ok {
+		return v.(replaySet)
+	}
+	base := loadRecording(tb, file)
+	rs := replaySet{own: base.at(int64(step / time.Second))}
+	if step < time.Hour {
+		rs.hour = base.at(3600)
+	}
+	if step < day {
+		rs.day = base.at(86400)
+	}
+	replaySets.Store(key, rs)
+	return rs
+}
+
+// last returns the complete buckets of r ending by unix second end, at
+// most n of them, as a Series; nil if r is empty.
+func (r recording) last(end int64, n int) *Series {
+	if r.step == 0 {
+		return nil
+	}
+	hi := min(int((end-r.start)/r.step), len(r.v))
+	lo := max(0, hi-n)
+	if hi <= lo {
+		return nil
+	}
+	return &Series{Name: r.name, Step: time.Duration(r.step) * time.Second, Start: r.time(lo), Values: r.v[lo:hi]}
+}
+
+// edit changes the values of a window in place; first is the index in
+// the recording of the window's first bucket.
+type edit func(w []float64, first int)
+
+// fitAt fits the window of buckets ending with bucket i of the set's own
+// recording, edited by ed when not nil.
+func (rs replaySet) fitAt(i int, cfg Config, ed edit) (*Fitted, error) {
+	own := rs.own
+	lo := i + 1 - replayWindow
+	w := own.v[lo : i+1]
+	if ed != nil {
+		w = append([]float64(nil), w...)
+		ed(w, lo)
+	}
+	end := own.start + int64(i+1)*own.step
+	cfg.Context = Context{Hourly: rs.hour.last(end, replayWindow), Daily: rs.day.last(end, replayWindow)}
+	s := Series{Name: own.name, Step: time.Duration(own.step) * time.Second, Start: own.time(lo), Values: w}
+	return FitWithConfig(s, cfg)
+}
+
+// stretch is a run of consecutive buckets scored online.
+type stretch struct{ from, to int } // [from, to) in the own recording
+
+// replayPlan picks the stretches of s scored at step: at most maxScored
+// buckets in stretches of at most stretchLen, spread evenly over the
+// series' span, each bucket with a full window before it.
+func replayPlan(rs replaySet, s realSeries) []stretch {
+	const maxScored, stretchLen = 600, 150
+	from := max(rs.own.index(s.from.Unix()), replayWindow)
+	to := min(rs.own.index(s.to.Unix()), len(rs.own.v))
+	n := to - from
+	if n <= 0 {
+		return nil
+	}
+	if n <= maxScored {
+		return []stretch{{from, to}}
+	}
+	k := maxScored / stretchLen
+	var out []stretch
+	for j := range k {
+		a := from + j*(n-stretchLen)/(k-1)
+		out = append(out, stretch{a, a + stretchLen})
+	}
+	return out
+}
+
+// online is what the fit at one bucket says of that bucket, the newest it
+// saw.
+type online struct {
+	value     float64
+	point     Point
+	flagged   bool
+	side      int // of the flag
+	fd        *Fitted
+	lastIndex int
+}
+
+func onlineAt(rs replaySet, i int, cfg Config, ed edit) (online, error) {
+	fd, err := rs.fitAt(i, cfg, ed)
+	if err != nil {
+		return online{}, err
+	}
+	n := len(fd.History) - 1
+	p := fd.History[n]
+	o := online{value: p.Value, point: p, fd: fd, lastIndex: n}
+	if p.Anomaly != nil {
+		o.flagged = true
+		o.side = 1
+		if p.Anomaly.Observed < p.Anomaly.Expected {
+			o.side = -1
+		}
+	}
+	return o, nil
+}
+
+// parallel runs f(i) for i in [0, n) on every core.
+func parallel(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// realStats tallies one series at one precision.
+type realStats struct {
+	n, in80, in95 int // scored buckets, and those inside each band
+	calm, onsets  int // buckets that could start a flagged run, and the runs started
+	width         float64
+}
+
+func (a *realStats) merge(b realStats) {
+	a.n, a.in80, a.in95 = a.n+b.n, a.in80+b.in80, a.in95+b.in95
+	a.calm, a.onsets = a.calm+b.calm, a.onsets+b.onsets
+}
+
+func (a realStats) cov80() float64 { return float64(a.in80) / float64(a.n) }
+func (a realStats) cov95() float64 { return float64(a.in95) / float64(a.n) }
+func (a realStats) onsetsPer1000() float64 {
+	return 1000 * float64(a.onsets) / math.Max(1, float64(a.calm))
+}
+
+// replayStretch scores every bucket of st online, and counts the flagged
+// runs started in it (the bucket before it tells whether the first one
+// continues a run).
+func replayStretch(tb testing.TB, rs replaySet, st stretch, cfg Config) realStats {
+	var out realStats
+	prev := false
+	for i := st.from - 1; i < st.to; i++ {
+		o, err := onlineAt(rs, i, cfg, nil)
+		if err != nil {
+			continue // too little history in the window: a quiet series
+		}
+		if i >= st.from {
+			out.n++
+			if in(o.value, o.point.Band80) {
+				out.in80++
+			}
+			if in(o.value, o.point.Band95) {
+				out.in95++
+			}
+			out.calm++
+			if o.flagged && !prev {
+				out.onsets++
+			}
+		}
+		prev = o.flagged
+	}
+	return out
+}
+
+func in(v float64, b Band) bool { return v >= b.Lo && v <= b.Hi }

@@ -64,7 +64,8 @@ type Incident struct {
 // span is an incident found in a history: its side and bucket indices.
 type span struct {
 	side        int
-	first, last int // the first and last bucket out of band
+	first, last int   // the first and last bucket out of band
+	out         []int // the buckets out of band on its side, its flags
 	outs        int
 	peak        int
 	run, maxRun int // buckets out in a row on its side, now and at most
@@ -74,6 +75,7 @@ type span struct {
 
 func (sp *span) extend(t int, z []float64) {
 	sp.last, sp.quiet = t, 0
+	sp.out = append(sp.out, t)
 	sp.outs++
 	sp.run++
 	sp.maxRun = max(sp.maxRun, sp.run)
@@ -105,19 +107,15 @@ func direction(side int) Direction {
 }
 
 // incidents turns the spans found in the history into incidents and
-// flags, and marks each bucket of an incident with its flag: from its
-// first bucket out of band to its last, and on to the newest bucket
-// while it is open.
+// flags, and marks each bucket of an incident out of band on its side
+// with its flag: the buckets between (a bucket back in band before the
+// incident ends) and the return to normal after it are not flagged.
 func incidents(s Series, cfg Config, hist []Point, spans []span) ([]Incident, []Flag) {
 	var out []Incident
 	var flags []Flag
 	for _, sp := range spans {
 		kind, dir := sp.kind(cfg.Kind, cfg.ShiftRun), direction(sp.side)
-		to := sp.last
-		if sp.open {
-			to = len(hist) - 1
-		}
-		for t := sp.first; t <= to; t++ {
+		for _, t := range sp.out {
 			pt := &hist[t]
 			flags = append(flags, Flag{Series: s.Name, Precision: s.Step, Bucket: pt.Time, Kind: kind, Direction: dir,
 				Observed: pt.Value, Expected: pt.Expected, Band: pt.Band95, Score: pt.Score, at: t})

@@ -106,17 +106,21 @@ func (c *calibrator) add(t int, z float64) {
 	c.total += x.w
 }
 
-// at is the calibration for bucket t: the weighted conformal quantiles,
-// the smallest score at which the weight up to it reaches p of the total
-// with bucket t's own, which hold the next bucket at least p of the time
-// when the errors are alike.
-func (c *calibrator) at(t int) calibration {
+// at is the calibration for bucket t. Its bands are the weighted
+// conformal quantiles, the smallest score at which the weight up to it
+// reaches p of the total with bucket t's own, which hold the next bucket
+// at least p of the time when the errors are alike. Its scores place the
+// bucket among the errors before it, the weighted quantiles without the
+// bucket's own weight: the conformal ones, read for the few dozen errors
+// a calibration weighs, sit a little beyond the plain quantile, and a
+// score read from them would be a little low.
+func (c *calibrator) at(t int) (bands, scores calibration) {
 	if len(c.xs) < minCalibration {
-		return calibration{}
+		return calibration{}, calibration{}
 	}
 	next := math.Exp(float64(t) / calTau)
-	q := func(p float64) float64 {
-		need, acc := p*(c.total+next), 0.0
+	q := func(p, extra float64) float64 {
+		need, acc := p*(c.total+extra), 0.0
 		for _, x := range c.xs {
 			acc += x.w
 			if acc >= need {
@@ -125,8 +129,13 @@ func (c *calibrator) at(t int) calibration {
 		}
 		return c.xs[len(c.xs)-1].a
 	}
-	m80 := math.Max(q(0.8)/z80, c.least)
-	m95 := math.Max(q(0.95)/z95, c.least)
+	return c.of(q(0.8, next), q(0.95, next)), c.of(q(0.8, 0), q(0.95, 0))
+}
+
+// of is the calibration whose edges are at a80 and a95.
+func (c *calibrator) of(a80, a95 float64) calibration {
+	m80 := math.Max(a80/z80, c.least)
+	m95 := math.Max(a95/z95, c.least)
 	m95 = math.Max(m95, 0.7*m80) // the 95 % edge stays beyond the 80 % one
 	return calibration{q80: m80 * z80, q95: m95 * z95}
 }
@@ -154,12 +163,13 @@ func (fd *Fitted) score(cfg Config) []span {
 		if u := t - calLag; u >= fd.last.warm && !math.IsNaN(raw[u]) && math.Abs(raw[u]) <= limit && !d.inClear(u) {
 			c.add(u, raw[u])
 		}
-		fd.cals[t] = c.at(t)
+		var sc calibration
+		fd.cals[t], sc = c.at(t)
 		if t == n {
 			break
 		}
 		if !cfg.off.calibrate {
-			z[t] = fd.cals[t].score(raw[t])
+			z[t] = sc.score(raw[t])
 		} else {
 			fd.cals[t] = calibration{}
 		}

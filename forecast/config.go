@@ -2,11 +2,13 @@ package forecast
 
 import "time"
 
-// Persistence says when buckets out of band make a flag: K of the last N
-// scored buckets out of band on the same side. One noisy 5-s bucket is not
-// an anomaly; two of three are. The buckets of a flagged run count no
-// more once it ends (a bucket not out on its side), so a new flag needs
-// K of its own.
+// Persistence says when a run of buckets makes an incident though none
+// of them alone is beyond Single: the sum of the scores of the last K to
+// N scored buckets, the newest out of band, far enough out for a sum of
+// as many (persistMin deviations of it, allowing for how the series'
+// errors follow each other). One noisy 5-s bucket is not an anomaly; two
+// or three far out together are. The buckets of an incident count toward
+// no later one once it ends.
 type Persistence struct {
 	K, N int
 }

@@ -7,10 +7,11 @@ import "math"
 // it, as a scan at that bucket would have judged it.
 //
 // An incident begins at a bucket out of band (beyond Band, on a side its
-// kind flags) that is either beyond Single alone, or completes K of the
-// last N scored buckets out on the same side whose scores together are
-// far out (persists), or (counts, from 1 h up) ends a run of three whose
-// scores sum beyond RunSum. It begins at the first of those buckets, and
+// kind flags) that is either beyond Single alone, or ends a run of K to N
+// scored buckets whose scores together are far out (persists); or at a
+// bucket beyond runFloor that ends such a run, or (counts, from 1 h up) a
+// run of three whose scores sum beyond RunSum: a shift or a spike a
+// little under the band in each bucket shows in the sum. It begins at the first of those buckets, and
 // goes on while buckets break out on its side; CloseAfter buckets in a
 // row that do not close it. Within the recovery after it (as many buckets
 // as it lasted, at least CloseAfter) a break to the other side is the
@@ -76,7 +77,8 @@ func (d *detector) step(t int) {
 		return
 	}
 	sum := d.runSum(t, d.since)
-	if side == 0 && math.Abs(z) >= runFloor && (z > 0 || d.cfg.Kind == Counts) && (sum || d.persists(sign(z), d.cfg.Persistence.N)) {
+	if side == 0 && !d.cfg.off.runSum && math.Abs(z) >= runFloor && (z > 0 || d.cfg.Kind == Counts) &&
+		(sum || d.persists(sign(z), d.cfg.Persistence.N)) {
 		side, sum = sign(z), true // a run whose sum breaks out, though this bucket is within the band
 	}
 	if n := len(d.out); n > 0 && side != 0 && t <= d.recoverUntil {
@@ -137,30 +139,22 @@ func (d *detector) cont(cur *span, t, side int) bool {
 
 // onset reports whether the bucket ending recent, out on side with score
 // z, begins an incident: alone beyond Single, or with its run's sum, or
-// with K of the last N out on its side whose scores together are as
-// unlikely as persistMin deviations of a sum of independent ones.
+// with the buckets before it out with it, their scores together as
+// unlikely as persistMin deviations of their sum.
 func (d *detector) onset(recent []int, side int, z float64, sum bool) bool {
-	if math.Abs(z) >= d.cfg.Single || sum {
+	if math.Abs(z) >= d.cfg.Single || sum || d.cfg.off.persistence {
 		return true
-	}
-	if d.cfg.off.persistence {
-		return true
-	}
-	same := 0
-	for _, r := range recent {
-		if r == side {
-			same++
-		}
 	}
 	return d.persists(side, len(recent))
 }
 
 // persistMin is the least score of the sum of the last buckets of a
 // persistent break, in deviations of that sum.
-const persistMin = 3.0
+const persistMin = 3.5
 
-// persists reports whether the last m scored buckets (or fewer, from
-// two) sum on side to persistMin deviations of their sum, given rho.
+// persists reports whether the last K to m scored buckets sum on side to
+// persistMin deviations of their sum, given rho: where the errors run in
+// waves, a run of them out says less than where they are independent.
 func (d *detector) persists(side, m int) bool {
 	sum, k := 0.0, 0
 	for u := d.at; u >= d.warm && k < m; u-- {
@@ -169,7 +163,7 @@ func (d *detector) persists(side, m int) bool {
 		}
 		sum += float64(side) * d.z[u]
 		k++
-		if k >= 2 && sum >= persistMin*math.Sqrt(sumVar(k, d.rho)) {
+		if k >= max(2, d.cfg.Persistence.K) && sum >= persistMin*math.Sqrt(sumVar(k, d.rho)) {
 			return true
 		}
 	}
@@ -188,7 +182,9 @@ func sumVar(k int, rho float64) float64 {
 }
 
 // begin opens a span ending at t, out on side, starting at the first
-// bucket on its side among the last m scored ones.
+// bucket on its side among the last m scored ones that is at least half
+// as far out as t: a noisy bucket just before a drop to zero is not the
+// drop's beginning.
 func (d *detector) begin(t, side, m int) span {
 	first := t
 	for u, seen := t, 0; u >= d.warm && seen < m; u-- {
@@ -196,13 +192,13 @@ func (d *detector) begin(t, side, m int) span {
 			continue
 		}
 		seen++
-		if d.sideOf(d.z[u]) == side {
+		if d.sideOf(d.z[u]) == side && 2*math.Abs(d.z[u]) >= math.Abs(d.z[t]) {
 			first = u
 		}
 	}
 	sp := span{side: side, first: first, peak: first, open: true}
 	for u := first; u <= t; u++ {
-		if d.sideOf(d.z[u]) == side || u == t {
+		if (d.sideOf(d.z[u]) == side && 2*math.Abs(d.z[u]) >= math.Abs(d.z[t])) || u == t {
 			sp.extend(u, d.z)
 		}
 	}
@@ -237,15 +233,11 @@ func (d *detector) runSum(t, since int) bool {
 	return m == runLen && math.Abs(sum) >= c.RunSum && sign(sum) == sign(z)
 }
 
-// mask marks the buckets of the spans.
+// mask marks the flagged buckets of the spans.
 func mask(n int, spans []span) []bool {
 	m := make([]bool, n)
 	for _, sp := range spans {
-		to := sp.last
-		if sp.open {
-			to = n - 1
-		}
-		for t := sp.first; t <= to; t++ {
+		for _, t := range sp.out {
 			m[t] = true
 		}
 	}

@@ -9,7 +9,8 @@ import (
 )
 
 // Five days of hourly hits with a daily shape, whose last three hours
-// went dark: the forecast follows the day, and the outage is flagged.
+// went dark: the forecast follows the day, and the outage is one
+// incident, still open, its three buckets flagged.
 func Example() {
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	hits := make([]float64, 120)
@@ -32,6 +33,9 @@ func Example() {
 		}
 		fmt.Printf("%s season: %s\n", s.Name, s.Source)
 	}
+	for _, in := range fd.Incidents {
+		fmt.Printf("%s %s (%s) from %s, open %v: %d buckets, worst score %.1f\n", in.Series, in.Kind, in.Direction, in.Start.Format("15:04"), in.Open, in.Buckets, in.Score)
+	}
 	for _, f := range fd.Flags {
 		fmt.Printf("%s %s at %s: %v hits, expected about %.0f\n", f.Series, f.Kind, f.Bucket.Format("15:04"), f.Observed, f.Expected)
 	}
@@ -41,10 +45,11 @@ func Example() {
 	// Output:
 	// daily season: own
 	// weekly season refused: 120 buckets of history, a weekly season of 168 buckets needs 2 seasons (336)
+	// GET /api/orders drop (down) from 21:00, open true: 3 buckets, worst score -42.3
 	// GET /api/orders drop at 21:00: 0 hits, expected about 199
 	// GET /api/orders drop at 22:00: 0 hits, expected about 168
 	// GET /api/orders drop at 23:00: 0 hits, expected about 141
-	// Mar 7 00:00 expect 116, 95 % band 94 to 137
-	// Mar 7 01:00 expect 97, 95 % band 77 to 116
-	// Mar 7 02:00 expect 84, 95 % band 66 to 102
+	// Mar 7 00:00 expect 116, 95 % band 95 to 138
+	// Mar 7 01:00 expect 97, 95 % band 78 to 117
+	// Mar 7 02:00 expect 84, 95 % band 67 to 103
 }

@@ -157,3 +157,73 @@ func replayInjections(tb testing.TB, cfg Config) map[time.Duration][]recallTally
 	}
 	return out
 }
+
+// burstAfter is how many buckets after a burst's last its band is read.
+const burstAfter = 10
+
+// burstWidths injects a burst of three buckets at six times the series'
+// own at bucket at, and returns the 95 % band's width burstAfter buckets
+// after its last bucket, with and without the burst, and just before it.
+func burstWidths(rs replaySet, at int, cfg Config) (with, without, before float64, ok bool) {
+	end := at + 2 + burstAfter
+	if end >= len(rs.own.v) {
+		return 0, 0, 0, false
+	}
+	burst := injection{"burst x6", 1, 3, func(v float64, _ int) float64 { return 6 * v }}
+	b, err1 := onlineAt(rs, end, cfg, injected(burst, at))
+	c, err2 := onlineAt(rs, end, cfg, nil)
+	p, err3 := onlineAt(rs, at-1, cfg, nil)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return 0, 0, 0, false
+	}
+	w := func(o online) float64 { return o.point.Band95.Hi - o.point.Band95.Lo }
+	return w(b), w(c), w(p), w(c) > 0 && w(p) > 0
+}
+
+// burstTally sums the ratios of the band's width after a burst to its
+// width at the same bucket without it, and to its width before it.
+type burstTally struct {
+	n                int
+	sumClean, sumPre float64
+	worst            float64 // the largest ratio to the same bucket without it
+}
+
+func (b *burstTally) add(with, without, before float64) {
+	r := with / without
+	b.n++
+	b.sumClean += r
+	b.sumPre += with / before
+	b.worst = math.Max(b.worst, r)
+}
+
+func (b *burstTally) merge(o burstTally) {
+	b.n, b.sumClean, b.sumPre = b.n+o.n, b.sumClean+o.sumClean, b.sumPre+o.sumPre
+	b.worst = math.Max(b.worst, o.worst)
+}
+
+// replayBursts measures the band after a burst at every injection point
+// of every series, per precision.
+func replayBursts(tb testing.TB, cfg Config) map[time.Duration]burstTally {
+	var jobs []realRun
+	for _, s := range realCorpus {
+		for _, step := range s.steps {
+			jobs = append(jobs, realRun{series: s, step: step})
+		}
+	}
+	tallies := make([]burstTally, len(jobs))
+	parallel(len(jobs), func(j int) {
+		rs := replaySetFor(tb, jobs[j].series.file, jobs[j].step)
+		for _, at := range injectionPoints(rs, jobs[j].series) {
+			if with, without, before, ok := burstWidths(rs, at, cfg); ok {
+				tallies[j].add(with, without, before)
+			}
+		}
+	})
+	out := map[time.Duration]burstTally{}
+	for j, r := range jobs {
+		t := out[r.step]
+		t.merge(tallies[j])
+		out[r.step] = t
+	}
+	return out
+}

@@ -172,8 +172,7 @@ func (f *filter) pass(p params, k float64, exact bool) run {
 			r.cleaned++
 			level, trend = base, p.phi*trend
 			if k := h.add(sign(z), d, w, f.fFull[t]); k >= f.relevel {
-				// The level the change lasted at: its newer half, not an
-				// outage or a burst that began it.
+				// The level it lasted at: its newer half, not an outage that began it.
 				level, trend = f.newLevel(h.d[k/2:], h.w[k/2:], h.f[k/2:]), 0
 				h.reset(0)
 			}

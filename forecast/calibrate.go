@@ -119,17 +119,31 @@ func (c *calibrator) at(t int) (bands, scores calibration) {
 		return calibration{}, calibration{}
 	}
 	next := math.Exp(float64(t) / calTau)
-	q := func(p, extra float64) float64 {
-		need, acc := p*(c.total+extra), 0.0
-		for _, x := range c.xs {
-			acc += x.w
-			if acc >= need {
-				return x.a
-			}
-		}
-		return c.xs[len(c.xs)-1].a
+	// The four quantiles in one walk: 80 and 95 %, with and without next.
+	need := [4]float64{0.8 * c.total, 0.8 * (c.total + next), 0.95 * c.total, 0.95 * (c.total + next)}
+	if need[1] > need[2] {
+		need[1], need[2] = need[2], need[1]
 	}
-	return c.of(q(0.8, next), q(0.95, next)), c.of(q(0.8, 0), q(0.95, 0))
+	var got [4]float64
+	i, acc := 0, 0.0
+	for _, x := range c.xs {
+		acc += x.w
+		for i < 4 && acc >= need[i] {
+			got[i] = x.a
+			i++
+		}
+		if i == 4 {
+			break
+		}
+	}
+	for ; i < 4; i++ {
+		got[i] = c.xs[len(c.xs)-1].a
+	}
+	q80, q80n, q95, q95n := got[0], got[1], got[2], got[3]
+	if 0.8*(c.total+next) > 0.95*c.total { // the two middle ones were swapped
+		q80n, q95 = q95, q80n
+	}
+	return c.of(q80n, q95n), c.of(q80, q95)
 }
 
 // of is the calibration whose edges are at a80 and a95.
@@ -164,7 +178,9 @@ func (fd *Fitted) score(cfg Config) []span {
 			c.add(u, raw[u])
 		}
 		var sc calibration
-		fd.cals[t], sc = c.at(t)
+		if t >= fd.flagFrom { // before it, the model's own quantiles: the warm-up
+			fd.cals[t], sc = c.at(t)
+		}
 		if t == n {
 			break
 		}

@@ -16,22 +16,24 @@ import (
 // leaseReleaseTimeout bounds the alert evaluator's stop.
 const leaseReleaseTimeout = time.Second
 
-// openAlerts runs the alert evaluator on the rules of the file opts names
-// (ALERT_RULES) or, without one, on the library's defaults
-// (alert.DefaultRules: the app's availability SLO and absence, and
-// Pulse's own health). Its notifications go to Alertmanager when opts
-// names one (ALERTMANAGER_URL); without one its alerts are on the
-// dashboard only. Its close is added to c, so it stops before the
-// recorder. It returns the evaluator's Handler, for the dashboard's
-// api/alerts and banner.
-func openAlerts(opts options, rec *timeseries.Recorder, pool timeseries.Pool, c *closers, logger *slog.Logger) (http.Handler, error) {
-	rules := alert.DefaultRules()
-	if opts.AlertRules != "" {
-		var err error
-		if rules, err = alert.LoadRules(opts.AlertRules); err != nil {
-			return nil, err
-		}
+// alertRules are the rules of the file opts names (ALERT_RULES) or,
+// without one, the library's defaults (alert.DefaultRules: the app's
+// availability SLO and absence, and Pulse's own health). They are read
+// before the recorder starts, which counts the requests slower than
+// their latency thresholds (alert.SlowThresholds).
+func alertRules(opts options) ([]alert.Rule, error) {
+	if opts.AlertRules == "" {
+		return alert.DefaultRules(), nil
 	}
+	return alert.LoadRules(opts.AlertRules)
+}
+
+// openAlerts runs the alert evaluator on rules. Its notifications go to
+// Alertmanager when opts names one (ALERTMANAGER_URL); without one its
+// alerts are on the dashboard only. Its close is added to c, so it stops
+// before the recorder. It returns the evaluator's Handler, for the
+// dashboard's api/alerts and banner.
+func openAlerts(opts options, rules []alert.Rule, rec *timeseries.Recorder, pool timeseries.Pool, c *closers, logger *slog.Logger) (http.Handler, error) {
 	var receivers []alert.Receiver
 	if opts.AlertmanagerURL != "" {
 		receivers = append(receivers, alert.Receiver{Name: "alertmanager", Kind: alert.ToAlertmanager, URL: opts.AlertmanagerURL})

@@ -52,6 +52,16 @@ func TestAlertRulesFile(t *testing.T) {
 	if _, page := getBody(t, base+"/dashboard/"); !strings.Contains(page, `id="alert-list"`) {
 		t.Error("the dashboard has no alert banner with ALERT_RULES set")
 	}
+	// The recorder counts the requests slower than the latency rule's
+	// threshold, so that the rule reads counts, not histograms.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if n, _ := redis.Int(srv.Do("HEXISTS", "pulse:slow", "500ms"), nil); n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the recorder does not count the requests slower than the latency rule's 500ms")
+		}
+	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

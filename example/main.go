@@ -30,6 +30,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/pulse-dev/pulse/alert"
 )
 
 func main() {
@@ -59,11 +61,15 @@ func run(ctx context.Context, opts options, logger *slog.Logger) (err error) {
 		}
 	}()
 
-	rec, pool, err := openRecorder(opts, c, logger)
+	rules, err := alertRules(opts)
 	if err != nil {
 		return err
 	}
-	alerts, err := openAlerts(opts, rec, pool, c, logger)
+	rec, pool, err := openRecorder(opts, alert.SlowThresholds(rules), c, logger)
+	if err != nil {
+		return err
+	}
+	alerts, err := openAlerts(opts, rules, rec, pool, c, logger)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/pulse-dev/pulse/cleaner"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -12,10 +13,11 @@ import (
 // shutdown, relative to the working directory.
 const defaultSpillDir = "pulse-spill"
 
-// openRecorder connects to Redis and opens the recorder and the cleaner
-// that trims its series; their closes are added to c. It returns the
-// Redis pool too, for the forum's counters.
-func openRecorder(opts options, c *closers, logger *slog.Logger) (*timeseries.Recorder, timeseries.Pool, error) {
+// openRecorder connects to Redis and opens the recorder, counting the
+// requests slower than each of slow, and the cleaner that trims its
+// series; their closes are added to c. It returns the Redis pool too,
+// for the forum's counters.
+func openRecorder(opts options, slow []time.Duration, c *closers, logger *slog.Logger) (*timeseries.Recorder, timeseries.Pool, error) {
 	if opts.SpillDir == "" {
 		opts.SpillDir = defaultSpillDir
 	}
@@ -25,7 +27,7 @@ func openRecorder(opts options, c *closers, logger *slog.Logger) (*timeseries.Re
 	}
 	c.add(func(context.Context) error { closeRedis(); return nil })
 
-	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool, SpillDir: opts.SpillDir})
+	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool, SpillDir: opts.SpillDir, SlowThresholds: slow})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -40,6 +40,7 @@ type flagJSON struct {
 	Precision int      `json:"precision"`
 	Bucket    int64    `json:"bucket"`
 	Kind      string   `json:"kind"`
+	Direction string   `json:"direction"`
 	Observed  *float64 `json:"observed"`
 	Expected  *float64 `json:"expected"`
 	Lo95      *float64 `json:"lo95"`
@@ -51,7 +52,7 @@ func flagOf(f *forecast.Flag) *flagJSON {
 	if f == nil {
 		return nil
 	}
-	return &flagJSON{Series: f.Series, Precision: int(f.Precision.Seconds()), Bucket: f.Bucket.Unix(), Kind: string(f.Kind),
+	return &flagJSON{Series: f.Series, Precision: int(f.Precision.Seconds()), Bucket: f.Bucket.Unix(), Kind: string(f.Kind), Direction: string(f.Direction),
 		Observed: num(f.Observed), Expected: num(f.Expected), Lo95: num(f.Band.Lo), Hi95: num(f.Band.Hi), Score: num(f.Score)}
 }
 

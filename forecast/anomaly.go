@@ -42,10 +42,11 @@ type Flag struct {
 }
 
 // Incident is one event: the buckets from the first that broke out of
-// band to the last, on one side, with the recovery after it. A break that
-// lasts ShiftRun buckets is a level shift. An incident is Open while its
-// newest buckets may still belong to it: until CloseAfter buckets in a
-// row are back in band.
+// band to the last, on one side. A break that lasts ShiftRun buckets is
+// a level shift. An incident is Open while its newest buckets may still
+// belong to it: until the series is back at the level it left from (for
+// counts), or CloseAfter buckets in a row are back in band (for latency
+// and error ratios, whose level it cannot judge).
 type Incident struct {
 	Series    string        `json:"series"`
 	Precision time.Duration `json:"precision"`
@@ -64,18 +65,25 @@ type Incident struct {
 // span is an incident found in a history: its side and bucket indices.
 type span struct {
 	side        int
-	first, last int   // the first and last bucket out of band
-	out         []int // the buckets out of band on its side, its flags
+	first, last int // the first and last bucket out of band
 	outs        int
 	peak        int
 	run, maxRun int // buckets out in a row on its side, now and at most
 	quiet       int // buckets in a row not out on its side
+	away        int // buckets not out on its side, nor back where it left from
 	open        bool
+}
+
+// flaggedTo is the last bucket of a history of n the span flags.
+func (sp span) flaggedTo(n int) int {
+	if sp.open {
+		return n - 1
+	}
+	return sp.last
 }
 
 func (sp *span) extend(t int, z []float64) {
 	sp.last, sp.quiet = t, 0
-	sp.out = append(sp.out, t)
 	sp.outs++
 	sp.run++
 	sp.maxRun = max(sp.maxRun, sp.run)
@@ -107,15 +115,15 @@ func direction(side int) Direction {
 }
 
 // incidents turns the spans found in the history into incidents and
-// flags, and marks each bucket of an incident out of band on its side
-// with its flag: the buckets between (a bucket back in band before the
-// incident ends) and the return to normal after it are not flagged.
+// flags, and marks each bucket of an incident with its flag: from its
+// first bucket to its last out of band, and on to the newest while it is
+// open. The return to normal after it is not flagged.
 func incidents(s Series, cfg Config, hist []Point, spans []span) ([]Incident, []Flag) {
 	var out []Incident
 	var flags []Flag
 	for _, sp := range spans {
 		kind, dir := sp.kind(cfg.Kind, cfg.ShiftRun), direction(sp.side)
-		for _, t := range sp.out {
+		for t := sp.first; t <= sp.flaggedTo(len(hist)); t++ {
 			pt := &hist[t]
 			flags = append(flags, Flag{Series: s.Name, Precision: s.Step, Bucket: pt.Time, Kind: kind, Direction: dir,
 				Observed: pt.Value, Expected: pt.Expected, Band: pt.Band95, Score: pt.Score, at: t})

@@ -171,7 +171,7 @@ func (fd *Fitted) score(cfg Config) []span {
 	limit := grossZ * robustSize(z, fd.last.warm, n)
 	fd.rho = lagCorrelation(z, limit, fd.flagFrom, n)
 	raw := slices.Clone(z)
-	d := detector{cfg: cfg, z: z, warm: fd.flagFrom, returns: make([]bool, n), rho: fd.rho}
+	d := detector{cfg: cfg, z: z, warm: fd.flagFrom, returns: make([]bool, n), rho: fd.rho, obs: fd.f.w, exp: fd.last.mu, fac: fd.f.fFull}
 	fd.cals = make([]calibration, n+1)
 	for t := 0; t <= n; t++ {
 		if u := t - calLag; u >= fd.last.warm && !math.IsNaN(raw[u]) && math.Abs(raw[u]) <= limit && !d.inClear(u) {

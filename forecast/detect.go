@@ -29,12 +29,17 @@ type detector struct {
 	// window: where the errors run in long waves, as real traffic's do,
 	// two buckets out in a row say less than where they are independent.
 	rho float64
+	// obs, exp and fac are the buckets' values, one-step expectations and
+	// seasonal factors on the working scale, when known: a break back to
+	// where an incident left from is its end, not a new incident.
+	obs, exp, fac []float64
 
 	out          []span
 	cur          *span
 	recent       []int // sides of the last N scored buckets
 	since        int   // where the window of the next onset starts
 	recoverUntil int   // the last bucket of the recovery after out[len-1]
+	back         bool  // the series came back to where out[len-1] left from since it closed
 	started      bool
 }
 
@@ -69,6 +74,7 @@ func (d *detector) step(t int) {
 	if d.cur != nil {
 		if !d.cont(d.cur, t, side) {
 			d.recoverUntil = t + max(d.cfg.CloseAfter, d.cur.last-d.cur.first+1)
+			d.back = d.near(t, *d.cur)
 			if !d.cfg.off.window { // its buckets count toward no later onset
 				d.since, d.recent = t+1, d.recent[:0]
 			}
@@ -81,9 +87,12 @@ func (d *detector) step(t int) {
 		(sum || d.persists(sign(z), d.cfg.Persistence.N)) {
 		side, sum = sign(z), true // a run whose sum breaks out, though this bucket is within the band
 	}
-	if n := len(d.out); n > 0 && side != 0 && t <= d.recoverUntil {
+	if n := len(d.out); n > 0 && !d.back && d.near(t, d.out[n-1]) {
+		d.back = true // the series came back to where the last incident left from
+	}
+	if n := len(d.out); n > 0 && side != 0 && (t <= d.recoverUntil || d.backToNormal(t, side) || (side == d.out[n-1].side && !d.back)) {
 		last := &d.out[n-1]
-		if side == last.side { // the same event again: it goes on
+		if side == last.side { // the same event again, the series not back since: it goes on
 			last.open, last.run = true, 0
 			last.extend(t, d.z)
 			d.cur = last
@@ -105,6 +114,55 @@ func (d *detector) step(t int) {
 	d.cur = &d.out[len(d.out)-1]
 }
 
+// backTolerance is how far, as a share of the level an incident left
+// from, the forecast must have followed it for a later break back to
+// that level (nearer it than to the forecast) to be its end.
+const backTolerance = 0.3
+
+// backToNormal reports whether bucket t, out on side, comes back from the
+// last incident to the level it left from: a fall to a trickle that lasts
+// long enough becomes the level the forecast expects, and the traffic's
+// return is then a break up, but not an incident of its own.
+func (d *detector) backToNormal(t, side int) bool {
+	if d.obs == nil || d.cfg.Kind != Counts || math.IsNaN(d.obs[t]) {
+		return false
+	}
+	last := d.out[len(d.out)-1]
+	from := d.exp[last.first] / d.fac[last.first] * d.fac[t] // the level it left from, at t's season
+	moved := d.exp[t] - from                                 // how far the forecast followed the incident
+	past := (from - d.obs[t]) * math.Copysign(1, moved)
+	return side == -last.side && from > 0 && math.Abs(moved) > backSlack(from) &&
+		math.Abs(d.obs[t]-from) < math.Abs(moved)/2 && past < backSlack(from)
+}
+
+// backSlack is how far from a level of counts a bucket may lie and still
+// be at it: backTolerance of it, or three Poisson deviations of a few.
+func backSlack(level float64) float64 {
+	return math.Max(backTolerance*level, 3*math.Sqrt(level))
+}
+
+// near reports whether bucket t is back at the level incident sp left
+// from (within backSlack), as far as the values say; true when they are
+// not known.
+func (d *detector) near(t int, sp span) bool {
+	back, known := d.backAt(t, sp)
+	return back || !known
+}
+
+// backAt reports whether bucket t is back at the level incident sp left
+// from, and whether the values can say: counts only.
+func (d *detector) backAt(t int, sp span) (back, known bool) {
+	if d.obs == nil || d.cfg.Kind != Counts || math.IsNaN(d.obs[t]) {
+		return false, false
+	}
+	from := d.exp[sp.first] / d.fac[sp.first] * d.fac[t] // the level it left from, at t's season
+	return math.Abs(d.obs[t]-from) <= backSlack(from), true
+}
+
+// returned reports whether bucket u was taken for the return to normal
+// after an incident.
+func (d *detector) returned(u int) bool { return d.returns != nil && d.returns[u] }
+
 // inClear reports whether bucket u belongs to an incident found so far
 // whose peak is beyond Single, or to the return to normal after one: a
 // clear break, not the series' noise.
@@ -112,7 +170,7 @@ func (d *detector) inClear(u int) bool {
 	for i := len(d.out) - 1; i >= 0; i-- {
 		sp := d.out[i]
 		clear := math.Abs(d.z[sp.peak]) >= d.cfg.Single
-		if u >= sp.first && (u <= sp.last || sp.open) {
+		if u >= sp.first && u <= sp.last {
 			return clear
 		}
 		if sp.last < u {
@@ -122,20 +180,36 @@ func (d *detector) inClear(u int) bool {
 	return false
 }
 
-// cont extends the open span cur by bucket t out on side, or counts t
-// toward closing it; it reports whether cur is still open.
+// cont extends the open span cur by bucket t out on side, or judges
+// whether t ends it: a bucket back at the level the incident left from
+// ends it at once; buckets in band but away from that level (a fall to
+// a trickle the forecast has come to expect) leave it open; where the
+// values cannot say, CloseAfter buckets in a row not out on its side end
+// it. It reports whether cur is still open.
 func (d *detector) cont(cur *span, t, side int) bool {
 	if side == cur.side {
 		cur.extend(t, d.z)
 		return true
 	}
 	cur.run = 0
-	cur.quiet++
-	if cur.quiet >= d.cfg.CloseAfter {
+	back, known := d.backAt(t, *cur)
+	switch {
+	case back:
 		cur.open = false
+	case known:
+		cur.away++
+		cur.open = cur.away < awayMax
+	default:
+		cur.quiet++
+		cur.open = cur.quiet < d.cfg.CloseAfter
 	}
 	return cur.open
 }
+
+// awayMax is the most buckets in band but away from where it left from
+// an incident stays open through: by then the level it broke to is the
+// series' own.
+const awayMax = 24
 
 // onset reports whether the bucket ending recent, out on side with score
 // z, begins an incident: alone beyond Single, or with its run's sum, or
@@ -157,7 +231,10 @@ const persistMin = 3.5
 // waves, a run of them out says less than where they are independent.
 func (d *detector) persists(side, m int) bool {
 	sum, k := 0.0, 0
-	for u := d.at; u >= d.warm && k < m; u-- {
+	for u := d.at; u >= d.since && k < m; u-- {
+		if d.returned(u) {
+			break // the aftermath of the last incident is no evidence of a new one
+		}
 		if math.IsNaN(d.z[u]) {
 			continue
 		}
@@ -187,7 +264,7 @@ func sumVar(k int, rho float64) float64 {
 // drop's beginning.
 func (d *detector) begin(t, side, m int) span {
 	first := t
-	for u, seen := t, 0; u >= d.warm && seen < m; u-- {
+	for u, seen := t, 0; u >= d.warm && seen < m && !d.returned(u); u-- {
 		if math.IsNaN(d.z[u]) {
 			continue
 		}
@@ -224,7 +301,7 @@ func (d *detector) runSum(t, since int) bool {
 		return false
 	}
 	sum, m := 0.0, 0
-	for u := t; u >= since && m < runLen; u-- {
+	for u := t; u >= since && m < runLen && !d.returned(u); u-- {
 		if !math.IsNaN(d.z[u]) {
 			sum += d.z[u]
 			m++
@@ -237,7 +314,7 @@ func (d *detector) runSum(t, since int) bool {
 func mask(n int, spans []span) []bool {
 	m := make([]bool, n)
 	for _, sp := range spans {
-		for _, t := range sp.out {
+		for t := sp.first; t <= sp.flaggedTo(n); t++ {
 			m[t] = true
 		}
 	}

@@ -1,8 +1,10 @@
-// The anomalies list: every flag of the charts' window across all series,
-// newest first, read from api/anomalies at most once per closed bucket of
-// the precision (a flag is only ever raised on a closed bucket). Clicking
-// one pins its series and highlights the bucket (main.js listens). The
-// RED table marks the flagged routes from the same answer.
+// The anomalies list: every incident of the charts' window across all
+// series, once, under its root series with the related ones that broke
+// with it, newest first, read from api/anomalies at most once per closed
+// bucket of the precision (a flag is only ever raised on a closed
+// bucket). Clicking one pins its root series and highlights its worst
+// bucket (main.js listens). The RED table marks the flagged routes from
+// the same answer.
 
 import { getJSON } from './api.js';
 import { byId, el } from './dom.js';
@@ -14,33 +16,43 @@ const listLimit = 100;
 let readKey = '';
 let chosen = ''; // series and bucket of the entry last clicked
 
-function flagItem(f) {
+const arrows = { up: '↑', down: '↓' };
+
+// eventItem is one incident, under its root series, with the related
+// series that broke with it: clicking it pins the root at its peak.
+function eventItem(e) {
   const button = el('button', 'anomaly-item');
   button.type = 'button';
-  button.dataset.series = f.series;
-  button.dataset.bucket = String(f.bucket);
-  button.dataset.kind = f.kind;
-  button.setAttribute('aria-current', String(chosen === f.series + '@' + f.bucket));
-  button.title = f.series + ': ' + kindName(f.kind) + ' in the bucket of ' + bucketLabel(f.bucket, f.precision);
-  const observed = typeof f.observed === 'number' ? numberFormat.format(Math.round(f.observed)) : '–';
-  const expected = typeof f.expected === 'number' ? numberFormat.format(Math.round(f.expected)) : '–';
-  const detail = observed + ' in the bucket, expected ' + expected + (typeof f.score === 'number' ? ' · score ' + rateFormat.format(f.score) : '');
+  button.dataset.series = e.series;
+  button.dataset.bucket = String(e.peak);
+  button.dataset.kind = e.kind;
+  button.dataset.direction = e.direction;
+  button.setAttribute('aria-current', String(chosen === e.series + '@' + e.peak));
+  const what = kindName(e.kind, e.direction) + ' ' + (arrows[e.direction] || '');
+  const when = bucketLabel(e.start, e.precision) + (e.open ? ' – now' : e.end > e.start ? ' – ' + bucketLabel(e.end, e.precision) : '');
+  button.title = e.series + ': ' + what + ', ' + when;
+  const observed = typeof e.observed === 'number' ? numberFormat.format(Math.round(e.observed)) : '–';
+  const expected = typeof e.expected === 'number' ? numberFormat.format(Math.round(e.expected)) : '–';
+  const detail = observed + ' at its worst, expected ' + expected + (typeof e.score === 'number' ? ' · score ' + rateFormat.format(e.score) : '');
   button.append(
-    el('span', 'anomaly-kind', kindName(f.kind)),
-    el('span', 'anomaly-time', bucketLabel(f.bucket, f.precision)),
-    el('span', 'anomaly-series', f.series),
+    el('span', 'anomaly-kind', what),
+    el('span', 'anomaly-time', when),
+    el('span', 'anomaly-series', e.series),
     el('span', 'anomaly-detail', detail),
   );
+  if (e.related && e.related.length) {
+    button.append(el('span', 'anomaly-related', 'with ' + e.related.map((r) => r.series).join(', ')));
+  }
   const li = el('li');
   li.append(button);
   return li;
 }
 
-function renderList(flags) {
-  byId('anomaly-count').textContent = '(' + numberFormat.format(flags.length) + ')';
-  byId('anomaly-list').replaceChildren(...flags.slice(0, listLimit).map(flagItem));
+function renderList(events) {
+  byId('anomaly-count').textContent = '(' + numberFormat.format(events.length) + ')';
+  byId('anomaly-list').replaceChildren(...events.slice(0, listLimit).map(eventItem));
   const note = byId('anomaly-empty');
-  note.hidden = flags.length > 0;
+  note.hidden = events.length > 0;
 }
 
 // refreshAnomalies reads the flags of precision p (an entry of
@@ -58,7 +70,7 @@ export async function refreshAnomalies(p, current) {
     throw err;
   }
   if (readKey !== key) return; // another precision meanwhile
-  renderList(answer.anomalies);
+  renderList(answer.events || []);
   setRouteFlags(answer.anomalies);
 }
 

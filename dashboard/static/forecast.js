@@ -27,8 +27,11 @@ const color = {
 // kindNames are the flags' kinds as the page says them.
 export const kindNames = { spike: 'spike', drop: 'drop', level_shift: 'level shift' };
 
-export function kindName(kind) {
-  return kindNames[kind] || kind;
+// kindName says a kind, and a level shift's direction: a shift up and a
+// shift down are not the same news.
+export function kindName(kind, direction) {
+  const name = kindNames[kind] || kind;
+  return kind === 'level_shift' && direction ? name + ' ' + direction : name;
 }
 
 const band = (id, name, fill, stack) => ({
@@ -145,7 +148,7 @@ export function forecastText(card, t) {
     text += ' (80 %: ' + valueText(card, Math.max(0, p.lo80)) + '–' + valueText(card, p.hi80) + ')';
   }
   if (p.anomaly) {
-    text += '\n⚠ anomaly: ' + kindName(p.anomaly.kind);
+    text += '\n⚠ anomaly: ' + kindName(p.anomaly.kind, p.anomaly.direction);
     if (has(p.anomaly.score)) text += ', score ' + rateFormat.format(p.anomaly.score);
   }
   return text;

@@ -61,13 +61,13 @@ func TestDemoPlanSchedule(t *testing.T) {
 	}
 }
 
-// simulate draws the demo's requests from planStart until the end of its
-// first incident, of kind, and counts those of path ("" for all) per
-// bucket of step.
-func simulate(rng *rand.Rand, kind incident, path string, step time.Duration) []float64 {
+// simulate draws the demo's requests from planStart until tail after the
+// end of its first incident, of kind, and counts those of path ("" for
+// all) per bucket of step.
+func simulate(rng *rand.Rand, kind incident, path string, step, tail time.Duration) []float64 {
 	p := newDemoPlan(planStart, 1)
 	p.kind = kind
-	end := p.next.Add(incidentLength)
+	end := p.next.Add(incidentLength + tail)
 	counts := make([]float64, int(end.Sub(planStart)/step))
 	for at := planStart; at.Before(end); at = at.Add(demoTick) {
 		rate, inc := p.at(at)
@@ -122,7 +122,7 @@ func TestDemoIncidentIsFlagged(t *testing.T) {
 // its first incident: whether the incident is flagged, and the flags
 // raised before it over how many calm buckets.
 func demoFlags(seed uint64, kind incident, path string, step time.Duration, want forecast.AnomalyKind) (bool, int, int, error) {
-	counts := simulate(rand.New(rand.NewPCG(seed, seed)), kind, path, step)
+	counts := simulate(rand.New(rand.NewPCG(seed, seed)), kind, path, step, 0)
 	if len(counts) > 120 { // what the precision keeps
 		counts = counts[len(counts)-120:]
 	}
@@ -141,4 +141,61 @@ func demoFlags(seed uint64, kind incident, path string, step time.Duration, want
 		}
 	}
 	return flagged, early, len(counts) - int(incidentLength/step), nil
+}
+
+// recovery is how long after an incident its return to normal is watched.
+const recovery = 3 * time.Minute
+
+// Scanned online as the dashboard and the anomaly rule scan it (a fit at
+// each bucket of its last 120), each of the demo's incidents begins one
+// incident, flagged within three buckets of its start on its side, at 5 s
+// and at 1 min; the traffic's return to normal after it begins none.
+func TestDemoIncidentFlaggedOnce(t *testing.T) {
+	for _, tc := range []struct {
+		kind incident
+		path string
+		dir  forecast.Direction
+	}{{spike, "/posts/:id", forecast.Up}, {drop, "", forecast.Down}} {
+		for _, step := range []time.Duration{5 * time.Second, time.Minute} {
+			t.Run(tc.kind.String()+"/"+step.String(), func(t *testing.T) {
+				for seed := range uint64(demoSeeds) {
+					onsets, err := demoOnsets(seed, tc.kind, tc.path, step)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(onsets.at) != 1 || onsets.at[0] > 3 || onsets.dir[0] != tc.dir {
+						t.Errorf("seed %d: incidents begun at buckets %v from the %v's start, %v, want one within 3, %v", seed, onsets.at, tc.kind, onsets.dir, tc.dir)
+					}
+				}
+			})
+		}
+	}
+}
+
+type demoOnset struct {
+	at  []int // buckets from the incident's start
+	dir []forecast.Direction
+}
+
+// demoOnsets fits one draw of the demo's traffic of path at each bucket
+// from just before its first incident to recovery after it, and lists
+// where flagged runs begin on the newest bucket.
+func demoOnsets(seed uint64, kind incident, path string, step time.Duration) (demoOnset, error) {
+	counts := simulate(rand.New(rand.NewPCG(seed, seed)), kind, path, step, recovery)
+	first := int(demoWarmup / step) // the incident's first bucket
+	var out demoOnset
+	prev := false
+	for i := first - 3; i < len(counts); i++ {
+		lo := max(0, i+1-120)
+		fd, err := forecast.Fit(forecast.Series{Name: path, Step: step, Start: planStart.Add(time.Duration(lo) * step), Values: counts[lo : i+1]})
+		if err != nil {
+			return out, err
+		}
+		last := fd.History[len(fd.History)-1].Anomaly
+		if last != nil && !prev {
+			out.at, out.dir = append(out.at, i-first), append(out.dir, last.Direction)
+		}
+		prev = last != nil
+	}
+	return out, nil
 }

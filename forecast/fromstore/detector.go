@@ -11,7 +11,6 @@ import (
 
 	"github.com/pulse-dev/pulse/alert"
 	"github.com/pulse-dev/pulse/forecast"
-	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // DefaultDetectPrecision is Detector.Precision when left zero: a
@@ -20,7 +19,10 @@ const DefaultDetectPrecision = 60
 
 // Detector answers the anomaly rules of package alert from the
 // forecasts: a series breaks from its expectation when its last settled
-// bucket at Precision is flagged. The first question in a bucket scans
+// bucket at Precision is flagged. Series that break together (a route,
+// its status classes, the app's hits and status totals) are one event
+// (Group): only its root is breached, its finding naming the others, so
+// one incident makes one alert. The first question in a bucket scans
 // every series the store knows at Precision through the Scanner; the
 // others in that bucket are answered from that scan.
 //
@@ -43,6 +45,7 @@ type Detector struct {
 	mu     sync.Mutex
 	bucket int64 // the bucket judged by fits
 	fits   map[string]Result
+	events map[string]Event // each series' newest event, under its root or among its related
 }
 
 // Detect judges the series' last settled bucket at the Precision. A
@@ -53,11 +56,8 @@ func (d *Detector) Detect(ctx context.Context, series string, now time.Time) (al
 		return alert.Finding{}, fmt.Errorf("forecast: a Detector without a Scanner and its Store")
 	}
 	p := int64(cmp.Or(d.Precision, DefaultDetectPrecision))
-	bucket := timeseries.BucketStart(now.Unix(), int(p)) - p
-	if now.Before(time.Unix(bucket+p, 0).Add(d.Scanner.settle())) {
-		bucket -= p
-	}
-	fits, err := d.scan(ctx, int(p), bucket)
+	bucket := d.Scanner.settledBy(int(p), now).Unix()
+	fits, events, err := d.scan(ctx, int(p), bucket)
 	if err != nil {
 		return alert.Finding{}, err
 	}
@@ -69,7 +69,31 @@ func (d *Detector) Detect(ctx context.Context, series string, now time.Time) (al
 	if !found {
 		return alert.Finding{}, nil
 	}
-	return finding(fd.History[at]), nil
+	f := finding(fd.History[at])
+	if ev, ok := events[series]; ok && f.Breached {
+		f = inEvent(f, series, ev)
+	}
+	return f, nil
+}
+
+// inEvent is the finding of a flagged series as part of its event: the
+// root's says which related series broke with it; a related series' is
+// not breached, its root's alert speaks for the event.
+func inEvent(f alert.Finding, series string, ev Event) alert.Finding {
+	if ev.Series != series {
+		f.Breached = false
+		f.What = string(ev.Kind) + " " + string(ev.Direction) + " under " + ev.Series
+		return f
+	}
+	f.What = string(ev.Kind) + " " + string(ev.Direction)
+	for i, r := range ev.Related {
+		sep := ", "
+		if i == 0 {
+			sep = ", with "
+		}
+		f.What += sep + r.Series
+	}
+	return f
 }
 
 // finding is what a bucket says to an alert: its count and expectation,
@@ -86,26 +110,51 @@ func finding(pt forecast.Point) alert.Finding {
 	return alert.Finding{Breached: true, Value: a.Observed, Threshold: orZero(edge), What: string(a.Kind)}
 }
 
-// scan returns the fits made for bucket, scanning every series known at
-// precision p if there are none yet.
-func (d *Detector) scan(ctx context.Context, p int, bucket int64) (map[string]Result, error) {
+// scan returns the fits made for bucket and the events of their open
+// incidents by series, scanning every series known at precision p if
+// there are none yet.
+func (d *Detector) scan(ctx context.Context, p int, bucket int64) (map[string]Result, map[string]Event, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.fits != nil && d.bucket == bucket {
-		return d.fits, nil
+		return d.fits, d.events, nil
 	}
 	names, err := d.Scanner.Store.NamesAt(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("forecast: detect: %w", err)
+		return nil, nil, fmt.Errorf("forecast: detect: %w", err)
 	}
 	cfg := d.Config
 	cfg.FlagsOnly = true
 	fits, err := d.Scanner.FitAll(ctx, names, p, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	d.bucket, d.fits = bucket, fits
-	return fits, nil
+	d.bucket, d.fits, d.events = bucket, fits, eventsBySeries(fits, time.Unix(bucket, 0))
+	return fits, d.events, nil
+}
+
+// eventsBySeries groups the incidents of fits that reach bucket at into
+// events, and maps each series in one to it.
+func eventsBySeries(fits map[string]Result, at time.Time) map[string]Event {
+	var incs []forecast.Incident
+	for _, r := range fits {
+		if r.Fitted == nil {
+			continue
+		}
+		for _, in := range r.Fitted.Incidents {
+			if !in.End.Before(at) {
+				incs = append(incs, in)
+			}
+		}
+	}
+	out := map[string]Event{}
+	for _, ev := range Group(incs) {
+		out[ev.Series] = ev
+		for _, r := range ev.Related {
+			out[r.Series] = ev
+		}
+	}
+	return out
 }
 
 func orZero(v float64) float64 {

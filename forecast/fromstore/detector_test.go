@@ -60,7 +60,7 @@ func TestDetectorFindsADrop(t *testing.T) {
 	}
 	n := len(names)
 	quiet := detect(names[1], 3*n) // the first question scans all three precisions
-	if !quiet.Breached || (quiet.What != "drop" && quiet.What != "level_shift") || quiet.Value != 0 || quiet.Threshold <= 0 {
+	if !quiet.Breached || (quiet.What != "drop down" && quiet.What != "level_shift down") || quiet.Value != 0 || quiet.Threshold <= 0 {
 		t.Errorf("the quiet route: %+v, want a drop from a band above 0", quiet)
 	}
 	judged := clock.Now().Truncate(time.Minute).Add(-time.Minute)
@@ -114,7 +114,7 @@ func TestDetectorInAnAlert(t *testing.T) {
 			t.Errorf("%s fires too: %s", steady, body)
 		}
 	}
-	if !strings.Contains(body, `"anomaly":"drop"`) && !strings.Contains(body, `"anomaly":"level_shift"`) {
+	if !strings.Contains(body, `"anomaly":"drop down"`) && !strings.Contains(body, `"anomaly":"level_shift down"`) {
 		t.Errorf("the alert does not say what broke: %s", body)
 	}
 

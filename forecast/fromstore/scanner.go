@@ -26,6 +26,11 @@ const DefaultSettle = 5 * time.Second
 // What it keeps is the closed buckets of the 1 h and 1 d series of the
 // names it was asked for since their bucket in progress began: at most
 // one 1 h and one 1 d series per name, dropped when that bucket closes.
+// It keeps too, for each series it fits, the score of each bucket of the
+// window when the bucket was first seen settled (closed for Settle), and
+// the incidents it reported: a settled bucket scores the same on every
+// scan, though the window slides and the fit's parameters with it, and an
+// incident keeps the start it was first reported with.
 //
 // A Scanner is safe for concurrent use. Its zero value is not usable:
 // Store must be set.
@@ -41,7 +46,8 @@ type Scanner struct {
 	Settle time.Duration
 
 	mu    sync.Mutex
-	lends map[int]*lent // by precision: 1 h, 1 d
+	lends map[int]*lent   // by precision: 1 h, 1 d
+	mems  map[int]*memory // by precision: what earlier scans saw
 }
 
 // lent is the closed buckets of the series one precision lends, read
@@ -81,13 +87,40 @@ func (sc *Scanner) FitAll(ctx context.Context, names []string, precision int, cf
 		}
 	}
 	out := make(map[string]Result, len(got))
+	mem, settledBy := sc.memoryOf(precision), sc.settledBy(precision, sc.Store.Clock().Now())
 	for name, byPrecision := range got {
 		c := cfg
 		c.Context.Hourly, c.Context.Daily = hourly[name], daily[name]
 		fd, err := forecast.FitWithConfig(closed(name, precision, byPrecision[precision]), c)
+		mem.keep(name, fd, settledBy)
 		out[name] = Result{Fitted: fd, Err: err}
 	}
 	return out, nil
+}
+
+// memoryOf is what the Scanner keeps of its scans at precision p.
+func (sc *Scanner) memoryOf(p int) *memory {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.mems == nil {
+		sc.mems = make(map[int]*memory)
+	}
+	m := sc.mems[p]
+	if m == nil {
+		m = &memory{}
+		sc.mems[p] = m
+	}
+	return m
+}
+
+// settledBy is the start of the newest bucket at p whose counts are in
+// at now: closed for Settle.
+func (sc *Scanner) settledBy(p int, now time.Time) time.Time {
+	last := timeseries.BucketStart(now.Unix(), p) - int64(p)
+	if now.Before(time.Unix(last+int64(p), 0).Add(sc.settle())) {
+		last -= int64(p)
+	}
+	return time.Unix(last, 0).UTC()
 }
 
 // lent returns the closed buckets of names at precision p, read from

@@ -76,15 +76,27 @@ type apiFlag struct {
 	Kind   string
 }
 
-// apiFlags is what api/anomalies answers the page's own request.
-func apiFlags(t *testing.T, f *dashtest.Fixture) []apiFlag {
+// apiEvent is an event of api/anomalies as the list shows it: its root,
+// its worst bucket, its kind.
+type apiEvent struct {
+	Series string
+	Peak   int64
+	Kind   string
+}
+
+// apiAnomalies is what api/anomalies answers the page's own request: its
+// flags and its events.
+func apiAnomalies(t *testing.T, f *dashtest.Fixture) ([]apiFlag, []apiEvent) {
 	t.Helper()
 	r := dashtest.Get(t, f.Root+"api/anomalies?precision=5&last=120")
-	var an struct{ Anomalies []apiFlag }
+	var an struct {
+		Anomalies []apiFlag
+		Events    []apiEvent
+	}
 	if err := json.Unmarshal([]byte(r.Body), &an); err != nil {
 		t.Fatalf("api/anomalies: %d %s", r.Status, r.Body)
 	}
-	return an.Anomalies
+	return an.Anomalies, an.Events
 }
 
 // apiMarks lists the flagged buckets of name's forecast history, in ms.
@@ -136,10 +148,10 @@ const readForecastChart = `((name) => {
 func TestForecastBands(t *testing.T) {
 	browser := newBrowser(t)
 	f := forecastFixture(t)
-	flags := apiFlags(t, f)
-	first := slices.IndexFunc(flags, func(fl apiFlag) bool { return fl.Series == breakRoute })
+	flags, events := apiAnomalies(t, f)
+	first := slices.IndexFunc(events, func(e apiEvent) bool { return e.Series == breakRoute })
 	if first < 0 || !slices.ContainsFunc(flags, func(fl apiFlag) bool { return fl.Series == failRoute }) {
-		t.Fatalf("api/anomalies %+v: the fall of %s and the surge of %s should be flagged", flags, breakRoute, failRoute)
+		t.Fatalf("api/anomalies %+v, %+v: the fall of %s and the surge of %s should be flagged", flags, events, breakRoute, failRoute)
 	}
 
 	tb := newTab(t, browser, 1400, 1300)
@@ -182,12 +194,19 @@ func TestForecastBands(t *testing.T) {
 	// The table and the list say what api/anomalies says.
 	var page struct {
 		Flagged []string
-		Items   []apiFlag
+		Items   []apiEvent
+		Cut     bool
 	}
-	tb.eval(`({
-		flagged: Array.from(document.querySelectorAll('.red-row')).filter((r) => r.querySelector('.red-flag')).map((r) => r.dataset.route).sort(),
-		items: Array.from(document.querySelectorAll('#anomaly-list .anomaly-item')).map((b) => ({series: b.dataset.series, bucket: Number(b.dataset.bucket), kind: b.dataset.kind})),
-	})`, &page)
+	tb.eval(`(() => {
+		const list = document.getElementById('anomaly-list'), panel = document.getElementById('anomalies');
+		const items = Array.from(list.querySelectorAll('.anomaly-item'));
+		const last = items[items.length - 1].getBoundingClientRect(), box = panel.getBoundingClientRect();
+		return {
+			flagged: Array.from(document.querySelectorAll('.red-row')).filter((r) => r.querySelector('.red-flag')).map((r) => r.dataset.route).sort(),
+			items: items.map((b) => ({series: b.dataset.series, peak: Number(b.dataset.bucket), kind: b.dataset.kind})),
+			cut: list.scrollHeight > list.clientHeight + 1 || last.bottom > box.bottom,
+		};
+	})()`, &page)
 	var routes []string
 	for _, fl := range flags {
 		route, _, _ := strings.Cut(fl.Series, " status:")
@@ -199,8 +218,11 @@ func TestForecastBands(t *testing.T) {
 	if !slices.Equal(page.Flagged, routes) {
 		t.Errorf("flagged rows %v, want %v", page.Flagged, routes)
 	}
-	if fmt.Sprint(page.Items) != fmt.Sprint(flags) {
-		t.Errorf("anomaly list %+v, api/anomalies %+v", page.Items, flags)
+	if fmt.Sprint(page.Items) != fmt.Sprint(events) {
+		t.Errorf("anomaly list %+v, api/anomalies' events %+v", page.Items, events)
+	}
+	if page.Cut {
+		t.Error("the anomaly list scrolls inside its panel, or its last row is cut off")
 	}
 	writeScreenshotAs(t, tb, "dashboard-forecast.png")
 
@@ -222,8 +244,8 @@ func TestForecastBands(t *testing.T) {
 		new URLSearchParams(location.search).getAll('series').includes(`+strconv.Quote(breakRoute)+`)`)
 	var highlight string
 	tb.eval(pinned+`.dataset.highlight`, &highlight)
-	if highlight != strconv.FormatInt(flags[first].Bucket, 10) {
-		t.Errorf("highlighted bucket %s, want the flag's %d", highlight, flags[first].Bucket)
+	if highlight != strconv.FormatInt(events[first].Peak, 10) {
+		t.Errorf("highlighted bucket %s, want the event's worst %d", highlight, events[first].Peak)
 	}
 	var area int
 	tb.eval(`echarts.getInstanceByDom(`+pinned+`.querySelector('.chart')).getOption().series.find((s) => s.id === 'expected').markArea.data.length`, &area)

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"math"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/testnow"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -100,4 +102,62 @@ func answer(t *testing.T, e *Evaluator) handlerBody {
 		t.Fatalf("answer: %d %s", rec.Code, rec.Body)
 	}
 	return body
+}
+
+// TestEveryRuleListsItsAlerts: after one evaluation with nothing
+// breached, api/alerts lists every rule with what its values measure
+// and each of its alerts, inactive, with its value, threshold and
+// window: an operator sees how near each is to firing.
+func TestEveryRuleListsItsAlerts(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := timeseries.NewManualClock(testnow.Now())
+	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), Clock: clock, SlowThresholds: []time.Duration{500 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeRecorder(rec)
+	hits, _ := rec.Counter(App)
+	for _, d := range []time.Duration{time.Millisecond, time.Second} {
+		rec.RecordRequest(timeseries.Request{Duration: d, Timed: [4]*timeseries.Counter{hits}})
+	}
+	flushAgain(t, clock, rec)
+	rules := append(DefaultRules(), Rule{Name: "AppLatency", Kind: Latency, Series: App, Target: 40, Threshold: Duration(500 * time.Millisecond)})
+	e, err := New(Config{Pool: srv.Pool(), Clock: clock, Instance: "a", Recorder: rec, Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	e.tick(context.Background())
+	type want struct {
+		alerts    int
+		threshold float64       // of the first alert
+		window    time.Duration // of the first alert
+	}
+	wants := map[string]want{
+		"PulseAppAvailability": {2, 14.4, time.Hour}, // no errors: each severity's first pair
+		"PulseAppAbsent":       {1, 10, 15 * time.Minute},
+		"AppLatency":           {2, 6, 6 * time.Hour}, // half slow, against a 60 % budget: burn 0.83 all over, nearest 6 h/30 min's 6
+		"PulseRedisDown":       {1, 0, 0},
+		"PulseDropped":         {1, 0, 0},
+		"PulseFlushStalled":    {1, 30, 0},
+	}
+	body := answer(t, e)
+	if len(body.Rules) != len(wants) {
+		t.Fatalf("%d rules, want %d", len(body.Rules), len(wants))
+	}
+	for _, r := range body.Rules {
+		w := wants[r.Name]
+		if len(r.Alerts) != w.alerts {
+			t.Errorf("%s: %d alerts, want %d: %+v", r.Name, len(r.Alerts), w.alerts, r.Alerts)
+			continue
+		}
+		a := r.Alerts[0]
+		if a.State != Inactive || a.Threshold != w.threshold || a.Window.Std() != w.window || a.Since.IsZero() {
+			t.Errorf("%s: %+v, want inactive against %v over %v", r.Name, a, w.threshold, w.window)
+		}
+	}
+	i := slices.IndexFunc(body.Rules, func(r ruleView) bool { return r.Name == "AppLatency" })
+	if lat := body.Rules[i]; lat.Target != 40 || lat.Threshold.Std() != 500*time.Millisecond || math.Abs(lat.Alerts[0].Value-0.5/0.6) > 1e-9 {
+		t.Errorf("latency rule %+v: want its target, threshold and a burn of 0.83", lat)
+	}
 }

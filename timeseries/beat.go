@@ -21,7 +21,7 @@ func (s Schema) HeartbeatsKey() string { return s.Prefix + "pulse:heartbeats" }
 // SlowKey is the hash that says since when the recorders of the schema
 // count the requests slower than each threshold (Config.SlowThresholds):
 // a field per threshold (ThresholdText), the unix second the first
-// recorder counting it started.
+// recorder counting it was made.
 func (s Schema) SlowKey() string { return s.Prefix + "pulse:slow" }
 
 // Heartbeat is what one Recorder last published of its flushes, after
@@ -66,7 +66,7 @@ func (r *Recorder) beat(ctx context.Context, closed bool) error {
 	cmds := []redisconn.Cmd{{Key: key, Name: "HSET", Args: []any{key, r.id, hb}}}
 	if !registered {
 		for _, t := range r.slow {
-			cmds = append(cmds, redisconn.Cmd{Key: slowKey, Name: "HSETNX", Args: []any{slowKey, ThresholdText(t), now.Unix()}})
+			cmds = append(cmds, redisconn.Cmd{Key: slowKey, Name: "HSETNX", Args: []any{slowKey, ThresholdText(t), r.started}})
 		}
 	}
 	timeout, err := redisconn.Timeout(ctx, r.sender.timeout)

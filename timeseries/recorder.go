@@ -110,6 +110,7 @@ type Recorder struct {
 	counts        counters        // the series and the request path's stripes
 	durations     *durations      // nil: durations off
 	slow          []time.Duration // Config.SlowThresholds, ascending
+	started       int64           // unix second of NewRecorder: slow requests are counted from it
 	visitors      *visitorState   // nil: visitors off
 	clock         Clock
 	interval      time.Duration
@@ -160,6 +161,7 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 	r := &Recorder{
 		schema:        schema,
 		slow:          slow,
+		started:       cfg.Clock.Now().Unix(),
 		clock:         cfg.Clock,
 		interval:      cfg.FlushInterval,
 		writeThrough:  cfg.WriteThrough,

@@ -100,7 +100,7 @@ func TestBurnRates(t *testing.T) {
 		rp.want(App, windowOf(now, c.w, 0, pickPrecision(series.DefaultPrecisions, c.w, 0, defaultMaxBuckets)))
 		rp.want(errorSeries(App), windowOf(now, c.w, 0, pickPrecision(series.DefaultPrecisions, c.w, 0, defaultMaxBuckets)))
 	}
-	d, err := rp.read(context.Background(), newRouter(srv.Pool()), timeseries.Schema{Precisions: series.DefaultPrecisions}, burnNow)
+	d, err := rp.read(context.Background(), newRouter(srv.Pool()), timeseries.Schema{Precisions: series.DefaultPrecisions}, burnNow, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestBurnRatesPartialBuckets(t *testing.T) {
 	rp := readPlan{}
 	rp.want(App, s)
 	rp.want(errorSeries(App), s)
-	d, err := rp.read(context.Background(), newRouter(srv.Pool()), timeseries.Schema{Precisions: series.DefaultPrecisions}, now.Unix())
+	d, err := rp.read(context.Background(), newRouter(srv.Pool()), timeseries.Schema{Precisions: series.DefaultPrecisions}, now.Unix(), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func observeOnce(t *testing.T, pool *redis.Pool, rules []Rule, now time.Time, de
 	rp, dp := readPlan{}, durationPlan{}
 	in := planInput{now: now, routes: routesOf(infos), slowSince: since, precisions: series.DefaultPrecisions, maxBuckets: defaultMaxBuckets}
 	obs := append(plan(rules, in, rp, det), planLatencies(rules, in, rp, dp)...)
-	d, err := rp.read(context.Background(), newRouter(pool), timeseries.Schema{Precisions: series.DefaultPrecisions}, now.Unix())
+	d, err := rp.read(context.Background(), newRouter(pool), timeseries.Schema{Precisions: series.DefaultPrecisions}, now.Unix(), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

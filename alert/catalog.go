@@ -31,7 +31,7 @@ func (e *Evaluator) observe(ctx context.Context, now time.Time) ([]observation, 
 	var derr error
 	durs := make(chan struct{})
 	go func() { defer close(durs); derr = dp.read(ctx, e.durations, now.Unix()) }()
-	d, err := rp.read(ctx, e.st.r, e.schema, now.Unix())
+	d, err := rp.read(ctx, e.st.r, e.schema, now.Unix(), &e.cache, e.settle)
 	<-durs
 	if err == nil {
 		err = derr

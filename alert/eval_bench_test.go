@@ -17,25 +17,32 @@ import (
 )
 
 // countingPool counts round trips (each flush of a pipeline, and each
-// command sent on its own) and commands.
+// command sent on its own), commands, and the buckets read: the fields
+// of each HMGET, and each HGETALL (a histogram's bucket).
 type countingPool struct {
-	p        *redis.Pool
-	rt, cmds atomic.Int64
+	p                 *redis.Pool
+	rt, cmds, buckets atomic.Int64
 }
 
 func (c *countingPool) Get() redis.Conn {
-	return &countingConn{Conn: c.p.Get(), rt: &c.rt, cmds: &c.cmds}
+	return &countingConn{Conn: c.p.Get(), rt: &c.rt, cmds: &c.cmds, buckets: &c.buckets}
 }
 
 type countingConn struct {
 	redis.Conn
-	rt, cmds *atomic.Int64
+	rt, cmds, buckets *atomic.Int64
 }
 
 func (c *countingConn) Flush() error { c.rt.Add(1); return c.Conn.Flush() }
 
 func (c *countingConn) Send(cmd string, args ...any) error {
 	c.cmds.Add(1)
+	switch cmd {
+	case "HMGET":
+		c.buckets.Add(int64(len(args) - 1))
+	case "HGETALL":
+		c.buckets.Add(1)
+	}
 	return c.Conn.Send(cmd, args...)
 }
 
@@ -187,6 +194,7 @@ func benchEvaluate(b *testing.B, srv *redistest.Server, maxBuckets int, more ...
 	b.ReportAllocs()
 	cp.rt.Store(0)
 	cp.cmds.Store(0)
+	cp.buckets.Store(0)
 	cpu0, redis0 := cpuTime(), srv.CPU()
 	b.ResetTimer()
 	for range b.N {
@@ -199,6 +207,7 @@ func benchEvaluate(b *testing.B, srv *redistest.Server, maxBuckets int, more ...
 	}
 	b.ReportMetric(float64(cp.rt.Load())/float64(b.N), "roundtrips/eval")
 	b.ReportMetric(float64(cp.cmds.Load())/float64(b.N), "commands/eval")
+	b.ReportMetric(float64(cp.buckets.Load())/float64(b.N), "buckets/eval")
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/eval")
 	b.ReportMetric(float64(srv.CPU()-redis0)/float64(b.N)/1e6, "redis-cpu-ms/eval")
 	b.ReportMetric(float64(alerts), "alerts")

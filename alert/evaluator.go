@@ -140,6 +140,10 @@ type Evaluator struct {
 	out       []*outbox
 	startedAt time.Time
 
+	// cache and settle are the evaluating goroutine's alone.
+	cache  settled       // buckets no recorder adds to any more
+	settle time.Duration // how long after its end a bucket is settled
+
 	mu    sync.Mutex
 	mem   memory
 	stats evalStats
@@ -189,6 +193,8 @@ func New(cfg Config) (*Evaluator, error) {
 	e.st = &stateStore{r: redisconn.NewRouter(cfg.Pool), k: keysFor(schema.Prefix), history: cfg.History}
 	e.mem = newMemory()
 	e.startedAt = cfg.Clock.Now()
+	e.cache.reset(e.startedAt)
+	e.settle = minSettle
 	e.bg, e.stop = context.WithCancel(context.Background())
 	for _, r := range cfg.Receivers {
 		if err := r.validate(); err != nil {

@@ -17,44 +17,59 @@ import (
 // it holds the alerts until the instance's backlog lands.
 const defaultGoneAfter = 15 * time.Minute
 
-// othersMissing says which instances may hold hits Redis lacks, from
-// every recorder's heartbeat (timeseries.Store.Heartbeats): an instance
-// heard from within GoneAfter whose last good flush is older than its
-// stale bound, or whose heartbeat vanished from Redis (evicted, deleted)
-// while this evaluator knew it alive. "" when none. An instance silent
-// for longer than GoneAfter is gone: it is forgotten, its heartbeat
-// deleted, and it holds nothing.
-func (e *Evaluator) othersMissing(ctx context.Context, now time.Time) (string, error) {
+// instances is what the recorders' heartbeats say of the instances.
+type instances struct {
+	missing  string        // why some may hold hits Redis lacks; "" for none
+	bound    time.Duration // the largest stale bound of the live ones
+	newcomer bool          // one this evaluator had not heard of
+}
+
+// othersMissing reads every recorder's heartbeat
+// (timeseries.Store.Heartbeats) and says which instances may hold hits
+// Redis lacks: an instance heard from within GoneAfter whose last good
+// flush is older than its stale bound, or whose heartbeat vanished from
+// Redis (evicted, deleted) while this evaluator knew it alive. An
+// instance silent for longer than GoneAfter is gone: it is forgotten,
+// its heartbeat deleted, and it holds nothing.
+func (e *Evaluator) othersMissing(ctx context.Context, now time.Time) (instances, error) {
 	hbs, err := e.store.Heartbeats(ctx)
 	if err != nil {
-		return "", err
+		return instances{}, err
 	}
 	e.mu.Lock()
-	stale, gone := e.judgeLocked(hbs, now)
+	in, stale, gone := e.judgeLocked(hbs, now)
 	e.mu.Unlock()
 	if len(gone) > 0 {
 		e.forget(ctx, gone)
 	}
 	sort.Strings(stale)
-	return strings.Join(stale, "; "), nil
+	in.missing = strings.Join(stale, "; ")
+	return in, nil
 }
 
 // judgeLocked sorts the instances of hbs and those this evaluator knew
 // alive into stale ones (why, for each) and gone ones (their ids), and
 // keeps when each live one was last heard of.
-func (e *Evaluator) judgeLocked(hbs []timeseries.Heartbeat, now time.Time) (stale, gone []string) {
+func (e *Evaluator) judgeLocked(hbs []timeseries.Heartbeat, now time.Time) (in instances, stale, gone []string) {
 	present := map[string]bool{}
+	in.bound = e.staleBound(time.Second)
 	for _, hb := range hbs {
 		present[hb.Instance] = true
+		if !e.mem.known[hb.Instance] {
+			e.mem.known[hb.Instance], in.newcomer = true, true
+		}
 		switch {
 		case now.Sub(hb.At) > e.cfg.GoneAfter:
 			gone = append(gone, hb.Instance)
 			delete(e.mem.seen, hb.Instance)
+			delete(e.mem.known, hb.Instance)
 		case hb.Closed:
 			delete(e.mem.seen, hb.Instance)
 		default:
 			e.mem.seen[hb.Instance] = hb.At
-			if bound := e.staleBound(hb.FlushInterval); now.Sub(hb.LastFlushOK) > bound {
+			bound := e.staleBound(hb.FlushInterval)
+			in.bound = max(in.bound, bound)
+			if now.Sub(hb.LastFlushOK) > bound {
 				stale = append(stale, fmt.Sprintf("instance %s: its last good flush was %v ago, with %d hits pending when it last reported %v ago",
 					instanceName(hb), now.Sub(hb.LastFlushOK).Round(time.Second), hb.PendingHits, now.Sub(hb.At).Round(time.Second)))
 			}
@@ -69,7 +84,7 @@ func (e *Evaluator) judgeLocked(hbs []timeseries.Heartbeat, now time.Time) (stal
 			stale = append(stale, fmt.Sprintf("instance %s: its heartbeat is gone from Redis, last heard of %v ago", id, now.Sub(at).Round(time.Second)))
 		}
 	}
-	return stale, gone
+	return in, stale, gone
 }
 
 // staleBound is how old an instance's last good flush may be, for a

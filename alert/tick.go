@@ -23,11 +23,13 @@ type memory struct {
 	catalog    *catalog
 	lastHealth *healthMark
 	seen       map[string]time.Time // recorder instance -> its latest heartbeat, while alive
+	known      map[string]bool      // every recorder instance heard of, until gone
 }
 
 func newMemory() memory {
 	return memory{states: map[string]*Status{}, sent: map[string]Sent{}, inflight: map[string]bool{},
-		lastResend: map[string]time.Time{}, local: map[string]*Status{}, localSent: map[string]Sent{}, seen: map[string]time.Time{}}
+		lastResend: map[string]time.Time{}, local: map[string]*Status{}, localSent: map[string]Sent{}, seen: map[string]time.Time{},
+		known: map[string]bool{}}
 }
 
 // evalStats is what Health tells of evaluations.
@@ -64,15 +66,22 @@ func (e *Evaluator) tickShared(ctx context.Context, now time.Time) (soon bool, e
 	if notYet {
 		return true, nil
 	}
+	var others instances
 	if missing == "" {
-		if missing, err = e.othersMissing(ctx, now); err != nil {
+		if others, err = e.othersMissing(ctx, now); err != nil {
 			missing = err.Error() // unknown, so not known complete
+		} else {
+			missing = others.missing
 		}
 	}
 	if missing != "" {
 		e.hold(ctx, token, now)
 		return false, errors.New("alert: data missing: " + missing)
 	}
+	if others.newcomer || now.Sub(e.cache.filled) >= settledRefresh {
+		e.cache.reset(now)
+	}
+	e.settle = settleAfter(others.bound)
 	return false, e.evaluate(ctx, token, now)
 }
 
@@ -132,6 +141,7 @@ func (e *Evaluator) lease(ctx context.Context) (int64, error) {
 	// queues them again if they are still due.
 	e.mem.token, e.mem.states, e.mem.sent = token, states, sent
 	e.mu.Unlock()
+	e.cache.reset(e.cfg.Clock.Now()) // what it held is another holder's past
 	e.cfg.Logger.Info("pulse: alert: evaluating", "instance", e.cfg.Instance, "token", token)
 	return token, nil
 }
@@ -174,6 +184,7 @@ func (e *Evaluator) staleAfter(h timeseries.Health) time.Duration {
 // re-sent to Alertmanager, so that a long hold does not let it lapse
 // there and fire anew when the hold ends.
 func (e *Evaluator) hold(ctx context.Context, token int64, now time.Time) {
+	e.cache.reset(now) // a backlog may land in buckets it took as settled
 	e.mu.Lock()
 	e.stats.dataMissing = true
 	var marked []*Status

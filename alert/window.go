@@ -97,10 +97,11 @@ func (d readData) sum(name string, w span, now int64) float64 {
 }
 
 // read runs the plan: per precision, in ascending order, one HMGET per
-// series of the buckets from its oldest second to now, all in one
-// pipeline. A hash that does not exist reads as no samples: Pulse writes
-// no bucket for a time without requests.
-func (rp readPlan) read(ctx context.Context, r *redisconn.Router, schema timeseries.Schema, now int64) (readData, error) {
+// series of the buckets from its oldest second to now that c does not
+// hold settled, all in one pipeline; the buckets that ended more than
+// settle before now go to c. A hash that does not exist reads as no
+// samples: Pulse writes no bucket for a time without requests.
+func (rp readPlan) read(ctx context.Context, r *redisconn.Router, schema timeseries.Schema, now int64, c *settled, settle time.Duration) (readData, error) {
 	ps := make([]int, 0, len(rp))
 	for p := range rp {
 		ps = append(ps, p)
@@ -108,7 +109,7 @@ func (rp readPlan) read(ctx context.Context, r *redisconn.Router, schema timeser
 	slices.Sort(ps)
 	out := make(readData, len(ps))
 	for _, p := range ps {
-		m, err := rp[p].read(ctx, r, schema, p, now)
+		m, err := rp[p].read(ctx, r, schema, p, now, c, timeseries.BucketStart(now-int64(settle/time.Second), p))
 		if err != nil {
 			return nil, fmt.Errorf("alert: read at %d s: %w", p, err)
 		}
@@ -117,23 +118,28 @@ func (rp readPlan) read(ctx context.Context, r *redisconn.Router, schema timeser
 	return out, nil
 }
 
-func (pr *precisionRead) read(ctx context.Context, r *redisconn.Router, schema timeseries.Schema, p int, now int64) (map[string][]timeseries.Sample, error) {
+// read reads the plan's series at precision p; the buckets that start
+// before unsettled are settled.
+func (pr *precisionRead) read(ctx context.Context, r *redisconn.Router, schema timeseries.Schema, p int, now int64,
+	c *settled, unsettled int64) (map[string][]timeseries.Sample, error) {
 	last := timeseries.BucketStart(now, p)
-	fieldsFrom := map[int64][]any{} // shared by the names that start alike
+	fieldsFrom := map[int64][]any{} // shared by the reads that start alike
 	starts := make([]int64, len(pr.names))
+	kept := make([][]timeseries.Sample, len(pr.names))
 	cmds := make([]redisconn.Cmd, len(pr.names))
 	for i, name := range pr.names {
-		first := timeseries.BucketStart(pr.from[name], p)
-		fields, ok := fieldsFrom[first]
+		from := timeseries.BucketStart(pr.from[name], p)
+		from, kept[i] = c.lookup(p, name, from)
+		fields, ok := fieldsFrom[from]
 		if !ok {
-			for t := first; t <= last; t += int64(p) {
+			for t := from; t <= last; t += int64(p) {
 				fields = append(fields, strconv.FormatInt(t, 10))
 			}
-			fieldsFrom[first] = fields
+			fieldsFrom[from] = fields
 		}
 		key := schema.CountKey(p, name)
 		cmds[i] = redisconn.Cmd{Key: key, Name: "HMGET", Args: append([]any{key}, fields...)}
-		starts[i] = first
+		starts[i] = from
 	}
 	replies := r.DoContext(ctx, cmds, redisconn.Options{Timeout: redisconn.ReadTimeout(ctx)})
 	out := make(map[string][]timeseries.Sample, len(pr.names))
@@ -142,7 +148,7 @@ func (pr *precisionRead) read(ctx context.Context, r *redisconn.Router, schema t
 			return nil, rep.Err
 		}
 		values, _ := rep.Value.([]any)
-		var samples []timeseries.Sample
+		samples := kept[i]
 		for j, v := range values {
 			b, ok := v.([]byte)
 			if !ok {
@@ -152,7 +158,9 @@ func (pr *precisionRead) read(ctx context.Context, r *redisconn.Router, schema t
 				samples = append(samples, timeseries.Sample{Time: starts[i] + int64(j*p), Count: n})
 			}
 		}
-		out[pr.names[i]] = samples
+		name := pr.names[i]
+		out[name] = samples
+		c.keep(p, name, timeseries.BucketStart(pr.from[name], p), samples, unsettled)
 	}
 	return out, nil
 }

@@ -66,3 +66,16 @@ func ExampleNew() {
 	fmt.Println(ev.Close(closeCtx))
 	// Output: <nil>
 }
+
+// A latency SLO reads the requests slower than its threshold as the
+// recorders count them: give the recorder the rules' thresholds.
+func ExampleSlowThresholds() {
+	rules, err := alert.LoadRules("testdata/rules.json")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cfg := timeseries.Config{SlowThresholds: alert.SlowThresholds(rules)} // and Pool, as ever
+	fmt.Println(cfg.SlowThresholds, timeseries.SlowSeries("GET /posts/:id", cfg.SlowThresholds[0]))
+	// Output: [500ms] slow:500ms GET /posts/:id
+}

@@ -64,10 +64,13 @@ type handlerBody struct {
 // maxTransitions bounds the transitions one answer carries.
 const maxTransitions = 1000
 
-// Handler serves GET with every rule, its alerts' state, value,
-// threshold and since, the last transitions (?transitions=N, default
-// 20), and the evaluator's health; ?state=firing (or pending, resolved,
-// inactive) keeps the alerts in that state. It reads the shared state
+// Handler serves GET with every rule, with what its values measure
+// (an SLO's target and latency threshold, a health rule's check), each
+// of its alerts, inactive ones included, with state, value, threshold,
+// window (an SLO's: the pair its value belongs to) and since, the last
+// transitions (?transitions=N, default 20), and the evaluator's health;
+// ?state=firing (or pending, resolved, inactive) keeps the alerts in
+// that state. It reads the shared state
 // from Redis, so any instance answers alike; Health alerts are this
 // instance's own. Bad parameters get a 400 with a JSON error.
 func (e *Evaluator) Handler() http.Handler {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/testnow"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -62,7 +63,7 @@ func TestBeforeTheFirstFlush(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := redistest.Start(t)
-			clock := timeseries.NewManualClock(time.Now())
+			clock := timeseries.NewManualClock(testnow.Now())
 			cfg := c.recorder(t, srv)
 			cfg.Clock, cfg.OnError = clock, func(error) {}
 			rec, err := timeseries.NewRecorder(cfg)

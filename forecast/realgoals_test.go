@@ -154,6 +154,14 @@ func TestRealCorpusRecall(t *testing.T) {
 			g.check(t, p.String()+" "+inj.name+" recall", r.recall(), false)
 		}
 	}
+	surges := replayErrorSurges(t)
+	for _, p := range sortedSteps(surges) {
+		r := surges[p]
+		t.Logf("%-5v %-17s recall %.3f (%d of %d), errors drawn at %.0f %% of the real volume", p, "errors x3", r.recall(), r.found, r.events, 100*errorShare)
+		if r.events >= minEvents {
+			goal{0.9, false}.check(t, p.String()+" errors x3 recall", r.recall(), false)
+		}
+	}
 }
 
 // Ten buckets after a burst of three buckets at six times the series' own,

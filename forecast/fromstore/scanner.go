@@ -30,7 +30,9 @@ const DefaultSettle = 5 * time.Second
 // window when the bucket was first seen settled (closed for Settle), and
 // the incidents it reported: a settled bucket scores the same on every
 // scan, though the window slides and the fit's parameters with it, and an
-// incident keeps the start it was first reported with.
+// incident keeps the start it was first reported with. Counts flushed
+// into a bucket later than Settle after it closed (a flush retried
+// through an outage) do not move its kept score.
 //
 // A Scanner is safe for concurrent use. Its zero value is not usable:
 // Store must be set.

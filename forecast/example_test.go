@@ -53,3 +53,31 @@ func Example() {
 	// Mar 7 01:00 expect 97, 95 % band 78 to 117
 	// Mar 7 02:00 expect 84, 95 % band 67 to 103
 }
+
+// A scan that fits a series every few seconds borrows the same 1 h and
+// 1 d series for an hour: prepared once, their shapes are fitted once.
+func ExampleContext_Prepare() {
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	hourly := forecast.Series{Name: "hits", Step: time.Hour, Start: start, Values: make([]float64, 120)}
+	for i := range hourly.Values {
+		hourly.Values[i] = math.Round(6000 + 3000*math.Sin(2*math.Pi*float64(i%24-9)/24))
+	}
+	cx := forecast.Context{Hourly: &hourly}.Prepare(forecast.Counts)
+	now := start.Add(120 * time.Hour)
+	for scan := range 3 {
+		minutes := forecast.Series{Name: "hits", Step: time.Minute, Start: now.Add(time.Duration(scan-120) * time.Minute), Values: make([]float64, 120)}
+		for i := range minutes.Values {
+			minutes.Values[i] = 100
+		}
+		fd, err := forecast.FitWithConfig(minutes, forecast.Config{Context: cx})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(fd.Model.Seasons[0].Name, "from", fd.Model.Seasons[0].Source)
+	}
+	// Output:
+	// daily from 1h
+	// daily from 1h
+	// daily from 1h
+}

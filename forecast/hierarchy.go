@@ -77,7 +77,7 @@ func borrow(cx Context, kind Kind, step time.Duration, seasons []Season) (borrow
 		return -1, false
 	}
 	if i, ok := need("daily"); ok && cx.Hourly != nil {
-		p, err := lend(cx.Hourly, kind, time.Hour, 24)
+		p, err := cx.shape(cx.Hourly, kind, time.Hour, 24)
 		if err != nil {
 			notes = append(notes, "1 h series not borrowed: "+err.Error())
 		} else {
@@ -86,7 +86,7 @@ func borrow(cx Context, kind Kind, step time.Duration, seasons []Season) (borrow
 		}
 	}
 	if i, ok := need("weekly"); ok && cx.Daily != nil {
-		p, err := lend(cx.Daily, kind, day, 7)
+		p, err := cx.shape(cx.Daily, kind, day, 7)
 		if err != nil {
 			notes = append(notes, "1 d series not borrowed: "+err.Error())
 		} else {

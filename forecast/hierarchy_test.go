@@ -1,7 +1,9 @@
 package forecast
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -37,5 +39,26 @@ func TestBorrowedFactorOverHours(t *testing.T) {
 		if got := c.b.at(c.start, c.step); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%s: factor %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// A prepared Context fits as the plain one does, its shapes fitted once.
+func TestContextPrepare(t *testing.T) {
+	gc := genConfig{Step: time.Minute, N: 120, Base: 100, Daily: 0.8, Weekend: 0.3, Disp: 0.05}
+	g := generate(gc, seeded(7, 0))
+	cx := gc.context(Counts, genEnd, seeded(7, 1))
+	plain, err := FitWithConfig(g.series(Counts), Config{Context: cx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prepared, err := FitWithConfig(g.series(Counts), Config{Context: cx.Prepare(Counts)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := fmt.Sprint(plain.Model, plain.Forecast(6), plain.Incidents), fmt.Sprint(prepared.Model, prepared.Forecast(6), prepared.Incidents); a != b {
+		t.Errorf("prepared %s\nplain %s", b, a)
+	}
+	if !slices.ContainsFunc(prepared.Model.Seasons, func(s Season) bool { return s.Source == "1h" }) {
+		t.Errorf("seasons %+v: the 1 h profile not borrowed", prepared.Model.Seasons)
 	}
 }

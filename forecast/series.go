@@ -65,6 +65,48 @@ func (s Series) Time(i int) time.Time {
 type Context struct {
 	Hourly *Series // the series at 1 h
 	Daily  *Series // the series at 1 d
+
+	lent *lentShapes // fitted once by Prepare
+}
+
+// lentShapes are the shapes a Context lends, fitted from its series.
+type lentShapes struct {
+	kind            Kind
+	hourly, daily   *Series
+	daily24         []float64
+	weekly7         []float64
+	errHour, errDay error
+}
+
+// Prepare returns cx with the shapes it lends to a series of kind fitted
+// once, for the many fits that share it: a scan that fits a series every
+// few seconds borrows the same 1 h and 1 d series for an hour. Fits with
+// the prepared Context are those with cx; the series must not change
+// after Prepare.
+func (cx Context) Prepare(kind Kind) Context {
+	l := &lentShapes{kind: kind, hourly: cx.Hourly, daily: cx.Daily}
+	if cx.Hourly != nil {
+		l.daily24, l.errHour = lend(cx.Hourly, kind, time.Hour, 24)
+	}
+	if cx.Daily != nil {
+		l.weekly7, l.errDay = lend(cx.Daily, kind, day, 7)
+	}
+	cx.lent = l
+	return cx
+}
+
+// shape is what c lends at step with period phases: prepared, or fitted
+// now.
+func (cx Context) shape(c *Series, kind Kind, step time.Duration, period int) ([]float64, error) {
+	if l := cx.lent; l != nil && l.kind == kind {
+		switch {
+		case step == time.Hour && c == l.hourly:
+			return l.daily24, l.errHour
+		case step == day && c == l.daily:
+			return l.weekly7, l.errDay
+		}
+	}
+	return lend(c, kind, step, period)
 }
 
 // ErrTooShort is returned for a series with too few buckets with a

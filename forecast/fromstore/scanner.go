@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -47,9 +48,10 @@ type Scanner struct {
 	// bucket on. Zero means DefaultSettle; negative, no wait.
 	Settle time.Duration
 
-	mu    sync.Mutex
-	lends map[int]*lent   // by precision: 1 h, 1 d
-	mems  map[int]*memory // by precision: what earlier scans saw
+	mu       sync.Mutex
+	lends    map[int]*lent               // by precision: 1 h, 1 d
+	mems     map[int]*memory             // by precision: what earlier scans saw
+	contexts map[string]forecast.Context // by precision and name: the shapes lent, fitted once
 }
 
 // lent is the closed buckets of the series one precision lends, read
@@ -92,12 +94,32 @@ func (sc *Scanner) FitAll(ctx context.Context, names []string, precision int, cf
 	mem, settledBy := sc.memoryOf(precision), sc.settledBy(precision, sc.Store.Clock().Now())
 	for name, byPrecision := range got {
 		c := cfg
-		c.Context.Hourly, c.Context.Daily = hourly[name], daily[name]
+		c.Context = sc.context(precision, name, hourly[name], daily[name])
 		fd, err := forecast.FitWithConfig(closed(name, precision, byPrecision[precision]), c)
 		mem.keep(name, fd, settledBy)
 		out[name] = Result{Fitted: fd, Err: err}
 	}
 	return out, nil
+}
+
+// context is the Context of name at precision p, its shapes fitted once
+// for as long as its 1 h and 1 d series are the ones read.
+func (sc *Scanner) context(p int, name string, hourly, daily *forecast.Series) forecast.Context {
+	key := strconv.Itoa(p) + ":" + name
+	sc.mu.Lock()
+	cx, ok := sc.contexts[key]
+	sc.mu.Unlock()
+	if ok && cx.Hourly == hourly && cx.Daily == daily {
+		return cx
+	}
+	cx = forecast.Context{Hourly: hourly, Daily: daily}.Prepare(forecast.Counts)
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.contexts == nil {
+		sc.contexts = make(map[string]forecast.Context)
+	}
+	sc.contexts[key] = cx
+	return cx
 }
 
 // memoryOf is what the Scanner keeps of its scans at precision p.
@@ -175,6 +197,7 @@ func (sc *Scanner) lookup(names []string, p int) (*lent, []string) {
 			until = settled // the last closed bucket may still be filling
 		}
 		l = &lent{current: current, until: until, series: make(map[string]*forecast.Series, len(names))}
+		sc.contexts = nil // their shapes were fitted from the series read before
 		if sc.lends == nil {
 			sc.lends = make(map[int]*lent, 2)
 		}

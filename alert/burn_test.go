@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -39,7 +39,7 @@ func TestWindowSum(t *testing.T) {
 }
 
 func TestPickPrecision(t *testing.T) {
-	ps := series.DefaultPrecisions
+	ps := tracktest.DefaultPrecisions()
 	for _, c := range []struct {
 		w, back time.Duration
 		want    int
@@ -97,15 +97,15 @@ func TestBurnRates(t *testing.T) {
 	}
 	rp := readPlan{}
 	for _, c := range want {
-		rp.want(App, windowOf(now, c.w, 0, pickPrecision(series.DefaultPrecisions, c.w, 0, defaultMaxBuckets)))
-		rp.want(errorSeries(App), windowOf(now, c.w, 0, pickPrecision(series.DefaultPrecisions, c.w, 0, defaultMaxBuckets)))
+		rp.want(App, windowOf(now, c.w, 0, pickPrecision(tracktest.DefaultPrecisions(), c.w, 0, defaultMaxBuckets)))
+		rp.want(errorSeries(App), windowOf(now, c.w, 0, pickPrecision(tracktest.DefaultPrecisions(), c.w, 0, defaultMaxBuckets)))
 	}
-	d, err := rp.read(context.Background(), newRouter(srv.Pool()), timeseries.Schema{Precisions: series.DefaultPrecisions}, burnNow, nil, 0)
+	d, err := rp.read(context.Background(), newRouter(srv.Pool()), timeseries.Schema{Precisions: tracktest.DefaultPrecisions()}, burnNow, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range want {
-		s := windowOf(now, c.w, 0, pickPrecision(series.DefaultPrecisions, c.w, 0, defaultMaxBuckets))
+		s := windowOf(now, c.w, 0, pickPrecision(tracktest.DefaultPrecisions(), c.w, 0, defaultMaxBuckets))
 		total, errs := d.sum(App, s, burnNow), d.sum(errorSeries(App), s, burnNow)
 		if math.Abs(total-c.total) > 1e-6 || math.Abs(errs-c.errors) > 1e-6 {
 			t.Errorf("%v: %v requests %v errors, want %v and %v", c.w, total, errs, c.total, c.errors)
@@ -153,7 +153,7 @@ func TestBurnRatesPartialBuckets(t *testing.T) {
 	rp := readPlan{}
 	rp.want(App, s)
 	rp.want(errorSeries(App), s)
-	d, err := rp.read(context.Background(), newRouter(srv.Pool()), timeseries.Schema{Precisions: series.DefaultPrecisions}, now.Unix(), nil, 0)
+	d, err := rp.read(context.Background(), newRouter(srv.Pool()), timeseries.Schema{Precisions: tracktest.DefaultPrecisions()}, now.Unix(), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,9 +202,9 @@ func observeOnce(t *testing.T, pool *redis.Pool, rules []Rule, now time.Time, de
 		t.Fatal(err)
 	}
 	rp, dp := readPlan{}, durationPlan{}
-	in := planInput{now: now, routes: routesOf(infos), slowSince: since, precisions: series.DefaultPrecisions, maxBuckets: defaultMaxBuckets}
+	in := planInput{now: now, routes: routesOf(infos), slowSince: since, precisions: tracktest.DefaultPrecisions(), maxBuckets: defaultMaxBuckets}
 	obs := append(plan(rules, in, rp, det), planLatencies(rules, in, rp, dp)...)
-	d, err := rp.read(context.Background(), newRouter(pool), timeseries.Schema{Precisions: series.DefaultPrecisions}, now.Unix(), nil, 0)
+	d, err := rp.read(context.Background(), newRouter(pool), timeseries.Schema{Precisions: tracktest.DefaultPrecisions()}, now.Unix(), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -88,7 +88,7 @@ func benchTraffic(b *testing.B, pool *redis.Pool, routes int, slow ...time.Durat
 		for _, t := range slow {
 			parts = append(parts, part{timeseries.SlowSeries(n, t), 2})
 		}
-		for _, p := range series.DefaultPrecisions {
+		for _, p := range tracktest.DefaultPrecisions() {
 			for _, s := range parts {
 				key := timeseries.Schema{}.CountKey(p, s.name)
 				args := redis.Args{key}
@@ -103,7 +103,7 @@ func benchTraffic(b *testing.B, pool *redis.Pool, routes int, slow ...time.Durat
 		if err := c.Flush(); err != nil {
 			b.Fatal(err)
 		}
-		for range 2 * len(parts) * len(series.DefaultPrecisions) {
+		for range 2 * len(parts) * len(tracktest.DefaultPrecisions()) {
 			if _, err := c.Receive(); err != nil {
 				b.Fatal(err)
 			}
@@ -229,7 +229,7 @@ func TestEvaluateRoundTrips(t *testing.T) {
 	c := pool.Get()
 	for i := range 500 {
 		n := fmt.Sprintf("GET /r%03d/:id", i)
-		for _, p := range series.DefaultPrecisions {
+		for _, p := range tracktest.DefaultPrecisions() {
 			c.Send("HSET", timeseries.Schema{}.CountKey(p, n), timeseries.BucketStart(burnNow, p), 100)
 			c.Send("ZADD", "known:", 0, timeseries.KnownMember(p, n))
 		}

@@ -4,23 +4,21 @@ import (
 	"context"
 	"maps"
 	"math"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/latency"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/testnow"
+	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // defaultMapping bins durations as a recorder with the default accuracy
 // and range does.
-var defaultMapping = func() *latency.Mapping {
-	m, err := latency.NewMapping(latency.Config{})
+var defaultMapping = func() *timeseries.DurationMapping {
+	m, err := timeseries.NewDurationMapping(0, 0, 0)
 	if err != nil {
 		panic(err)
 	}
@@ -30,7 +28,7 @@ var defaultMapping = func() *latency.Mapping {
 // timings are request durations as the recorder writes them, at every
 // precision of the default schema an evaluation reads (from 1 min), in
 // hashes that never expire so that a test's clock may sit anywhere.
-type timings map[latBucket]*latency.Histogram
+type timings map[latBucket]*timeseries.Histogram
 
 type latBucket struct {
 	name      string
@@ -39,7 +37,7 @@ type latBucket struct {
 }
 
 func (tm timings) add(name string, t int64, d time.Duration, n int) {
-	for _, p := range series.DefaultPrecisions[1:] {
+	for _, p := range tracktest.DefaultPrecisions()[1:] {
 		for range n {
 			tm.addAt(name, p, t, d)
 		}
@@ -48,10 +46,10 @@ func (tm timings) add(name string, t int64, d time.Duration, n int) {
 
 // addAt counts d once at time t in name's bucket of precision p.
 func (tm timings) addAt(name string, p int, t int64, d time.Duration) {
-	b := latBucket{name, p, series.BucketStart(t, p)}
+	b := latBucket{name, p, timeseries.BucketStart(t, p)}
 	h := tm[b]
 	if h == nil {
-		h = latency.NewHistogram(defaultMapping)
+		h = timeseries.NewHistogram(defaultMapping)
 		tm[b] = h
 	}
 	h.Add(d)
@@ -61,12 +59,12 @@ func (tm timings) addAt(name string, p int, t int64, d time.Duration) {
 func (tm timings) hashes(prefix string) map[string]map[string]int64 {
 	out := make(map[string]map[string]int64, len(tm))
 	for b, h := range tm {
-		lp, _ := series.Keys{Prefix: prefix}.LatKeyPrefix(b.precision, b.name)
+		key, _ := timeseries.Schema{Prefix: prefix}.DurationKey(b.precision, b.name, b.start)
 		fields := map[string]int64{}
 		for _, f := range h.Fields() {
 			fields[f.Name] = f.Value
 		}
-		out[lp+strconv.FormatInt(b.start, 10)] = fields
+		out[key] = fields
 	}
 	return out
 }
@@ -117,7 +115,7 @@ func TestLatencyBurnRates(t *testing.T) {
 	}
 	dp := durationPlan{}
 	spanOf := func(w time.Duration) span {
-		return windowOf(now, w, 0, pickPrecision(series.DefaultPrecisions, w, 0, defaultMaxBuckets))
+		return windowOf(now, w, 0, pickPrecision(tracktest.DefaultPrecisions(), w, 0, defaultMaxBuckets))
 	}
 	for _, c := range want {
 		dp.want(App, spanOf(c.w))
@@ -172,7 +170,7 @@ func TestLatencyBurnRates(t *testing.T) {
 // the bin's edges, by ratio, which is within half a bin of it.
 func TestThresholdEdge(t *testing.T) {
 	m := defaultMapping
-	h := latency.NewHistogram(m)
+	h := timeseries.NewHistogram(m)
 	for _, d := range []time.Duration{290, 298, 305, 330} {
 		h.Add(d * time.Millisecond)
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 type traffic map[string]map[string]int64 // key -> bucket -> count
 
 func (tr traffic) add(name string, t, n int64) {
-	for _, p := range series.DefaultPrecisions {
+	for _, p := range tracktest.DefaultPrecisions() {
 		key := timeseries.Schema{}.CountKey(p, name)
 		if tr[key] == nil {
 			tr[key] = map[string]int64{}

@@ -14,8 +14,8 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/cleaner"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -119,7 +119,7 @@ func TestCadence(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := timeseries.NewManualClock(t0)
 	c := newCleaner(t, cleaner.Config{Pool: srv.Pool(), Clock: clock})
-	precisions := series.DefaultPrecisions
+	precisions := tracktest.DefaultPrecisions()
 	// Which precisions each pass cleans, with the default one-minute interval.
 	want := map[int64][]int{
 		0:    precisions,

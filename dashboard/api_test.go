@@ -16,8 +16,8 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/dashboard"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
+	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -57,10 +57,10 @@ func TestCountersList(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := fmt.Sprint([]timeseries.SeriesInfo{
-		{Name: dashtest.ScriptName, Precisions: series.DefaultPrecisions},
-		{Name: dashtest.ImgName, Precisions: series.DefaultPrecisions},
-		{Name: dashtest.RouteName, Precisions: series.DefaultPrecisions},
-		{Name: "hits", Precisions: series.DefaultPrecisions},
+		{Name: dashtest.ScriptName, Precisions: tracktest.DefaultPrecisions()},
+		{Name: dashtest.ImgName, Precisions: tracktest.DefaultPrecisions()},
+		{Name: dashtest.RouteName, Precisions: tracktest.DefaultPrecisions()},
+		{Name: "hits", Precisions: tracktest.DefaultPrecisions()},
 	})
 	if fmt.Sprint(got.Counters) != want {
 		t.Errorf("counters = %v\nwant %s", got.Counters, want)
@@ -112,7 +112,7 @@ func TestSamples(t *testing.T) {
 
 func TestSamplesBadInput(t *testing.T) {
 	f := dashtest.New(t, dashtest.Options{})
-	long := strings.Repeat("x", series.MaxNameLen+1)
+	long := strings.Repeat("x", 201) // names are at most 200 bytes
 	tests := []struct {
 		name, path string
 		status     int

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 	"github.com/pulse-dev/pulse/internal/testenv/testnow"
+	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/internal/track"
 )
 
@@ -88,7 +88,7 @@ func latFixture(t *testing.T) (*dashtest.Fixture, int64) {
 func exactQuantile(ms []int, q float64) float64 {
 	s := slices.Clone(ms)
 	slices.Sort(s)
-	return float64(s[latency.Rank(q, uint64(len(s)))-1])
+	return float64(s[tracktest.Rank(q, len(s))-1])
 }
 
 // near asserts got within 5 % of want.

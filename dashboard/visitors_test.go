@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -22,7 +21,7 @@ var minute = timeseries.BucketStart(dashtest.Now.Unix(), 60)
 // the recorder's write path does.
 func seedVisitors(t *testing.T, f *dashtest.Fixture, name string, precision int, bucket int64, lo, hi int) {
 	t.Helper()
-	key, ok := series.Keys(f.Store.Schema()).VisitorKey(precision, name, bucket)
+	key, ok := f.Store.Schema().VisitorKey(precision, name, bucket)
 	if !ok {
 		t.Fatalf("%q keeps no visitors", name)
 	}

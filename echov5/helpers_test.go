@@ -14,7 +14,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/labstack/echo/v5"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -47,7 +46,7 @@ func seriesCounts(t *testing.T, srv *redistest.Server, rec *timeseries.Recorder)
 	}
 	out := map[string]int64{}
 	for _, m := range members {
-		p, name, _ := series.ParseMember(m)
+		p, name, _ := timeseries.ParseKnownMember(m)
 		if p == 86400 {
 			out[name] = srv.HashSum("count:" + m)
 		}

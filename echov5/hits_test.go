@@ -18,7 +18,6 @@ import (
 	echomw "github.com/labstack/echo/v5/middleware"
 
 	"github.com/pulse-dev/pulse/echov5"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -155,7 +154,7 @@ func TestHitsSkipperAndSeriesName(t *testing.T) {
 	do("t0", false)
 	do("bad\x01name", false) // invalid: counted in hits only
 	got := seriesCounts(t, srv, rec)
-	want := map[string]int64{"hits": 13, "tenant:t0": 2, "tenant:t1": 1, "tenant:t2": 1, series.DefaultOverflowName: 7}
+	want := map[string]int64{"hits": 13, "tenant:t0": 2, "tenant:t1": 1, "tenant:t2": 1, "overflow": 7}
 	if !maps.Equal(got, want) {
 		t.Errorf("series = %v, want %v", got, want)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -71,7 +70,7 @@ func TestForgedForwardedFor(t *testing.T) {
 			srv := redistest.Start(t)
 			base, stop := startExample(t, srv, options{TrustedProxies: tt.proxies})
 			dayKey := func() string {
-				key, _ := series.Keys{}.VisitorKey(86400, "hits", series.BucketStart(time.Now().Unix(), 86400))
+				key, _ := timeseries.Schema{}.VisitorKey(86400, "hits", timeseries.BucketStart(time.Now().Unix(), 86400))
 				return key
 			}
 			first, day := dayKey(), time.Now().Unix()

@@ -6,8 +6,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // The demo traffic plays several visitors, told apart by their source
@@ -19,7 +19,7 @@ func TestDemoTrafficHasVisitors(t *testing.T) {
 	// The app keeps real time: the traffic may cross midnight, so the
 	// count is over the day it started in and the day it is now.
 	dayKey := func() string {
-		key, _ := series.Keys{}.VisitorKey(86400, "hits", series.BucketStart(time.Now().Unix(), 86400))
+		key, _ := timeseries.Schema{}.VisitorKey(86400, "hits", timeseries.BucketStart(time.Now().Unix(), 86400))
 		return key
 	}
 	first := dayKey()

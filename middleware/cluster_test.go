@@ -10,7 +10,6 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/middleware"
@@ -44,7 +43,7 @@ func TestHitsExactOnCluster(t *testing.T) {
 	}
 	nodes := map[string]bool{}
 	for _, name := range []string{"hits", "GET /posts/:id", "status:2xx"} {
-		for _, p := range series.DefaultPrecisions {
+		for _, p := range tracktest.DefaultPrecisions() {
 			key := fmt.Sprintf("count:%d:%s", p, name)
 			nodes[cl.MasterOf(key).Addr] = true
 			m, err := redis.Int64Map(cl.Do(t, key, "HGETALL", key), nil)
@@ -62,7 +61,7 @@ func TestHitsExactOnCluster(t *testing.T) {
 	}
 	do := func(key, cmd string, args ...any) any { return cl.Do(t, key, cmd, args...) }
 	for _, name := range []string{"hits", "GET /posts/:id"} {
-		tracktest.CheckLat(t, do, series.DefaultPrecisions, name, exactGoroutines*exactEach)
+		tracktest.CheckLat(t, do, tracktest.DefaultPrecisions(), name, exactGoroutines*exactEach)
 	}
 	if len(nodes) < 3 {
 		t.Errorf("the series' keys sit on %d nodes; the test wants them spread over 3", len(nodes))
@@ -106,7 +105,7 @@ func TestHitsThroughFailoverOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"hits", "GET /posts/:id"} {
-		for _, p := range series.DefaultPrecisions {
+		for _, p := range tracktest.DefaultPrecisions() {
 			key := fmt.Sprintf("count:%d:%s", p, name)
 			m, err := redis.Int64Map(cl.Do(t, key, "HGETALL", key), nil)
 			if err != nil {
@@ -121,6 +120,6 @@ func TestHitsThroughFailoverOnCluster(t *testing.T) {
 			}
 		}
 		do := func(key, cmd string, args ...any) any { return cl.Do(t, key, cmd, args...) }
-		tracktest.CheckLat(t, do, series.DefaultPrecisions, name, goroutines*each)
+		tracktest.CheckLat(t, do, tracktest.DefaultPrecisions(), name, goroutines*each)
 	}
 }

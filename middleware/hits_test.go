@@ -16,7 +16,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/labstack/echo/v4"
 	echomw "github.com/labstack/echo/v4/middleware"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/middleware"
@@ -47,7 +46,7 @@ func seriesCounts(t *testing.T, srv *redistest.Server, rec *timeseries.Recorder)
 	}
 	out := map[string]int64{}
 	for _, m := range members {
-		p, name, _ := series.ParseMember(m)
+		p, name, _ := timeseries.ParseKnownMember(m)
 		if p == 86400 {
 			out[name] = srv.HashSum("count:" + m)
 		}
@@ -181,7 +180,7 @@ func TestHitsSkipperAndSeriesName(t *testing.T) {
 	do("t0", false)
 	do("bad\x01name", false) // invalid: counted in hits only
 	got := seriesCounts(t, srv, rec)
-	want := map[string]int64{"hits": 13, "tenant:t0": 2, "tenant:t1": 1, "tenant:t2": 1, series.DefaultOverflowName: 7}
+	want := map[string]int64{"hits": 13, "tenant:t0": 2, "tenant:t1": 1, "tenant:t2": 1, "overflow": 7}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("series = %v, want %v", got, want)
 	}
@@ -254,7 +253,7 @@ const exactGoroutines, exactEach = 50, 200
 
 func TestHitsExactUnderConcurrency(t *testing.T) {
 	srv := redistest.Start(t)
-	rec := recorder(t, srv, timeseries.Config{Schema: timeseries.Schema{Precisions: series.DefaultPrecisions}})
+	rec := recorder(t, srv, timeseries.Config{Schema: timeseries.Schema{Precisions: tracktest.DefaultPrecisions()}})
 	e := forum(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
 	ts := httptest.NewServer(e)
 	defer ts.Close()
@@ -269,7 +268,7 @@ func TestHitsExactUnderConcurrency(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"hits", "GET /posts/:id", "status:2xx"} {
-		for _, p := range series.DefaultPrecisions {
+		for _, p := range tracktest.DefaultPrecisions() {
 			if got := srv.HashSum(fmt.Sprintf("count:%d:%s", p, name)); got != exactGoroutines*exactEach {
 				t.Errorf("%s at precision %d: %d hits, want %d", name, p, got, exactGoroutines*exactEach)
 			}

@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/promexport"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -57,7 +56,7 @@ func timedRecorder(t *testing.T, n int) (*timeseries.Recorder, *timeseries.Durat
 		}
 		clock.Advance(time.Second)
 	}
-	m, err := latency.NewMapping(latency.Config{}) // the recorder's: the defaults
+	m, err := timeseries.NewDurationMapping(0, 0, 0) // the recorder's: the defaults
 	if err != nil {
 		t.Fatal(err)
 	}

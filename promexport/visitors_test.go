@@ -10,7 +10,6 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/promexport"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -41,7 +40,7 @@ func visitorsRecorder(t *testing.T) (*redistest.Server, *timeseries.Recorder) {
 		}
 		c.Inc()
 	}
-	schema := series.Keys(rec.Store().Schema())
+	schema := rec.Store().Schema()
 	pfadd := func(name string, bucket int64, lo, hi int) {
 		key, _ := schema.VisitorKey(86400, name, bucket)
 		args := []any{key}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/pulsehttp"
@@ -48,7 +47,7 @@ func seriesCounts(t testing.TB, srv *redistest.Server, rec *timeseries.Recorder)
 	}
 	out := map[string]int64{}
 	for _, m := range members {
-		if p, name, _ := series.ParseMember(m); p == 86400 {
+		if p, name, _ := timeseries.ParseKnownMember(m); p == 86400 {
 			out[name] = srv.HashSum("count:" + m)
 		}
 	}
@@ -283,7 +282,7 @@ func TestSeriesNameCap(t *testing.T) {
 	}
 	do("t0")
 	do("bad\x01name") // invalid: counted in hits only
-	want := map[string]int64{"hits": 13, "tenant:t0": 2, "tenant:t1": 1, "tenant:t2": 1, series.DefaultOverflowName: 7}
+	want := map[string]int64{"hits": 13, "tenant:t0": 2, "tenant:t1": 1, "tenant:t2": 1, "overflow": 7}
 	checkSeries(t, seriesCounts(t, srv, rec), want)
 	if n, _ := redis.Int(srv.Do("ZCARD", "known:"), nil); n != 2*len(want) {
 		t.Errorf("known: holds %d members, want %d (5 names at 2 precisions)", n, 2*len(want))

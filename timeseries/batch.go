@@ -3,7 +3,7 @@ package timeseries
 import (
 	"strconv"
 
-	"github.com/pulse-dev/pulse/internal/latency"
+	"github.com/pulse-dev/pulse/timeseries/internal/latency"
 )
 
 // pendingKey is hits of one series in one second, still due at the

@@ -1,6 +1,6 @@
 package timeseries
 
-import "github.com/pulse-dev/pulse/internal/series"
+import "github.com/pulse-dev/pulse/timeseries/internal/series"
 
 // DefaultFlushInterval is how often a Recorder writes when
 // Config.FlushInterval is zero.

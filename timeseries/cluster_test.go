@@ -13,9 +13,9 @@ import (
 	"github.com/mna/redisc"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }

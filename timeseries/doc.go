@@ -182,7 +182,7 @@
 //
 // (after Schema.Prefix): bins by index (fields "0", "1", ... and u, o
 // for durations outside DurationMin..DurationMax), n the count, s the sum
-// in nanoseconds, min and max; see package internal/latency. The braces
+// in nanoseconds, min and max (Schema.DurationKey names it). The braces
 // put every lat key in its count key's slot, hence in its flush group. A
 // count key with a hash tag of its own (a route pattern "GET
 // /posts/{id}") lends it: lat:{id}:count:5:GET /posts/{id}:<bucket>. A

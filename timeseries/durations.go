@@ -6,8 +6,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/latency"
-	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries/internal/latency"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // maxDurationStripes is the stripes of a Recorder's durations: one per

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // DurationsMany reads, for each series, bucket for bucket what Durations

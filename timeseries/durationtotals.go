@@ -1,7 +1,7 @@
 package timeseries
 
 import (
-	"github.com/pulse-dev/pulse/internal/latency"
+	"github.com/pulse-dev/pulse/timeseries/internal/latency"
 )
 
 // Process totals of durations: every duration the ledger takes (a drained

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
+	"github.com/pulse-dev/pulse/timeseries/internal/latency"
 )
 
 // The process totals of durations through Recorder.DurationTotals: bin for

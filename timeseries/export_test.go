@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/redisconn"
+	"github.com/pulse-dev/pulse/timeseries/internal/latency"
 )
 
 // MappingOf is the mapping r bins durations by; nil with durations off.

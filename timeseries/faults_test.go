@@ -13,9 +13,9 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // traffic records requests, with durations, into the given counters of

@@ -4,8 +4,8 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/latency"
-	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries/internal/latency"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // latDelta is the durations one batch adds to one lat key (one series,

@@ -1,6 +1,6 @@
 package timeseries
 
-import "github.com/pulse-dev/pulse/internal/series"
+import "github.com/pulse-dev/pulse/timeseries/internal/series"
 
 // roundBuilder gathers the new batches of one take, one per marker: per
 // flush group, or on a cluster per node, whose groups (slots) share it.

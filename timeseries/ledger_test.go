@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // testLedger is a ledger over series s0, s1, ... whose count key at

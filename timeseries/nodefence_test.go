@@ -12,9 +12,9 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/mna/redisc"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // nodeMarkerOn is the node marker on s (pulse:flushed:<id>:n{<tag>}).

@@ -10,9 +10,9 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/mna/redisc"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // statCalls is the calls of cmd in an INFO commandstats reply.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/redisconn"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/timeseries/internal/latency"
 )
 
 // The Go and Lua sides of both flush scripts agree on the protocol: a

@@ -2,9 +2,10 @@ package timeseries
 
 import (
 	"context"
+	"time"
 
-	"github.com/pulse-dev/pulse/internal/latency"
-	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries/internal/latency"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // Histogram is a histogram of request durations: its count, sum, min,
@@ -13,6 +14,18 @@ type Histogram = latency.Histogram
 
 // DurationMapping is how durations are binned: Histogram.Mapping.
 type DurationMapping = latency.Mapping
+
+// NewDurationMapping returns the mapping of a Recorder whose
+// Config.DurationAccuracy, DurationMin and DurationMax are accuracy, min
+// and max (zero values take the same defaults), for histograms to merge
+// with the ones it reads.
+func NewDurationMapping(accuracy float64, min, max time.Duration) (*DurationMapping, error) {
+	return latency.NewMapping(latency.Config{Accuracy: accuracy, Min: min, Max: max})
+}
+
+// NewHistogram returns an empty histogram binned by m, to merge others
+// of m into.
+func NewHistogram(m *DurationMapping) *Histogram { return latency.NewHistogram(m) }
 
 // The bin indexes of a DurationMapping's durations below its Min and
 // above its Max (see Histogram.Bin).

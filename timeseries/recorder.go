@@ -12,7 +12,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/ratelog"
 	"github.com/pulse-dev/pulse/internal/redisconn"
-	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // Pool hands out Redis connections: a *redis.Pool for one server, or a

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 var t0 = time.Unix(1700000000, 0) // a 5 s bucket start; mid-bucket for the others

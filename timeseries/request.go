@@ -3,7 +3,7 @@ package timeseries
 import (
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/visitors"
+	"github.com/pulse-dev/pulse/timeseries/internal/visitors"
 )
 
 // MaxTimed bounds the series a Request is timed in, and counts a visitor

@@ -7,8 +7,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // BenchmarkScale measures what BENCHMARKS.md's "How far it scales" is built

@@ -1,6 +1,6 @@
 package timeseries
 
-import "github.com/pulse-dev/pulse/internal/series"
+import "github.com/pulse-dev/pulse/timeseries/internal/series"
 
 // Schema names the Redis keys of a set of series. The zero value gives
 // exactly the keys of the original design: hashes
@@ -64,4 +64,19 @@ func KnownMember(precision int, name string) string { return series.Member(preci
 // KnownMember cannot have made.
 func ParseKnownMember(member string) (precision int, name string, ok bool) {
 	return series.ParseMember(member)
+}
+
+// DurationKey is the hash of one bucket of a series' request durations
+// ("lat:{count:<precision>:<name>}:<bucket start>", see the package
+// documentation); ok is false for a name whose durations no key can
+// hold in its count key's cluster slot ("a}b"), which records none.
+func (s Schema) DurationKey(precision int, name string, bucket int64) (key string, ok bool) {
+	return series.Keys(s).LatKey(precision, name, bucket)
+}
+
+// VisitorKey is the HyperLogLog of one bucket of a series' visitors
+// ("uv:{count:<precision>:<name>}:<bucket start>"); ok is false exactly
+// when DurationKey's is.
+func (s Schema) VisitorKey(precision int, name string, bucket int64) (key string, ok bool) {
+	return series.Keys(s).VisitorKey(precision, name, bucket)
 }

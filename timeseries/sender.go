@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
-	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // sender is the Recorder's part that talks to Redis for the hits: it

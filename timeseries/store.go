@@ -8,9 +8,9 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/redisconn"
-	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries/internal/latency"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // ErrUnknownSeries means no series of that name and precision is listed in

@@ -5,9 +5,9 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // unionCount is PFCOUNT over every key of name at precision p: the union of

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
-	"github.com/pulse-dev/pulse/internal/series"
-	"github.com/pulse-dev/pulse/internal/visitors"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
+	"github.com/pulse-dev/pulse/timeseries/internal/visitors"
 )
 
 // Unique visitors: a request's visitor is hashed under the day's salt at

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/testnow"
 	"github.com/pulse-dev/pulse/timeseries"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // On Redis Cluster each visitor key goes to the node of its slot, and a

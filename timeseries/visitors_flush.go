@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
-	"github.com/pulse-dev/pulse/internal/visitors"
+	"github.com/pulse-dev/pulse/timeseries/internal/visitors"
 )
 
 // maxPFADD bounds the ids of one PFADD, so a key pending since a long

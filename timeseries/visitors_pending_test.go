@@ -3,7 +3,7 @@ package timeseries
 import (
 	"testing"
 
-	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // Pending ids are bounded: past maxPendingVisitors, or older than the

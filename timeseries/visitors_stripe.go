@@ -1,6 +1,6 @@
 package timeseries
 
-import "github.com/pulse-dev/pulse/internal/visitors"
+import "github.com/pulse-dev/pulse/timeseries/internal/visitors"
 
 // A stripe keeps the visitors recorded since the last drain in a small
 // open-addressing set keyed by (series, step, id), so a visitor making

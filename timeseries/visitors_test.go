@@ -12,10 +12,10 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/testnow"
 	"github.com/pulse-dev/pulse/timeseries"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // finished is a request as the middlewares record it, and recordFinished

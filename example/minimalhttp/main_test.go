@@ -18,8 +18,9 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // lockedBuffer collects a process's output while the test reads it.
@@ -165,8 +166,8 @@ func checkCounts(t *testing.T, srv *redistest.Server, want map[string]int64) {
 	t.Helper()
 	var wantMembers []string
 	for name, n := range want {
-		for _, p := range series.DefaultPrecisions {
-			wantMembers = append(wantMembers, series.Member(p, name))
+		for _, p := range tracktest.DefaultPrecisions() {
+			wantMembers = append(wantMembers, timeseries.KnownMember(p, name))
 			if got := srv.HashSum(fmt.Sprintf("count:%d:%s", p, name)); got != n {
 				t.Errorf("%s at precision %d: %d hits, want %d", name, p, got, n)
 			}

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 )
 
 // lockedBuffer collects a process's output while the test reads it.
@@ -175,7 +175,7 @@ func TestMinimalV5(t *testing.T) {
 		"GET / status:2xx": hits - misses, "unmatched status:4xx": misses,
 	}
 	for name, n := range want {
-		for _, p := range series.DefaultPrecisions {
+		for _, p := range tracktest.DefaultPrecisions() {
 			if got := srv.HashSum(fmt.Sprintf("count:%d:%s", p, name)); got != n {
 				t.Errorf("%s at precision %d: %d, want %d", name, p, got, n)
 			}

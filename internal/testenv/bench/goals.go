@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pulse-dev/pulse/internal/series"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // commandsPerFlush is the median over v's runs (the extra ones if any) of
@@ -108,6 +108,9 @@ func (r *Report) frameworkGoals(verdict func(bool) string) []string {
 // durations (pulse: 4 more per duration hash).
 func (r *Report) flushBudgets(verdict func(bool) string) []string {
 	var out []string
+	// The load runs keep the precisions of a zero Schema.
+	schema, _ := timeseries.Schema{}.Normalize()
+	precisions := len(schema.Precisions)
 	for _, b := range []struct {
 		v      Variant
 		budget float64
@@ -117,9 +120,9 @@ func (r *Report) flushBudgets(verdict func(bool) string) []string {
 		if perFlush == 0 {
 			continue
 		}
-		perSP := perFlush / float64(seriesPerRequest*len(series.DefaultPrecisions))
+		perSP := perFlush / float64(seriesPerRequest*precisions)
 		out = append(out, fmt.Sprintf("%s: at most %.0f Redis cmds per active series and precision per flush (%s): %s (%.2f: %.1f cmds per flush for %d series × %d precisions)",
-			b.v, b.budget, b.what, verdict(perSP <= b.budget), perSP, perFlush, seriesPerRequest, len(series.DefaultPrecisions)))
+			b.v, b.budget, b.what, verdict(perSP <= b.budget), perSP, perFlush, seriesPerRequest, precisions))
 	}
 	return out
 }

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
+	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/internal/track"
 )
 
@@ -96,7 +96,7 @@ func TestRouteCharts(t *testing.T) {
 		all = append(all, r.ms)
 	}
 	slices.Sort(all)
-	median := float64(all[latency.Rank(0.5, uint64(len(all)))-1])
+	median := float64(all[tracktest.Rank(0.5, len(all))-1])
 
 	tb := newTab(t, browser, 1400, 1500)
 	tb.navigate(f.Root)

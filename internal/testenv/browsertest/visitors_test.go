@@ -9,8 +9,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // visitorsFixture records two hours of hits at one a minute's worth per
@@ -24,8 +24,8 @@ func visitorsFixture(t *testing.T) (*dashtest.Fixture, []any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := series.Keys(f.Store.Schema())
-	current := series.BucketStart(dashtest.Now.Unix(), 60)
+	schema := f.Store.Schema()
+	current := timeseries.BucketStart(dashtest.Now.Unix(), 60)
 	back := f.Clock.Now()
 	var keys []any
 	for b := range 120 {

@@ -55,31 +55,3 @@ func TestNoShippedPackageImportsHarness(t *testing.T) {
 		t.Fatalf("go list saw %d shipped packages; the workspace is not what this test expects", shipped)
 	}
 }
-
-// TestShippedPackagesReadThroughTimeseries: the dashboard, the cleaner,
-// the alerts, the exporters, the forecasts and the adapters build on
-// package timeseries alone, as an app outside this repository would;
-// only timeseries itself (and the harness) reach into internal/series.
-func TestShippedPackagesReadThroughTimeseries(t *testing.T) {
-	const (
-		module   = "github.com/pulse-dev/pulse/"
-		internal = module + "internal/"
-		series   = internal + "series"
-	)
-	imports := workspaceImports(t)
-	for _, pkg := range []string{"dashboard", "cleaner", "alert", "promexport", "forecast", "forecast/fromstore", "pulsehttp"} {
-		if _, ok := imports[module+pkg]; !ok {
-			t.Fatalf("go list did not list %s; the workspace is not what this test expects", module+pkg)
-		}
-	}
-	for pkg, imps := range imports {
-		if pkg == module+"timeseries" || strings.HasPrefix(pkg, internal) {
-			continue
-		}
-		for _, imp := range imps {
-			if imp == series {
-				t.Errorf("%s imports %s: read through package timeseries instead", pkg, imp)
-			}
-		}
-	}
-}

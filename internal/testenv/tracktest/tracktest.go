@@ -14,8 +14,6 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/latency"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -87,7 +85,7 @@ func CheckQuantiles(t *testing.T, rec *timeseries.Recorder, name string, slept [
 	a := w.Mapping().Accuracy()
 	worst := 0.0
 	for _, q := range []float64{0.5, 0.9, 0.99} {
-		exact := sorted[latency.Rank(q, uint64(len(sorted)))-1]
+		exact := sorted[Rank(q, len(sorted))-1]
 		got := w.Quantile(q)
 		// Each request took its sleep plus at most overslept+overhead,
 		// so the exact quantile of what was measured lies in [exact,
@@ -102,16 +100,37 @@ func CheckQuantiles(t *testing.T, rec *timeseries.Recorder, name string, slept [
 	return worst
 }
 
-// LatTotals adds up, over every lat key of series name at precision p,
-// the count fields n and the bins; do runs a command on the node serving
-// the series' count key (one server: any).
+// Rank is the nearest rank of quantile q among n sorted values, counting
+// from 1: the ⌈q·n⌉-th smallest, at least the first. The tests' exact
+// quantile of n durations is the Rank(q, n)-th smallest.
+func Rank(q float64, n int) int {
+	return min(max(int(math.Ceil(q*float64(n))), 1), n)
+}
+
+// DefaultPrecisions are the precisions of a zero timeseries.Schema.
+func DefaultPrecisions() []int {
+	s, err := timeseries.Schema{}.Normalize()
+	if err != nil {
+		panic(err)
+	}
+	return s.Precisions
+}
+
+// The fields of a durations hash that are not bins (docs/durations.md).
+const fieldCount, fieldSum, fieldMin, fieldMax = "n", "s", "min", "max"
+
+// LatTotals adds up, over every durations hash of series name at
+// precision p, the count fields n and the bins; do runs a command on the
+// node serving the series' count key (one server: any).
 func LatTotals(t *testing.T, do func(key, cmd string, args ...any) any, p int, name string) (n, bins int64) {
 	t.Helper()
-	prefix, ok := series.Keys{}.LatKeyPrefix(p, name)
+	// A bucket's key is the series' key prefix and the bucket's start.
+	prefix, ok := timeseries.Schema{}.DurationKey(p, name, 0)
 	if !ok {
 		t.Fatalf("%q has no lat keys", name)
 	}
-	count := series.Keys{}.CountKey(p, name)
+	prefix = strings.TrimSuffix(prefix, "0")
+	count := timeseries.Schema{}.CountKey(p, name)
 	keys, err := redis.Strings(do(count, "KEYS", globQuote(prefix)+"*"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -123,9 +142,9 @@ func LatTotals(t *testing.T, do func(key, cmd string, args ...any) any, p int, n
 		}
 		for f, v := range m {
 			switch f {
-			case latency.FieldCount:
+			case fieldCount:
 				n += v
-			case latency.FieldSum, latency.FieldMin, latency.FieldMax:
+			case fieldSum, fieldMin, fieldMax:
 			default:
 				bins += v
 			}

@@ -2,7 +2,9 @@ package tracktest
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -11,8 +13,6 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/series"
-	"github.com/pulse-dev/pulse/internal/visitors"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -37,7 +37,7 @@ func Flush(t testing.TB, rec Flusher) {
 func dayVisitors(t testing.TB, do func(cmd string, args ...any) any, rec Flusher, name string, at int64) int64 {
 	t.Helper()
 	Flush(t, rec)
-	key, _ := series.Keys{}.VisitorKey(86400, name, series.BucketStart(at, 86400))
+	key, _ := timeseries.Schema{}.VisitorKey(86400, name, timeseries.BucketStart(at, 86400))
 	n, err := redis.Int64(do("PFCOUNT", key), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -112,30 +112,27 @@ func AssertDayVisitors(t testing.TB, do func(cmd string, args ...any) any, rec F
 
 // Sketched is what a sketch of vs counts, hashed under the salt of the
 // UTC day of unix second at, which a recorder left in Redis: the exact
-// count a recorder's sketch of the same visitors must show. It builds
-// the sketch in a key of the test's own, and deletes it.
+// count a recorder's sketch of the same visitors must show. It hashes
+// them as docs/visitors.md says a recorder does, builds the sketch in a
+// key of the test's own, and deletes it.
 func Sketched(t testing.TB, do func(cmd string, args ...any) any, at int64, vs []timeseries.Visitor) int64 {
 	t.Helper()
 	if len(vs) == 0 {
 		return 0
 	}
-	day := visitors.DayOf(at)
-	v, err := redis.Bytes(do("GET", visitors.SaltKey("", day)), nil)
+	day := timeseries.BucketStart(at, 86400)
+	v, err := redis.String(do("GET", "pulse:salt:"+strconv.FormatInt(day, 10)), nil)
 	if err != nil {
 		t.Fatalf("the salt of day %d: %v", day, err)
 	}
-	salt, err := visitors.DecodeSalt(v)
-	if err != nil {
-		t.Fatal(err)
+	salt, err := hex.DecodeString(v)
+	if err != nil || len(salt) != 32 {
+		t.Fatalf("the salt of day %d is not 64 hex digits: %q", day, v)
 	}
 	const key = "test:sketched"
 	args := []any{key}
 	for _, v := range vs {
-		id := salt.AppID(v.ID)
-		if v.ID == "" {
-			id = salt.ClientID(v.Addr, v.UserAgent)
-		}
-		args = append(args, binary.BigEndian.AppendUint64(nil, id))
+		args = append(args, visitorID(salt, v))
 	}
 	do("DEL", key)
 	do("PFADD", args...)
@@ -145,6 +142,22 @@ func Sketched(t testing.TB, do func(cmd string, args ...any) any, at int64, vs [
 	}
 	do("DEL", key)
 	return n
+}
+
+// visitorID is the 8 bytes a recorder adds to a sketch for v: the first
+// 8 of SHA-256(salt ‖ kind ‖ length ‖ address ‖ length ‖ User-Agent),
+// kind 1, or of the app's id with kind 2 and an empty second field,
+// lengths as 4 bytes big-endian.
+func visitorID(salt []byte, v timeseries.Visitor) []byte {
+	kind, a, b := byte(1), v.Addr, v.UserAgent
+	if v.ID != "" {
+		kind, a, b = 2, v.ID, ""
+	}
+	in := append(append([]byte{}, salt...), kind)
+	in = append(binary.BigEndian.AppendUint32(in, uint32(len(a))), a...)
+	in = append(binary.BigEndian.AppendUint32(in, uint32(len(b))), b...)
+	sum := sha256.Sum256(in)
+	return sum[:8]
 }
 
 // HooksOnlyWithVisitors checks that a middleware works out a request's

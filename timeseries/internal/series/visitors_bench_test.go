@@ -10,8 +10,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // BenchmarkVisitors reads a window of minute buckets of one series from a
@@ -20,7 +20,7 @@ import (
 // union's in one pipeline. It reports the round trips of a read (1) and
 // the buckets read per second. Run:
 //
-//	go test -run '^$' -bench Visitors -benchtime 2s ./internal/series/
+//	go test -run '^$' -bench Visitors -benchtime 2s ./timeseries/internal/series/
 func BenchmarkVisitors(b *testing.B) {
 	srv := redistest.Start(b)
 	var trips atomic.Int64

@@ -11,8 +11,8 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }

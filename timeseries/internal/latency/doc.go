@@ -1,7 +1,7 @@
 // Package latency counts request durations in log-scale histograms that
 // merge by adding: the bins, encoding and quantiles of the durations
 // package timeseries records next to its hit counters. It does not talk
-// to Redis; timeseries writes the fields and internal/series reads them.
+// to Redis; timeseries writes the fields and its internal/series reads them.
 //
 // # Use
 //

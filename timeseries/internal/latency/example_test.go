@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/latency"
+	"github.com/pulse-dev/pulse/timeseries/internal/latency"
 )
 
 func Example() {

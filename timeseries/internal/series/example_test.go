@@ -3,8 +3,8 @@ package series_test
 import (
 	"fmt"
 
-	"github.com/pulse-dev/pulse/internal/series"
 	"github.com/pulse-dev/pulse/timeseries"
+	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 // FillZero turns the sparse samples Redis keeps into one point per

@@ -8,8 +8,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/redisconn"
+	"github.com/pulse-dev/pulse/timeseries/internal/latency"
 )
 
 // Durations are one series' request durations over a window of buckets

@@ -7,8 +7,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/latency"
 	"github.com/pulse-dev/pulse/internal/redisconn"
+	"github.com/pulse-dev/pulse/timeseries/internal/latency"
 )
 
 // Handle is what a timeseries.Store reads through: its connections, its

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulse-dev/pulse/adapter"
 	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 	"github.com/pulse-dev/pulse/internal/testenv/testnow"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
-	"github.com/pulse-dev/pulse/internal/track"
 )
 
 // timedRequest is one request of known route, status and duration,
@@ -66,13 +66,13 @@ func latFixture(t *testing.T) (*dashtest.Fixture, int64) {
 	t.Helper()
 	start := time.Unix(testnow.Now().Unix()/60*60, 0)
 	f := dashtest.New(t, dashtest.Options{NoTraffic: true, NoEntities: true, Start: start})
-	tr, err := track.New(track.Config{Recorder: f.Rec, Routes: true, StatusClasses: true})
+	tr, err := adapter.New(adapter.Config{Recorder: f.Rec, Routes: true, StatusClasses: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range latTraffic() {
 		f.Clock.Advance(start.Add(r.at).Sub(f.Clock.Now()))
-		tr.Record(track.Request{Method: r.method, Route: r.route, Status: r.status, Duration: time.Duration(r.ms) * time.Millisecond})
+		tr.Record(adapter.Request{Method: r.method, Route: r.route, Status: r.status, Duration: time.Duration(r.ms) * time.Millisecond})
 	}
 	signups, err := f.Rec.Counter("signups")
 	if err != nil {

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulse-dev/pulse/adapter"
 	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 	"github.com/pulse-dev/pulse/internal/testenv/testnow"
-	"github.com/pulse-dev/pulse/internal/track"
 )
 
 // heatTraffic is what the heatmap fixture records for GET /heat: per
@@ -47,14 +47,14 @@ type heatAnswer struct {
 func TestLatencyHeatmap(t *testing.T) {
 	start := time.Unix(testnow.Now().Unix()/60*60, 0)
 	f := dashtest.New(t, dashtest.Options{NoTraffic: true, NoEntities: true, Start: start})
-	tr, err := track.New(track.Config{Recorder: f.Rec, Routes: true, StatusClasses: true})
+	tr, err := adapter.New(adapter.Config{Recorder: f.Rec, Routes: true, StatusClasses: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range heatTraffic {
 		f.Clock.Advance(start.Add(h.at).Sub(f.Clock.Now()))
 		for _, st := range h.status {
-			tr.Record(track.Request{Method: "GET", Route: "/heat", Status: st, Duration: time.Duration(h.ms * float64(time.Millisecond))})
+			tr.Record(adapter.Request{Method: "GET", Route: "/heat", Status: st, Duration: time.Duration(h.ms * float64(time.Millisecond))})
 		}
 	}
 	f.Clock.Advance(start.Add(12 * time.Second).Sub(f.Clock.Now()))

@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v5"
 	echomw "github.com/labstack/echo/v5/middleware"
 
-	"github.com/pulse-dev/pulse/internal/track"
+	"github.com/pulse-dev/pulse/adapter"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -71,8 +71,8 @@ type HitsConfig struct {
 // DefaultHitsConfig is the default Hits configuration.
 var DefaultHitsConfig = HitsConfig{
 	Skipper:       echomw.DefaultSkipper,
-	HitsName:      track.DefaultHitsName,
-	UnmatchedName: track.DefaultUnmatchedName,
+	HitsName:      adapter.DefaultHitsName,
+	UnmatchedName: adapter.DefaultUnmatchedName,
 }
 
 // Hits returns a middleware that counts every request in the series
@@ -86,7 +86,7 @@ func Hits(rec *timeseries.Recorder) echo.MiddlewareFunc {
 // HitsWithConfig returns a Hits middleware with config. It panics on an
 // invalid config; use ToMiddleware to get the error instead.
 func HitsWithConfig(config HitsConfig) echo.MiddlewareFunc {
-	return track.Must(config.ToMiddleware())
+	return adapter.Must(config.ToMiddleware())
 }
 
 // ToMiddleware validates the config, creates the fixed series, and
@@ -95,7 +95,7 @@ func (config HitsConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 	if config.Skipper == nil {
 		config.Skipper = DefaultHitsConfig.Skipper
 	}
-	t, err := track.New(track.Config{
+	t, err := adapter.New(adapter.Config{
 		Recorder: config.Recorder, HitsName: config.HitsName, Routes: config.Routes,
 		UnmatchedName: config.UnmatchedName, StatusClasses: config.StatusClasses,
 		VisitorRoutes: config.VisitorRoutes, VisitorSeries: config.VisitorSeries,
@@ -109,7 +109,7 @@ func (config HitsConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 
 type hits struct {
 	config HitsConfig
-	track  *track.Tracker
+	track  *adapter.Tracker
 }
 
 func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
@@ -126,11 +126,12 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 				err = nil
 			}
 		}
-		if unmark(c, resp, sw) {
+		skipped, hijacked := unmark(c, resp, sw)
+		if skipped {
 			return err
 		}
-		status := responseStatus(c, err)
-		r := track.Request{Method: c.Request().Method, Status: status, Duration: h.track.Elapsed(start)}
+		status := responseStatus(c, err, hijacked)
+		r := adapter.Request{Method: c.Request().Method, Status: status, Duration: h.track.Elapsed(start)}
 		if h.config.Routes {
 			r.Route = route(c, status)
 		}
@@ -145,13 +146,19 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// responseStatus is the status written, if any; else the one the error
-// handler will write for err: its StatusCode(), 500 when it has none.
+// responseStatus is the status written, if any; else 101 for a
+// connection hijacked, or the one the error handler will write for err:
+// its StatusCode(), 500 when it has none.
 // That is echo.ResolveResponseStatus, whose errors.As moves its target to
 // the heap on every request that fails, so an err that carries its code
 // itself (the router's ErrNotFound, an *echo.HTTPError returned as it
 // is) is answered without it.
-func responseStatus(c *echo.Context, err error) int {
+func responseStatus(c *echo.Context, err error, hijacked bool) int {
+	if hijacked {
+		if resp, _ := echo.UnwrapResponse(c.Response()); resp == nil || !resp.Committed {
+			return http.StatusSwitchingProtocols
+		}
+	}
 	if sc, ok := err.(echo.HTTPStatusCoder); ok {
 		if resp, _ := echo.UnwrapResponse(c.Response()); resp != nil && !resp.Committed {
 			if s := sc.StatusCode(); s != 0 {
@@ -189,5 +196,5 @@ func (h *hits) visitor(c *echo.Context) timeseries.Visitor {
 	if e := c.Echo(); e != nil {
 		clientIP = e.IPExtractor // nil: the connection's address
 	}
-	return track.ClientVisitor(c.Request(), clientIP)
+	return adapter.ClientVisitor(c.Request(), clientIP)
 }

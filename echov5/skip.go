@@ -3,37 +3,38 @@ package echov5
 import (
 	"github.com/labstack/echo/v5"
 
-	"github.com/pulse-dev/pulse/internal/track"
+	"github.com/pulse-dev/pulse/adapter"
 )
 
-// markable puts a SkipWriter in the chain of c.Response(), where
+// markable puts a Writer in the chain of c.Response(), where
 // timeseries.Skip(c.Response()) finds it through Unwrap. It goes under
 // the *echo.Response, so that c.Response() is still the Response code
 // may assert it to be; only when no Response can be reached (a writer
 // without Unwrap set by an outer middleware) does it go on top. A panic
 // leaves it in place, out of the pool, until Echo resets the context for
 // the next request.
-func markable(c *echo.Context) (*echo.Response, *track.SkipWriter) {
+func markable(c *echo.Context) (*echo.Response, *adapter.Writer) {
 	resp, err := echo.UnwrapResponse(c.Response())
 	if err != nil {
-		sw := track.GetSkipWriter(c.Response())
+		sw := adapter.NewWriter(c.Response())
 		c.SetResponse(sw)
 		return nil, sw
 	}
-	sw := track.GetSkipWriter(resp.ResponseWriter)
+	sw := adapter.NewWriter(resp.ResponseWriter)
 	resp.ResponseWriter = sw
 	return resp, sw
 }
 
 // unmark takes sw out of the chain markable put it in, and reports
-// whether the request was marked with timeseries.Skip.
-func unmark(c *echo.Context, resp *echo.Response, sw *track.SkipWriter) bool {
+// whether the request was marked with timeseries.Skip and whether its
+// connection was hijacked before a status was written.
+func unmark(c *echo.Context, resp *echo.Response, sw *adapter.Writer) (skipped, hijacked bool) {
 	if resp != nil {
 		resp.ResponseWriter = sw.ResponseWriter
 	} else {
 		c.SetResponse(sw.ResponseWriter)
 	}
-	skipped := sw.Skipped()
-	track.PutSkipWriter(sw)
-	return skipped
+	skipped, hijacked = sw.Skipped(), sw.Hijacked()
+	sw.Release()
+	return skipped, hijacked
 }

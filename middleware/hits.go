@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	echomw "github.com/labstack/echo/v4/middleware"
-	"github.com/pulse-dev/pulse/internal/track"
+	"github.com/pulse-dev/pulse/adapter"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -70,8 +70,8 @@ type HitsConfig struct {
 // DefaultHitsConfig is the default Hits configuration.
 var DefaultHitsConfig = HitsConfig{
 	Skipper:       echomw.DefaultSkipper,
-	HitsName:      track.DefaultHitsName,
-	UnmatchedName: track.DefaultUnmatchedName,
+	HitsName:      adapter.DefaultHitsName,
+	UnmatchedName: adapter.DefaultUnmatchedName,
 }
 
 // Hits returns a middleware that counts every request in the series
@@ -85,7 +85,7 @@ func Hits(rec *timeseries.Recorder) echo.MiddlewareFunc {
 // HitsWithConfig returns a Hits middleware with config. It panics on an
 // invalid config; use ToMiddleware to get the error instead.
 func HitsWithConfig(config HitsConfig) echo.MiddlewareFunc {
-	return track.Must(config.ToMiddleware())
+	return adapter.Must(config.ToMiddleware())
 }
 
 // ToMiddleware validates the config, creates the fixed series, and
@@ -94,7 +94,7 @@ func (config HitsConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 	if config.Skipper == nil {
 		config.Skipper = DefaultHitsConfig.Skipper
 	}
-	t, err := track.New(track.Config{
+	t, err := adapter.New(adapter.Config{
 		Recorder: config.Recorder, HitsName: config.HitsName, Routes: config.Routes,
 		UnmatchedName: config.UnmatchedName, StatusClasses: config.StatusClasses,
 		VisitorRoutes: config.VisitorRoutes, VisitorSeries: config.VisitorSeries,
@@ -108,7 +108,7 @@ func (config HitsConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 
 type hits struct {
 	config HitsConfig
-	track  *track.Tracker
+	track  *adapter.Tracker
 }
 
 func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
@@ -118,29 +118,33 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		start := h.track.Begin()
 		// The mark of timeseries.Skip(c.Response()) is found through
-		// Response.Unwrap, so the writer that takes it goes under the
+		// Response.Unwrap, so the Writer that takes it goes under the
 		// Response, for as long as the handler and the error handler run.
 		// A panic leaves it there, out of the pool, until Echo resets
 		// the Response for the next request.
 		resp := c.Response()
-		sw := track.GetSkipWriter(resp.Writer)
-		resp.Writer = sw
+		w := adapter.NewWriter(resp.Writer)
+		resp.Writer = w
 		err := next(c)
 		if err != nil && h.config.HandleError {
 			c.Error(err)
 			err = nil
 		}
-		resp.Writer = sw.ResponseWriter
-		skipped := sw.Skipped()
-		track.PutSkipWriter(sw)
+		resp.Writer = w.ResponseWriter
+		skipped, hijacked := w.Skipped(), w.Hijacked()
+		w.Release()
 		if skipped {
 			return err
 		}
-		status := c.Response().Status
-		if err != nil && !c.Response().Committed {
+		status := resp.Status
+		switch {
+		case resp.Committed:
+		case hijacked:
+			status = http.StatusSwitchingProtocols
+		case err != nil:
 			status = errorStatus(err)
 		}
-		r := track.Request{Method: c.Request().Method, Status: status, Duration: h.track.Elapsed(start)}
+		r := adapter.Request{Method: c.Request().Method, Status: status, Duration: h.track.Elapsed(start)}
 		if h.config.Routes {
 			r.Route = route(c, status)
 		}
@@ -199,5 +203,5 @@ func (h *hits) visitor(c echo.Context) timeseries.Visitor {
 	if e := c.Echo(); e != nil {
 		clientIP = e.IPExtractor // nil: the connection's address
 	}
-	return track.ClientVisitor(c.Request(), clientIP)
+	return adapter.ClientVisitor(c.Request(), clientIP)
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pulse-dev/pulse/internal/track"
+	"github.com/pulse-dev/pulse/adapter"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -76,10 +76,10 @@ type Config struct {
 // DefaultConfig is the default configuration.
 var DefaultConfig = Config{
 	Skipper:       func(*http.Request) bool { return false },
-	ClientIP:      track.RemoteAddr,
-	HitsName:      track.DefaultHitsName,
+	ClientIP:      adapter.RemoteAddr,
+	HitsName:      adapter.DefaultHitsName,
 	RouteName:     PatternPath,
-	UnmatchedName: track.DefaultUnmatchedName,
+	UnmatchedName: adapter.DefaultUnmatchedName,
 }
 
 // Hits returns a middleware that counts every request in the series
@@ -93,7 +93,7 @@ func Hits(rec *timeseries.Recorder) func(http.Handler) http.Handler {
 // Middleware returns the middleware configured by cfg. It panics on an
 // invalid config; use ToMiddleware to get the error instead.
 func Middleware(cfg Config) func(http.Handler) http.Handler {
-	return track.Must(cfg.ToMiddleware())
+	return adapter.Must(cfg.ToMiddleware())
 }
 
 // ToMiddleware validates the config, creates the fixed series, and
@@ -111,7 +111,7 @@ func (cfg Config) ToMiddleware() (func(http.Handler) http.Handler, error) {
 	if cfg.ClientIP == nil {
 		cfg.ClientIP = DefaultConfig.ClientIP
 	}
-	t, err := track.New(track.Config{
+	t, err := adapter.New(adapter.Config{
 		Recorder: cfg.Recorder, HitsName: cfg.HitsName, Routes: cfg.Routes,
 		UnmatchedName: cfg.UnmatchedName, StatusClasses: cfg.StatusClasses,
 		VisitorRoutes: cfg.VisitorRoutes, VisitorSeries: cfg.VisitorSeries,
@@ -126,7 +126,7 @@ func (cfg Config) ToMiddleware() (func(http.Handler) http.Handler, error) {
 
 type handler struct {
 	cfg   Config
-	track *track.Tracker
+	track *adapter.Tracker
 	next  http.Handler
 }
 
@@ -135,24 +135,24 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	rw := getWriter(w)
+	rw := adapter.NewWriter(w)
 	finished := false
 	start := h.track.Begin()
 	// Deferred, so a panicking handler is counted as the 500 it becomes;
 	// the panic goes on up untouched.
 	defer func() {
 		h.record(rw, r, finished, h.track.Elapsed(start))
-		putWriter(rw)
+		rw.Release()
 	}()
 	h.next.ServeHTTP(rw, r)
 	finished = true
 }
 
-func (h *handler) record(rw *responseWriter, r *http.Request, finished bool, d time.Duration) {
-	if rw.skip {
+func (h *handler) record(rw *adapter.Writer, r *http.Request, finished bool, d time.Duration) {
+	if rw.Skipped() {
 		return
 	}
-	req := track.Request{Method: r.Method, Status: rw.finalStatus(finished), Duration: d}
+	req := adapter.Request{Method: r.Method, Status: rw.Status(finished), Duration: d}
 	if h.cfg.Routes {
 		req.Route = h.cfg.RouteName(r)
 	}
@@ -164,7 +164,7 @@ func (h *handler) record(rw *responseWriter, r *http.Request, finished bool, d t
 	case h.cfg.VisitorID != nil:
 		req.Visitor = timeseries.Visitor{ID: h.cfg.VisitorID(r)}
 	default:
-		req.Visitor = track.ClientVisitor(r, h.cfg.ClientIP)
+		req.Visitor = adapter.ClientVisitor(r, h.cfg.ClientIP)
 	}
 	h.track.Record(req)
 }

@@ -18,7 +18,10 @@ const MaxCounted = 2
 // address and User-Agent, or the id the app gave. The recorder hashes it
 // under the day's salt at once and keeps only that hash.
 type Visitor struct {
-	Addr, UserAgent string
+	// Addr is the client's IP address, without a port: with it, each
+	// connection of one client would be a visitor of its own.
+	Addr      string
+	UserAgent string
 	// ID, when set, is the app's id, hashed instead of Addr and UserAgent.
 	ID string
 }

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulse-dev/pulse/adapter"
 	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
-	"github.com/pulse-dev/pulse/internal/track"
 )
 
 // timed is one request of dashtest.RouteName the route fixture records: its
@@ -50,14 +50,14 @@ func routeFixture(t *testing.T) *dashtest.Fixture {
 	t.Helper()
 	start := time.Unix(time.Now().Unix()/60*60, 0)
 	f := dashtest.New(t, dashtest.Options{NoTraffic: true, NoEntities: true, Start: start})
-	tr, err := track.New(track.Config{Recorder: f.Rec, Routes: true, StatusClasses: true})
+	tr, err := adapter.New(adapter.Config{Recorder: f.Rec, Routes: true, StatusClasses: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	method, route, _ := strings.Cut(dashtest.RouteName, " ")
 	for _, r := range routeTraffic() {
 		f.Clock.Advance(start.Add(r.at).Sub(f.Clock.Now()))
-		tr.Record(track.Request{Method: method, Route: route, Status: r.status, Duration: time.Duration(r.ms) * time.Millisecond})
+		tr.Record(adapter.Request{Method: method, Route: route, Status: r.status, Duration: time.Duration(r.ms) * time.Millisecond})
 	}
 	f.Clock.Advance(start.Add(32 * time.Second).Sub(f.Clock.Now()))
 	f.Flush(t)

@@ -1,4 +1,4 @@
-package track
+package adapter
 
 import "time"
 
@@ -8,22 +8,23 @@ import "time"
 // of what a request pays Pulse.
 var monoBase = time.Now()
 
-// Start is when a request began, on the monotonic clock.
+// Start is when a request began, on the monotonic clock: Tracker.Begin.
 type Start time.Duration
 
-// Begin returns the Start of a request beginning now.
-func Begin() Start { return Start(time.Since(monoBase)) }
+// now is the Start of a request beginning now.
+func now() Start { return Start(time.Since(monoBase)) }
 
-// Elapsed is the time since s.
-func (s Start) Elapsed() time.Duration { return time.Since(monoBase) - time.Duration(s) }
+// since is the time since s.
+func (s Start) since() time.Duration { return time.Since(monoBase) - time.Duration(s) }
 
 // Begin returns the Start of a request beginning now, or 0 without
-// reading the clock when the Recorder keeps no durations.
+// reading the clock when the Recorder keeps no durations. An adapter
+// calls it before the handler chain runs, and Elapsed after.
 func (t *Tracker) Begin() Start {
 	if !t.durations {
 		return 0
 	}
-	return Begin()
+	return now()
 }
 
 // Visits reports whether the Recorder counts unique visitors: an adapter
@@ -37,5 +38,5 @@ func (t *Tracker) Elapsed(s Start) time.Duration {
 	if !t.durations {
 		return 0
 	}
-	return s.Elapsed()
+	return s.since()
 }

@@ -1,4 +1,4 @@
-package track
+package adapter
 
 import (
 	"net"
@@ -7,11 +7,11 @@ import (
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// RemoteAddr is the address of the connection r came on, without its
-// port: the client, unless the app sits behind a proxy it configured.
-// Headers such as X-Forwarded-For are never read here, since any client
-// can write them: trusting them is the app's choice (Echo's IPExtractor,
-// pulsehttp's ClientIP).
+// RemoteAddr is the IP address of the connection r came on, without its
+// port: the client, unless the app sits behind a proxy. Headers such as
+// X-Forwarded-For are never read here, since any client can write them:
+// trusting them is the app's choice, made in its adapter's config (Echo's
+// IPExtractor, a ClientIP hook).
 func RemoteAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -32,7 +32,9 @@ func UserAgent(r *http.Request) string {
 
 // ClientVisitor is the visitor of a request identified by its client:
 // the address clientIP gives (the app's trusted-proxy rule), or the
-// connection's when clientIP is nil, and the User-Agent.
+// connection's when clientIP is nil, and the User-Agent. The address is
+// an IP without a port, as timeseries.Visitor.Addr wants: with the
+// port, each connection of one client would count as a visitor.
 func ClientVisitor(r *http.Request, clientIP func(*http.Request) string) timeseries.Visitor {
 	if clientIP == nil {
 		clientIP = RemoteAddr

@@ -1,4 +1,4 @@
-package track
+package adapter
 
 import (
 	"context"
@@ -61,14 +61,6 @@ func TestCachesAreBounded(t *testing.T) {
 	}
 	if got := srv.HashSum("count:86400:GET /raw/" + fmt.Sprint(n-1)); got != 1 {
 		t.Errorf("a route past the cache counted %d, want 1", got)
-	}
-}
-
-func TestStatusClassName(t *testing.T) {
-	for status, want := range map[int]string{99: "status:other", 100: "status:1xx", 204: "status:2xx", 404: "status:4xx", 599: "status:5xx", 600: "status:other", 0: "status:other"} {
-		if got := StatusClassName(status); got != want {
-			t.Errorf("StatusClassName(%d) = %q, want %q", status, got, want)
-		}
 	}
 }
 

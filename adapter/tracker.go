@@ -1,26 +1,8 @@
-// Package track is what every Pulse middleware shares, whatever the web
-// framework: the series a finished request counts in (hits, its route,
-// its status class, its route's status class, an app-named series), the
-// bounded caches of those series, and the writer that lets
-// timeseries.Skip mark a request through an Echo response. An adapter
-// (Echo v4, Echo v5, net/http) only translates its framework's request
-// into a Request, duration included, and calls Tracker.Record.
-//
-// A request's duration is recorded in its hits, route and app-named
-// series (unless the Recorder has durations off); the status series are
-// counts only. With Routes and StatusClasses both on, each route also
-// counts its requests per status class, in "<route> status:<class>"
-// ("GET /posts/:id status:5xx", "unmatched status:4xx"), so a route's
-// error rate is read, not guessed. Those series are made on a class's
-// first request, so a route adds only the classes it answers with
-// (typically 2xx and 4xx, at most six), each six count hashes; they
-// share the Recorder's cap on names.
-package track
+package adapter
 
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,23 +10,27 @@ import (
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// Defaults of Config's names.
-const (
-	DefaultHitsName      = "hits"
-	DefaultUnmatchedName = "unmatched"
-)
-
 // MaxCachedNames bounds each cache of series (the routes of one method,
 // the app-named series); names past it are still counted, through the
 // Recorder's own lookup.
 const MaxCachedNames = 4096
 
-// Config is the framework-neutral part of a middleware's configuration.
+// Config is the framework-neutral part of an adapter's configuration:
+// the fields every adapter's own config has, besides its hooks. Zero
+// fields take the defaults.
 type Config struct {
-	Recorder      *timeseries.Recorder
-	HitsName      string // default DefaultHitsName
-	Routes        bool
-	UnmatchedName string // default DefaultUnmatchedName
+	// Recorder counts the requests; required.
+	Recorder *timeseries.Recorder
+	// HitsName is the series of every counted request (DefaultHitsName).
+	HitsName string
+	// Routes adds a series per route, "<METHOD> <route template>"; see
+	// RouteSeries.
+	Routes bool
+	// UnmatchedName is the route series of the requests no route matched
+	// (DefaultUnmatchedName).
+	UnmatchedName string
+	// StatusClasses adds the series of StatusClassName, and with Routes
+	// one per route and class: "GET /posts/:id status:5xx".
 	StatusClasses bool
 	// VisitorRoutes and VisitorSeries count unique visitors in the route
 	// series and the app-named series too; the hits series always counts
@@ -55,19 +41,24 @@ type Config struct {
 
 // Request is what an adapter knows of a finished request.
 type Request struct {
+	// Method is the request's method as the client sent it.
 	Method string
 	// Route is the matched route's path template as the router names it
 	// ("/posts/:id", "/posts/{id}"), without a method; "" for a request no
-	// route matched. The series is "<METHOD> <Route>".
-	Route  string
+	// route matched (the router's own 404 and 405 answers).
+	Route string
+	// Status is the status the client was sent: Writer.Status, or the
+	// framework's record of it.
 	Status int
-	// Series is one more series to count the request in; "" for none.
+	// Series is one more series to count the request in, an app-named one
+	// (SeriesName hooks); "" for none.
 	Series string
-	// Duration is how long the request took, measured by the adapter on
-	// the monotonic clock; its bucket is the Recorder's clock second.
+	// Duration is how long the request took, from Tracker.Begin to
+	// Tracker.Elapsed around the whole handler chain.
 	Duration time.Duration
-	// Visitor is who made the request; zero for a request that counts no
-	// visitor (the app's VisitorID hook said so).
+	// Visitor is who made the request (ClientVisitor, or an app's id);
+	// zero for a request that counts no visitor. It is read only when
+	// Tracker.Visits.
 	Visitor timeseries.Visitor
 }
 
@@ -81,7 +72,9 @@ type routeSeries struct {
 	status   [6]atomic.Pointer[timeseries.Counter]
 }
 
-// Tracker counts finished requests. It is safe for concurrent use.
+// Tracker counts finished requests into the series of its Config. An
+// adapter makes one per middleware it builds. It is safe for
+// concurrent use.
 type Tracker struct {
 	cfg       Config
 	rec       *timeseries.Recorder
@@ -100,7 +93,9 @@ type Tracker struct {
 	named  atomic.Pointer[map[string]*timeseries.Counter]
 }
 
-// New checks cfg, fills its defaults and creates the fixed series.
+// New checks cfg, fills its defaults and creates the fixed series: an
+// adapter calls it once, when its middleware is built, and returns the
+// error with its own prefix.
 func New(cfg Config) (*Tracker, error) {
 	if cfg.Recorder == nil {
 		return nil, errors.New("Recorder is nil")
@@ -135,15 +130,6 @@ func New(cfg Config) (*Tracker, error) {
 	}
 	t.named.Store(&map[string]*timeseries.Counter{})
 	return t, nil
-}
-
-// StatusClassName is the series of a status: "status:2xx" for 200 to 299,
-// "status:other" outside 100 to 599.
-func StatusClassName(status int) string {
-	if class := status / 100; class >= 1 && class <= 5 {
-		return fmt.Sprintf("status:%dxx", class)
-	}
-	return "status:other"
 }
 
 // Record counts one finished request: an atomic add per series and one
@@ -196,7 +182,7 @@ func (t *Tracker) route(r Request) *routeSeries {
 	}
 	rs, ok := (*t.routes[m].Load())[r.Route]
 	if !ok {
-		name := methodName(m) + " " + r.Route
+		name := methodNames[m] + " " + r.Route
 		ctr, err := t.rec.Counter(name)
 		if err != nil {
 			return t.unmatched // a template no series name can hold
@@ -257,32 +243,8 @@ func addCached[V any](t *Tracker, cache *atomic.Pointer[map[string]V], key strin
 	return v
 }
 
-// standardMethods get a route series of their own; others share "OTHER".
-var standardMethods = [...]string{
-	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace,
-}
-
-const otherMethod = len(standardMethods)
-
-func methodIndex(m string) int {
-	for i, s := range standardMethods {
-		if s == m {
-			return i
-		}
-	}
-	return otherMethod
-}
-
-func methodName(i int) string {
-	if i == otherMethod {
-		return "OTHER"
-	}
-	return standardMethods[i]
-}
-
-// Must returns mw, or panics with err: the adapters' HitsWithConfig and
-// Middleware, which panic on a config ToMiddleware refuses.
+// Must returns mw, or panics with err: what an adapter's HitsWithConfig
+// does with its ToMiddleware's result.
 func Must[M any](mw M, err error) M {
 	if err != nil {
 		panic(err)

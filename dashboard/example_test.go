@@ -38,7 +38,7 @@ func ExampleHandler() {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "home") })
 	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", h))
 	mux.Handle("/dashboard", http.StripPrefix("/dashboard", h)) // redirects to /dashboard/
-	app := pulsehttp.Middleware(pulsehttp.Config{Recorder: rec, HitsName: "example-handler"})(mux)
+	app := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: rec, HitsName: "example-handler"})(mux)
 
 	get := func(path string) string {
 		w := httptest.NewRecorder()

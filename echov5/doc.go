@@ -25,7 +25,7 @@
 //			return "" // no series of its own
 //		},
 //	}))
-//	e.Use(middleware.Recover()) // inside Hits: a panic counts as its 500
+//	e.Use(middleware.Recover()) // a panic counts as its 500, inside Hits or out
 //
 // echov5.Hits(rec) is the same with every field at its default: the
 // series "hits" only. Counting is an atomic add per series; the Recorder

@@ -113,57 +113,68 @@ type hits struct {
 }
 
 func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c *echo.Context) error {
+	return func(c *echo.Context) (err error) {
 		if h.config.Skipper(c) {
 			return next(c)
 		}
 		start := h.track.Begin()
-		resp, sw := markable(c)
-		err := next(c)
+		// Recording is deferred, so that a panicking handler is counted
+		// as the 500 it becomes; the panic goes on up untouched.
+		resp, w := markable(c)
+		finished := false
+		defer func() {
+			if !unmark(c, resp, w) {
+				h.record(c, w, err, finished, start)
+			}
+			w.Release()
+		}()
+		err = next(c)
 		if err != nil && h.config.HandleError {
 			if e := c.Echo(); e != nil && e.HTTPErrorHandler != nil {
 				e.HTTPErrorHandler(c, err)
 				err = nil
 			}
 		}
-		skipped, hijacked := unmark(c, resp, sw)
-		if skipped {
-			return err
-		}
-		status := responseStatus(c, err, hijacked)
-		r := adapter.Request{Method: c.Request().Method, Status: status, Duration: h.track.Elapsed(start)}
-		if h.config.Routes {
-			r.Route = route(c, status)
-		}
-		if h.config.SeriesName != nil {
-			r.Series = h.config.SeriesName(c)
-		}
-		if h.track.Visits() {
-			r.Visitor = h.visitor(c)
-		}
-		h.track.Record(r)
+		finished = true
 		return err
 	}
 }
 
-// responseStatus is the status written, if any; else 101 for a
-// connection hijacked, or the one the error handler will write for err:
-// its StatusCode(), 500 when it has none.
-// That is echo.ResolveResponseStatus, whose errors.As moves its target to
-// the heap on every request that fails, so an err that carries its code
-// itself (the router's ErrNotFound, an *echo.HTTPError returned as it
-// is) is answered without it.
-func responseStatus(c *echo.Context, err error, hijacked bool) int {
-	if hijacked {
-		if resp, _ := echo.UnwrapResponse(c.Response()); resp == nil || !resp.Committed {
-			return http.StatusSwitchingProtocols
-		}
+// record counts a request not marked with timeseries.Skip.
+func (h *hits) record(c *echo.Context, w *adapter.Writer, err error, finished bool, start adapter.Start) {
+	status := responseStatus(c, w, err, finished)
+	r := adapter.Request{Method: c.Request().Method, Status: status, Duration: h.track.Elapsed(start)}
+	if h.config.Routes {
+		r.Route = route(c, status)
+	}
+	if h.config.SeriesName != nil {
+		r.Series = h.config.SeriesName(c)
+	}
+	if h.track.Visits() {
+		r.Visitor = h.visitor(c)
+	}
+	h.track.Record(r)
+}
+
+// responseStatus is the status the client is sent: the one written (w
+// saw it; a hijack's 101 and a panic's 500 included, see
+// adapter.Writer.Status) or, for a handler that returned err with
+// nothing written, the one the error handler will write for it: its
+// StatusCode(), 500 when it has none. That is echo.ResolveResponseStatus,
+// whose errors.As moves its target to the heap on every request that
+// fails, so an err that carries its code itself (the router's
+// ErrNotFound, an *echo.HTTPError returned as it is) is answered without
+// it.
+func responseStatus(c *echo.Context, w *adapter.Writer, err error, finished bool) int {
+	if err == nil || w.Hijacked() {
+		return w.Status(finished)
+	}
+	if resp, _ := echo.UnwrapResponse(c.Response()); resp != nil && resp.Committed {
+		return w.Status(finished)
 	}
 	if sc, ok := err.(echo.HTTPStatusCoder); ok {
-		if resp, _ := echo.UnwrapResponse(c.Response()); resp != nil && !resp.Committed {
-			if s := sc.StatusCode(); s != 0 {
-				return s
-			}
+		if s := sc.StatusCode(); s != 0 {
+			return s
 		}
 	}
 	_, status := echo.ResolveResponseStatus(c.Response(), err)

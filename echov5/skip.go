@@ -10,9 +10,7 @@ import (
 // timeseries.Skip(c.Response()) finds it through Unwrap. It goes under
 // the *echo.Response, so that c.Response() is still the Response code
 // may assert it to be; only when no Response can be reached (a writer
-// without Unwrap set by an outer middleware) does it go on top. A panic
-// leaves it in place, out of the pool, until Echo resets the context for
-// the next request.
+// without Unwrap set by an outer middleware) does it go on top.
 func markable(c *echo.Context) (*echo.Response, *adapter.Writer) {
 	resp, err := echo.UnwrapResponse(c.Response())
 	if err != nil {
@@ -26,15 +24,13 @@ func markable(c *echo.Context) (*echo.Response, *adapter.Writer) {
 }
 
 // unmark takes sw out of the chain markable put it in, and reports
-// whether the request was marked with timeseries.Skip and whether its
-// connection was hijacked before a status was written.
-func unmark(c *echo.Context, resp *echo.Response, sw *adapter.Writer) (skipped, hijacked bool) {
+// whether the request was marked with timeseries.Skip; the caller
+// releases sw.
+func unmark(c *echo.Context, resp *echo.Response, sw *adapter.Writer) (skipped bool) {
 	if resp != nil {
 		resp.ResponseWriter = sw.ResponseWriter
 	} else {
 		c.SetResponse(sw.ResponseWriter)
 	}
-	skipped, hijacked = sw.Skipped(), sw.Hijacked()
-	sw.Release()
-	return skipped, hijacked
+	return sw.Skipped()
 }

@@ -36,8 +36,9 @@
 // HandleError to run the app's own error handler inside the middleware
 // and count exactly what it wrote.
 //
-// Mount Hits before Echo's Recover, so that Recover sits inside it and
-// a panicking request is counted as the 500 it becomes.
+// A handler that panics is counted as the 500 it becomes, unless it had
+// written a status, whether Echo's Recover sits inside Hits (and writes
+// that 500) or outside it (the panic goes on up from Hits untouched).
 //
 // A handler or middleware keeps its request out of the counts with
 // timeseries.Skip, given the context's response (Hits puts a writer that

@@ -112,7 +112,7 @@ type hits struct {
 }
 
 func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
+	return func(c echo.Context) (err error) {
 		if h.config.Skipper(c) {
 			return next(c)
 		}
@@ -120,43 +120,49 @@ func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		// The mark of timeseries.Skip(c.Response()) is found through
 		// Response.Unwrap, so the Writer that takes it goes under the
 		// Response, for as long as the handler and the error handler run.
-		// A panic leaves it there, out of the pool, until Echo resets
-		// the Response for the next request.
+		// Recording is deferred, so that a panicking handler is counted
+		// as the 500 it becomes; the panic goes on up untouched.
 		resp := c.Response()
 		w := adapter.NewWriter(resp.Writer)
 		resp.Writer = w
-		err := next(c)
+		finished := false
+		defer func() {
+			resp.Writer = w.ResponseWriter
+			if !w.Skipped() {
+				h.record(c, w, err, finished, start)
+			}
+			w.Release()
+		}()
+		err = next(c)
 		if err != nil && h.config.HandleError {
 			c.Error(err)
 			err = nil
 		}
-		resp.Writer = w.ResponseWriter
-		skipped, hijacked := w.Skipped(), w.Hijacked()
-		w.Release()
-		if skipped {
-			return err
-		}
-		status := resp.Status
-		switch {
-		case resp.Committed:
-		case hijacked:
-			status = http.StatusSwitchingProtocols
-		case err != nil:
-			status = errorStatus(err)
-		}
-		r := adapter.Request{Method: c.Request().Method, Status: status, Duration: h.track.Elapsed(start)}
-		if h.config.Routes {
-			r.Route = route(c, status)
-		}
-		if h.config.SeriesName != nil {
-			r.Series = h.config.SeriesName(c)
-		}
-		if h.track.Visits() {
-			r.Visitor = h.visitor(c)
-		}
-		h.track.Record(r)
+		finished = true
 		return err
 	}
+}
+
+// record counts a request not marked with timeseries.Skip: the status is
+// the one written (a hijack's 101 and a panic's 500 included, see
+// adapter.Writer.Status), or for an error returned with nothing written,
+// the one Echo's error handler will write.
+func (h *hits) record(c echo.Context, w *adapter.Writer, err error, finished bool, start adapter.Start) {
+	status := w.Status(finished)
+	if err != nil && !c.Response().Committed && !w.Hijacked() {
+		status = errorStatus(err)
+	}
+	r := adapter.Request{Method: c.Request().Method, Status: status, Duration: h.track.Elapsed(start)}
+	if h.config.Routes {
+		r.Route = route(c, status)
+	}
+	if h.config.SeriesName != nil {
+		r.Series = h.config.SeriesName(c)
+	}
+	if h.track.Visits() {
+		r.Visitor = h.visitor(c)
+	}
+	h.track.Record(r)
 }
 
 // errorStatus is the status Echo's default error handler answers err

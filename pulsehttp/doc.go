@@ -21,7 +21,7 @@
 //	mux.HandleFunc("GET /posts/{id}", showPost)
 //	mux.HandleFunc("POST /posts", createPost)
 //
-//	srv := &http.Server{Addr: ":8080", Handler: pulsehttp.Middleware(pulsehttp.Config{
+//	srv := &http.Server{Addr: ":8080", Handler: pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{
 //		Recorder:      rec,
 //		Routes:        true, // "GET /posts/{id}", never the raw URL
 //		StatusClasses: true, // "status:2xx" …
@@ -33,9 +33,9 @@
 //
 // # Configuration
 //
-// Config's zero fields take the values of DefaultConfig:
+// HitsConfig's zero fields take the values of DefaultHitsConfig:
 //
-//	pulsehttp.Config{
+//	pulsehttp.HitsConfig{
 //		Recorder:      rec,                   // required
 //		HitsName:      "hits",                // every counted request
 //		Routes:        false,                 // a series per route
@@ -46,8 +46,8 @@
 //		SeriesName:    nil,                   // one more series per request
 //	}
 //
-// Middleware panics on an invalid config (no Recorder, a name Redis keys
-// cannot hold); Config.ToMiddleware returns the error instead:
+// HitsWithConfig panics on an invalid config (no Recorder, a name Redis keys
+// cannot hold); HitsConfig.ToMiddleware returns the error instead:
 //
 //	mw, err := cfg.ToMiddleware() // "pulsehttp: Recorder is nil", "pulsehttp: HitsName: …"
 //
@@ -87,7 +87,7 @@
 // middleware with the router's Use, not around the router:
 //
 //	r := chi.NewRouter()
-//	r.Use(pulsehttp.Middleware(pulsehttp.Config{
+//	r.Use(pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{
 //		Recorder: rec,
 //		Routes:   true,
 //		RouteName: func(r *http.Request) string {

@@ -16,7 +16,7 @@ import (
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-func ExampleMiddleware() {
+func ExampleHitsWithConfig() {
 	redisURL := os.Getenv("REDIS_URL") // e.g. redis://127.0.0.1:6379/0
 	pool := &redis.Pool{MaxIdle: 4, DialContext: func(ctx context.Context) (redis.Conn, error) {
 		return redis.DialURLContext(ctx, redisURL, redis.DialConnectTimeout(time.Second),
@@ -39,7 +39,7 @@ func ExampleMiddleware() {
 	mux.HandleFunc("GET /posts/{id}", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "post "+r.PathValue("id"))
 	})
-	h := pulsehttp.Middleware(pulsehttp.Config{Recorder: rec, Routes: true, StatusClasses: true})(mux)
+	h := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true})(mux)
 
 	for _, target := range []string{"/posts/1", "/posts/2", "/nowhere"} {
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, target, nil))

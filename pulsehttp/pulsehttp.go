@@ -12,9 +12,9 @@ import (
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// Config configures the middleware. Nil and zero fields take the values
-// of DefaultConfig.
-type Config struct {
+// HitsConfig configures the middleware. Nil and zero fields take the
+// values of DefaultHitsConfig.
+type HitsConfig struct {
 	// Skipper decides, before the handler runs, that a request is not
 	// counted. Requests marked with Skip are not counted either.
 	Skipper func(r *http.Request) bool
@@ -73,8 +73,8 @@ type Config struct {
 	VisitorSeries bool
 }
 
-// DefaultConfig is the default configuration.
-var DefaultConfig = Config{
+// DefaultHitsConfig is the default configuration.
+var DefaultHitsConfig = HitsConfig{
 	Skipper:       func(*http.Request) bool { return false },
 	ClientIP:      adapter.RemoteAddr,
 	HitsName:      adapter.DefaultHitsName,
@@ -85,31 +85,31 @@ var DefaultConfig = Config{
 // Hits returns a middleware that counts every request in the series
 // "hits" of rec. It panics if rec is nil.
 func Hits(rec *timeseries.Recorder) func(http.Handler) http.Handler {
-	c := DefaultConfig
+	c := DefaultHitsConfig
 	c.Recorder = rec
-	return Middleware(c)
+	return HitsWithConfig(c)
 }
 
-// Middleware returns the middleware configured by cfg. It panics on an
-// invalid config; use ToMiddleware to get the error instead.
-func Middleware(cfg Config) func(http.Handler) http.Handler {
+// HitsWithConfig returns the middleware configured by cfg. It panics on
+// an invalid config; use ToMiddleware to get the error instead.
+func HitsWithConfig(cfg HitsConfig) func(http.Handler) http.Handler {
 	return adapter.Must(cfg.ToMiddleware())
 }
 
 // ToMiddleware validates the config, creates the fixed series, and
 // returns the middleware.
-func (cfg Config) ToMiddleware() (func(http.Handler) http.Handler, error) {
+func (cfg HitsConfig) ToMiddleware() (func(http.Handler) http.Handler, error) {
 	if cfg.Recorder == nil {
 		return nil, errors.New("pulsehttp: Recorder is nil")
 	}
 	if cfg.Skipper == nil {
-		cfg.Skipper = DefaultConfig.Skipper
+		cfg.Skipper = DefaultHitsConfig.Skipper
 	}
 	if cfg.RouteName == nil {
-		cfg.RouteName = DefaultConfig.RouteName
+		cfg.RouteName = DefaultHitsConfig.RouteName
 	}
 	if cfg.ClientIP == nil {
-		cfg.ClientIP = DefaultConfig.ClientIP
+		cfg.ClientIP = DefaultHitsConfig.ClientIP
 	}
 	t, err := adapter.New(adapter.Config{
 		Recorder: cfg.Recorder, HitsName: cfg.HitsName, Routes: cfg.Routes,
@@ -125,7 +125,7 @@ func (cfg Config) ToMiddleware() (func(http.Handler) http.Handler, error) {
 }
 
 type handler struct {
-	cfg   Config
+	cfg   HitsConfig
 	track *adapter.Tracker
 	next  http.Handler
 }

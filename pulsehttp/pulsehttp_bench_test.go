@@ -43,7 +43,7 @@ func BenchmarkMiddleware(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		h := pulsehttp.Middleware(pulsehttp.Config{Recorder: rec, Routes: true, StatusClasses: true})(mux)
+		h := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true})(mux)
 		ns := serveLoop(b, h)
 		if bareNs > 0 {
 			b.ReportMetric(ns-bareNs, "extra-ns/op")

@@ -129,7 +129,7 @@ func TestRouteNames(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv.FlushAll()
 			rec := recorder(t, srv, timeseries.Config{})
-			h := pulsehttp.Middleware(pulsehttp.Config{Recorder: rec, Routes: true, StatusClasses: true})(blog())
+			h := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true})(blog())
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, httptest.NewRequest(tt.method, tt.target, nil))
 			if w.Code != tt.code {
@@ -241,7 +241,7 @@ func TestRouteNameHook(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv.FlushAll()
 			rec := recorder(t, srv, timeseries.Config{})
-			mw := pulsehttp.Middleware(pulsehttp.Config{Recorder: rec, Routes: true, RouteName: shopRouteName})
+			mw := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: rec, Routes: true, RouteName: shopRouteName})
 			s := newShop()
 			var h http.Handler = s
 			if tt.outside {
@@ -258,7 +258,7 @@ func TestRouteNameHook(t *testing.T) {
 func TestSeriesNameCap(t *testing.T) {
 	srv := redistest.Start(t)
 	rec := recorder(t, srv, timeseries.Config{MaxNames: 4})
-	h := pulsehttp.Middleware(pulsehttp.Config{
+	h := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{
 		Recorder: rec,
 		SeriesName: func(r *http.Request) string {
 			if tenant := r.Header.Get("X-Tenant"); tenant != "" {
@@ -294,12 +294,12 @@ func TestConfigErrors(t *testing.T) {
 	rec := recorder(t, srv, timeseries.Config{})
 	tests := []struct {
 		name string
-		cfg  pulsehttp.Config
+		cfg  pulsehttp.HitsConfig
 		want string // the error's start
 	}{
-		{"no recorder", pulsehttp.Config{}, "pulsehttp: Recorder is nil"},
-		{"invalid HitsName", pulsehttp.Config{Recorder: rec, HitsName: "a\nb"}, "pulsehttp: HitsName: "},
-		{"invalid UnmatchedName", pulsehttp.Config{Recorder: rec, Routes: true, UnmatchedName: "a\x00"}, "pulsehttp: UnmatchedName: "},
+		{"no recorder", pulsehttp.HitsConfig{}, "pulsehttp: Recorder is nil"},
+		{"invalid HitsName", pulsehttp.HitsConfig{Recorder: rec, HitsName: "a\nb"}, "pulsehttp: HitsName: "},
+		{"invalid UnmatchedName", pulsehttp.HitsConfig{Recorder: rec, Routes: true, UnmatchedName: "a\x00"}, "pulsehttp: UnmatchedName: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -313,7 +313,7 @@ func TestConfigErrors(t *testing.T) {
 					t.Errorf("Middleware panicked with %v, want %v", p, err)
 				}
 			}()
-			pulsehttp.Middleware(tt.cfg)
+			pulsehttp.HitsWithConfig(tt.cfg)
 		})
 	}
 	t.Run("Hits(nil)", func(t *testing.T) {
@@ -324,7 +324,7 @@ func TestConfigErrors(t *testing.T) {
 		}()
 		pulsehttp.Hits(nil)
 	})
-	if mw, err := (pulsehttp.Config{Recorder: rec, Routes: true}).ToMiddleware(); err != nil || mw == nil {
+	if mw, err := (pulsehttp.HitsConfig{Recorder: rec, Routes: true}).ToMiddleware(); err != nil || mw == nil {
 		t.Errorf("a valid config: %v", err)
 	}
 }
@@ -344,7 +344,7 @@ func TestDurations(t *testing.T) {
 			i, _ := strconv.Atoi(r.PathValue("i"))
 			sl.Sleep(i)
 		})
-		h := pulsehttp.Middleware(pulsehttp.Config{Recorder: rec, Routes: true})(mux)
+		h := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: rec, Routes: true})(mux)
 		sl.Run(func(i int) {
 			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", fmt.Sprintf("/sleep/%d", i), nil))
 		})

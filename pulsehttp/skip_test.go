@@ -55,7 +55,7 @@ func TestSkip(t *testing.T) {
 			rec := recorder(t, srv, timeseries.Config{})
 			mux := http.NewServeMux()
 			mux.Handle("GET /", tt.handler)
-			h := pulsehttp.Middleware(pulsehttp.Config{
+			h := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{
 				Recorder: rec, Routes: true,
 				Skipper: func(r *http.Request) bool { return r.Header.Get("X-Health") != "" },
 			})(mux)
@@ -107,7 +107,7 @@ func TestSkipDoesNotLeak(t *testing.T) {
 func TestExactUnderConcurrency(t *testing.T) {
 	srv := redistest.Start(t)
 	rec := recorder(t, srv, timeseries.Config{FlushInterval: 20 * time.Millisecond})
-	h := pulsehttp.Middleware(pulsehttp.Config{Recorder: rec, Routes: true, StatusClasses: true})(blog())
+	h := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true})(blog())
 	ts := httptest.NewServer(h)
 	defer ts.Close()
 
@@ -157,8 +157,8 @@ func TestSkipNested(t *testing.T) {
 	srv := redistest.Start(t)
 	outerRec := recorder(t, srv, timeseries.Config{})
 	innerRec := recorder(t, srv, timeseries.Config{})
-	h := pulsehttp.Middleware(pulsehttp.Config{Recorder: outerRec, HitsName: "outer"})(
-		pulsehttp.Middleware(pulsehttp.Config{Recorder: innerRec, HitsName: "inner"})(
+	h := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: outerRec, HitsName: "outer"})(
+		pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: innerRec, HitsName: "inner"})(
 			http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == "/skip" {
 					timeseries.Skip(w)
@@ -183,7 +183,7 @@ func TestSkipDashboard(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", dash))
 	mux.HandleFunc("GET /app", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "app") })
-	h := pulsehttp.Middleware(pulsehttp.Config{Recorder: rec, Routes: true, StatusClasses: true})(mux)
+	h := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true})(mux)
 	for _, tt := range []struct {
 		target string
 		code   int

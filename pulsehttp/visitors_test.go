@@ -50,7 +50,7 @@ func TestVisitors(t *testing.T) {
 			srv.FlushAll()
 			rec := recorder(t, srv, timeseries.Config{})
 			tracktest.Flush(t, rec)
-			h := pulsehttp.Middleware(pulsehttp.Config{Recorder: rec, ClientIP: tt.clientIP, VisitorID: tt.visitorID})(blog())
+			h := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: rec, ClientIP: tt.clientIP, VisitorID: tt.visitorID})(blog())
 			for _, req := range tracktest.ForgedRequests(40) {
 				h.ServeHTTP(httptest.NewRecorder(), req)
 			}
@@ -81,7 +81,7 @@ func TestVisitorsOptIn(t *testing.T) {
 			srv.FlushAll()
 			rec := recorder(t, srv, timeseries.Config{})
 			tracktest.Flush(t, rec)
-			h := pulsehttp.Middleware(pulsehttp.Config{
+			h := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{
 				Recorder: rec, Routes: true, VisitorRoutes: tt.routes, VisitorSeries: tt.named,
 				SeriesName: func(*http.Request) string { return "tenant:a" },
 			})(blog())
@@ -105,11 +105,11 @@ func TestVisitorHooksOnlyWithVisitors(t *testing.T) {
 	tracktest.HooksOnlyWithVisitors(t, func(off bool, n int) []int {
 		rec := recorder(t, srv, timeseries.Config{DisableVisitors: off})
 		var ips, ids int
-		for _, cfg := range []pulsehttp.Config{
+		for _, cfg := range []pulsehttp.HitsConfig{
 			{Recorder: rec, ClientIP: func(*http.Request) string { ips++; return "192.0.2.1" }},
 			{Recorder: rec, VisitorID: func(*http.Request) string { ids++; return "reader" }},
 		} {
-			h := pulsehttp.Middleware(cfg)(blog())
+			h := pulsehttp.HitsWithConfig(cfg)(blog())
 			for range n {
 				h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/posts/1", nil))
 			}

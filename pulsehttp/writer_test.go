@@ -58,7 +58,7 @@ func TestStatusCapture(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv.FlushAll()
 			rec := recorder(t, srv, timeseries.Config{})
-			h := pulsehttp.Middleware(pulsehttp.Config{Recorder: rec, StatusClasses: true})(tt.handler)
+			h := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: rec, StatusClasses: true})(tt.handler)
 			func() {
 				defer func() {
 					if p := recover(); p != tt.panics {
@@ -75,10 +75,10 @@ func TestStatusCapture(t *testing.T) {
 // served runs h behind the middleware on a real server, and calls
 // finished each time the middleware has returned for a request, so the
 // test reads the counts only once they are recorded.
-func served(t *testing.T, cfg pulsehttp.Config, h http.Handler) (ts *httptest.Server, finished <-chan struct{}) {
+func served(t *testing.T, cfg pulsehttp.HitsConfig, h http.Handler) (ts *httptest.Server, finished <-chan struct{}) {
 	t.Helper()
 	done := make(chan struct{}, 16)
-	mw := pulsehttp.Middleware(cfg)(h)
+	mw := pulsehttp.HitsWithConfig(cfg)(h)
 	ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() { done <- struct{}{} }()
 		mw.ServeHTTP(w, r)
@@ -121,7 +121,7 @@ func TestReadFromServesFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	spies := make(chan *copySpy, 1)
-	mw := pulsehttp.Middleware(pulsehttp.Config{Recorder: rec, StatusClasses: true})(http.HandlerFunc(
+	mw := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: rec, StatusClasses: true})(http.HandlerFunc(
 		func(w http.ResponseWriter, r *http.Request) {
 			f, err := os.Open(file)
 			if err != nil {
@@ -174,7 +174,7 @@ func TestHijackUpgrade(t *testing.T) {
 		brw.WriteString(line)
 		brw.Flush()
 	})
-	ts, finished := served(t, pulsehttp.Config{Recorder: rec, Routes: true, StatusClasses: true}, mux)
+	ts, finished := served(t, pulsehttp.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}, mux)
 
 	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
 	if err != nil {
@@ -202,7 +202,7 @@ func TestFlushStreams(t *testing.T) {
 	srv := redistest.Start(t)
 	rec := recorder(t, srv, timeseries.Config{})
 	release := make(chan struct{})
-	ts, finished := served(t, pulsehttp.Config{Recorder: rec, StatusClasses: true}, http.HandlerFunc(
+	ts, finished := served(t, pulsehttp.HitsConfig{Recorder: rec, StatusClasses: true}, http.HandlerFunc(
 		func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, "first\n")
 			if err := http.NewResponseController(w).Flush(); err != nil {
@@ -231,7 +231,7 @@ func TestFlushStreams(t *testing.T) {
 func TestResponseControllerUnwraps(t *testing.T) {
 	srv := redistest.Start(t)
 	rec := recorder(t, srv, timeseries.Config{})
-	ts, finished := served(t, pulsehttp.Config{Recorder: rec}, http.HandlerFunc(
+	ts, finished := served(t, pulsehttp.HitsConfig{Recorder: rec}, http.HandlerFunc(
 		func(w http.ResponseWriter, r *http.Request) {
 			rc := http.NewResponseController(w)
 			for name, err := range map[string]error{

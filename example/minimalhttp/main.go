@@ -61,7 +61,7 @@ func run(ctx context.Context, redisURL, addr string) (err error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "Hello, counted.\n") })
 	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", dash)) // its requests are not counted
-	h := pulsehttp.Middleware(pulsehttp.Config{Recorder: rec, Routes: true, StatusClasses: true})(mux)
+	h := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true})(mux)
 
 	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)

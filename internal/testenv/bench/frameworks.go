@@ -129,7 +129,7 @@ func netHTTPApp(rec *timeseries.Recorder, served *atomic.Int64) (http.Handler, e
 	})
 	var h http.Handler = mux
 	if rec != nil {
-		mw, err := pulsehttp.Config{Recorder: rec, Routes: true, StatusClasses: true}.ToMiddleware()
+		mw, err := pulsehttp.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}.ToMiddleware()
 		if err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
 		}

@@ -145,7 +145,7 @@ func TestConfigurationListsEveryField(t *testing.T) {
 		{"timeseries", "Config", "docs/configuration.md"},
 		{"cleaner", "Config", "docs/configuration.md"},
 		{"dashboard", "Config", "docs/configuration.md"},
-		{"pulsehttp", "Config", "docs/configuration.md"},
+		{"pulsehttp", "HitsConfig", "docs/configuration.md"},
 		{"middleware", "HitsConfig", "docs/configuration.md"},
 		{"echov5", "HitsConfig", "docs/configuration.md"},
 		{"entity", "Config", "docs/entity.md"},

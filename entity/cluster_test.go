@@ -28,15 +28,24 @@ func testCountersOnCluster(t *testing.T, lay Layout) {
 	c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: pool, Layout: lay})
 	ctx := context.Background()
 
-	// Compact buckets hold many ids: spread the posts over buckets.
-	spread := int64(1)
-	if lay == LayoutCompact {
-		spread = redisstore.BucketSize
-	}
+	// Compact buckets hold runs of ids: spread the posts over buckets.
+	// The sparse layout spreads snowflake ids by itself.
 	const posts = 40
+	ids := make([]int64, posts)
+	for i := range ids {
+		ids[i] = 1 + int64(i)
+		if lay == LayoutCompact {
+			ids[i] = 1 + int64(i)*redisstore.BucketSize
+		}
+	}
+	if lay == LayoutSparse {
+		ids = snowflakeIDs(posts)
+	}
 	nodes := map[string]bool{}
-	for i := range int64(posts) {
-		r := c.ref("post", 1+i*spread)
+	pos := map[int64]int{}
+	for i, id := range ids {
+		pos[id] = i
+		r := c.ref("post", id)
 		nodes[cl.MasterOf(r.key).Addr] = true
 		for _, k := range []string{r.lease, r.marks, r.b.Old} {
 			if k != "" && redisc.Slot(k) != redisc.Slot(r.key) {
@@ -49,12 +58,6 @@ func testCountersOnCluster(t *testing.T, lay Layout) {
 	}
 
 	// Warm half of them, so writes meet both cold and cached entities.
-	ids := make([]int64, posts)
-	pos := map[int64]int{}
-	for i := range ids {
-		ids[i] = 1 + int64(i)*spread
-		pos[ids[i]] = i
-	}
 	if _, err := c.BatchGet(ctx, "post", ids[:posts/2]); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +91,7 @@ func testCountersOnCluster(t *testing.T, lay Layout) {
 		go func() { defer wg.Done(); run(stop, w) }()
 	}
 	time.Sleep(time.Second)
-	cl.Failover(t, cl.MasterOf(c.ref("post", 1).key))
+	cl.Failover(t, cl.MasterOf(c.ref("post", ids[0]).key))
 	time.Sleep(time.Second)
 	close(stop)
 	wg.Wait()

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pulse-dev/pulse/entity/internal/redisstore"
 	"github.com/pulse-dev/pulse/entity/internal/sqlstore"
 	"github.com/pulse-dev/pulse/internal/ratelog"
 	"github.com/pulse-dev/pulse/internal/redisconn"
@@ -50,6 +51,10 @@ const (
 	MaxTop = 1000
 	// MaxHotSlots bounds Kind.Hot.
 	MaxHotSlots = 1024
+	// DefaultPopulation is Kind.Population when it is 0.
+	DefaultPopulation = 1_000_000
+	// MaxPopulation bounds Kind.Population.
+	MaxPopulation = 1 << 40
 	// MaxDelta bounds the size of one increment. A cold cache is told apart
 	// from a warm one by the offset its values carry; a single delta this
 	// large could blur the two.
@@ -74,6 +79,16 @@ type Kind struct {
 	// crash loses at most one interval of them; Close flushes. Reads in the
 	// same process include the deltas not yet written.
 	Buffered []string
+	// Population is about how many entities of the kind the cache holds
+	// at once: those read or written within the last TTL. LayoutSparse
+	// sizes the kind's buckets from it (0 means DefaultPopulation); the
+	// other layouts ignore it. A population well above it leaves buckets
+	// too full for Redis's compact encoding (reported once to
+	// Config.OnError), one well below it leaves them nearly empty: either
+	// way memory per entity grows toward LayoutHash's, and the counts stay
+	// exact. Changing it renames the kind's buckets, as switching layouts
+	// does.
+	Population int64
 }
 
 // Config configures Counters. Zero fields take the defaults.
@@ -136,10 +151,12 @@ type Config struct {
 	// the system clock. A timeseries.ManualClock will do.
 	Clock Clock
 	// Layout is how the cache keeps entities: LayoutHash (the default, a
-	// hash per entity) or LayoutCompact (buckets of entities, a packed
-	// value each: a fraction of the memory). All processes sharing a
-	// Prefix must use the same layout; switching layouts means a new
-	// Prefix (the old keys expire on their own).
+	// hash per entity), LayoutCompact (buckets of consecutive ids, a
+	// packed value each: a fraction of the memory, for ids handed out
+	// densely) or LayoutSparse (the same buckets addressed by a hash of
+	// the id, for ids of any shape). All processes sharing a Prefix must
+	// use the same layout; switching layouts means a new Prefix (the old
+	// keys expire on their own).
 	Layout Layout
 
 	hooks hooks // test instrumentation
@@ -178,6 +195,9 @@ type kindSpec struct {
 	hot    []string        // hot fields, in declaration order
 	buffer []bool          // per field: increments aggregated in process
 	turn   []atomic.Uint64 // per hot field: the next slot, round robin
+
+	buckets uint64      // LayoutSparse's bucket count
+	crowded atomic.Bool // a sparse bucket outgrew the listpack encoding (reported)
 }
 
 // Bind rewrites a query written with ? placeholders for d: PostgreSQL
@@ -261,7 +281,11 @@ func newKindSpec(k Kind) (*kindSpec, error) {
 	if len(k.Fields) == 0 {
 		return nil, fmt.Errorf("entity: kind %q has no fields", k.Name)
 	}
-	spec := &kindSpec{name: k.Name, index: map[string]int{}}
+	buckets, err := sparseBuckets(k)
+	if err != nil {
+		return nil, err
+	}
+	spec := &kindSpec{name: k.Name, index: map[string]int{}, buckets: buckets}
 	for _, f := range k.Fields {
 		if !namePattern.MatchString(f) {
 			return nil, fmt.Errorf("entity: kind %q: field name %q: want a lower-case letter, then letters, digits or _, at most 64 bytes", k.Name, f)
@@ -304,6 +328,17 @@ func newKindSpec(k Kind) (*kindSpec, error) {
 		}
 	}
 	return spec, nil
+}
+
+// sparseBuckets checks Kind.Population and sizes the kind's buckets.
+func sparseBuckets(k Kind) (uint64, error) {
+	if k.Population < 0 || k.Population > MaxPopulation {
+		return 0, fmt.Errorf("entity: kind %q: Population %d, want 0 (the default, %d) to %d", k.Name, k.Population, DefaultPopulation, int64(MaxPopulation))
+	}
+	if k.Population == 0 {
+		return redisstore.SparseBuckets(DefaultPopulation), nil
+	}
+	return redisstore.SparseBuckets(k.Population), nil
 }
 
 // setDefaults fills the zero fields, the clock included: set once here,

@@ -55,6 +55,12 @@ func TestConfigValidation(t *testing.T) {
 		{"unknown layout", Config{DB: db, Dialect: SQLite, Kinds: ok, Layout: "columnar"}},
 		{"compact kind with too many fields", Config{DB: db, Dialect: SQLite, Layout: LayoutCompact,
 			Kinds: []Kind{{Name: "post", Fields: []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}}}}},
+		{"sparse kind with too many fields", Config{DB: db, Dialect: SQLite, Layout: LayoutSparse,
+			Kinds: []Kind{{Name: "post", Fields: []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}}}}},
+		{"negative population", Config{DB: db, Dialect: SQLite, Layout: LayoutSparse,
+			Kinds: []Kind{{Name: "post", Fields: []string{"likes"}, Population: -1}}}},
+		{"population too large", Config{DB: db, Dialect: SQLite, Layout: LayoutSparse,
+			Kinds: []Kind{{Name: "post", Fields: []string{"likes"}, Population: MaxPopulation + 1}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -137,8 +137,8 @@ func cached(t testing.TB, srv *redistest.Server, c *Counters, kind string, id in
 func cacheEntry(t testing.TB, c *Counters, do func(key, cmd string, args ...any) any, kind string, id int64) map[string]int64 {
 	t.Helper()
 	k := c.kinds[kind]
-	if c.layout == LayoutCompact {
-		b := c.keys.Bucket(kind, id)
+	if c.bucketed() {
+		b := c.ref(kind, id).b
 		v := do(b.Young, "HGET", b.Young, b.Field)
 		if v == nil {
 			v = do(b.Old, "HGET", b.Old, b.Field)
@@ -177,8 +177,8 @@ func cacheEntry(t testing.TB, c *Counters, do func(key, cmd string, args ...any)
 // dropCached deletes one entity's cache entry behind the counters' back,
 // as an eviction would.
 func dropCached(srv *redistest.Server, c *Counters, kind string, id int64) {
-	if c.layout == LayoutCompact {
-		b := c.keys.Bucket(kind, id)
+	if c.bucketed() {
+		b := c.ref(kind, id).b
 		srv.Do("HDEL", b.Young, b.Field)
 		srv.Do("HDEL", b.Old, b.Field)
 		return
@@ -187,7 +187,7 @@ func dropCached(srv *redistest.Server, c *Counters, kind string, id int64) {
 }
 
 // layouts are the cache layouts every cache test runs against.
-var layouts = []Layout{LayoutHash, LayoutCompact}
+var layouts = []Layout{LayoutHash, LayoutCompact, LayoutSparse}
 
 // eachLayout runs fn once per cache layout.
 func eachLayout(t *testing.T, fn func(t *testing.T, lay Layout)) {

@@ -21,7 +21,14 @@ const (
 	// redisstore.BucketSize consecutive ids, one small hash per bucket and
 	// one field per entity whose value packs its counts. Entities nobody
 	// touches for one to two TTL/2 periods of Config.Clock leave the cache.
+	// It suits ids handed out densely (1, 2, 3...): sparse ids leave one
+	// entity in each bucket.
 	LayoutCompact Layout = "compact"
+	// LayoutSparse keeps LayoutCompact's buckets, values and eviction but
+	// puts an entity in a bucket by a hash of its id, so it suits ids of
+	// any shape: snowflake ids, random ids, sequences with gaps, dense
+	// ids. Each kind has about Kind.Population / 80 buckets.
+	LayoutSparse Layout = "sparse"
 )
 
 // MaxCompactFields bounds the fields of a kind in the compact layout: a
@@ -35,17 +42,21 @@ func (cfg *Config) validateLayout() error {
 	case "":
 		cfg.Layout = LayoutHash
 	case LayoutHash:
-	case LayoutCompact:
+	case LayoutCompact, LayoutSparse:
 		for _, k := range cfg.Kinds {
 			if len(k.Fields) > MaxCompactFields {
-				return fmt.Errorf("entity: kind %q has %d fields; the compact layout takes at most %d", k.Name, len(k.Fields), MaxCompactFields)
+				return fmt.Errorf("entity: kind %q has %d fields; the %s layout takes at most %d", k.Name, len(k.Fields), cfg.Layout, MaxCompactFields)
 			}
 		}
 	default:
-		return fmt.Errorf("entity: Config.Layout %q is not %q or %q", cfg.Layout, LayoutHash, LayoutCompact)
+		return fmt.Errorf("entity: Config.Layout %q is not %q, %q or %q", cfg.Layout, LayoutHash, LayoutCompact, LayoutSparse)
 	}
 	return nil
 }
+
+// bucketed reports whether the layout keeps entities in buckets, packed:
+// LayoutCompact and LayoutSparse share their scripts.
+func (c *Counters) bucketed() bool { return c.layout != LayoutHash }
 
 // entRef names one entity's keys in the layout in use.
 type entRef struct {
@@ -58,12 +69,26 @@ type entRef struct {
 }
 
 func (c *Counters) ref(kind string, id int64) entRef {
-	if c.layout == LayoutCompact {
-		b := c.keys.Bucket(kind, id)
+	if c.bucketed() {
+		b := c.bucket(kind, id)
 		return entRef{kind: kind, id: id, key: b.Young, lease: b.Lease, marks: b.Marks, b: b}
 	}
 	k := c.keys.Entity(kind, id)
 	return entRef{kind: kind, id: id, key: k, lease: redisstore.LeaseKey(k), marks: redisstore.MarksKey(k)}
+}
+
+// bucket names an entity's keys in a bucketed layout. A kind no longer
+// declared (met in the stale table) is addressed as if declared with the
+// default population.
+func (c *Counters) bucket(kind string, id int64) redisstore.Bucket {
+	if c.layout == LayoutCompact {
+		return c.keys.Bucket(kind, id)
+	}
+	n := redisstore.SparseBuckets(DefaultPopulation)
+	if k, ok := c.kinds[kind]; ok {
+		n = k.buckets
+	}
+	return c.keys.Sparse(kind, n, id)
 }
 
 // bucketArgs are the arguments every compact script starts with: the time,
@@ -78,7 +103,7 @@ func (c *Counters) bucketArgs(r entRef, extra int) []any {
 
 // readCmd is the read script call of one entity.
 func (c *Counters) readCmd(k *kindSpec, r entRef, token string) redisconn.Cmd {
-	if c.layout == LayoutCompact {
+	if c.bucketed() {
 		ks := []string{r.b.Young, r.b.Old, r.lease}
 		if c.writeBehind {
 			ks = append(ks, c.keys.Epoch, c.keys.Flushing)
@@ -100,7 +125,7 @@ func (c *Counters) readCmd(k *kindSpec, r entRef, token string) redisconn.Cmd {
 
 // warmValues puts a warm entity's values from its read reply into out.
 func (c *Counters) warmValues(reply any, out []int64) error {
-	if c.layout == LayoutCompact {
+	if c.bucketed() {
 		packed, err := redis.Bytes(reply, nil)
 		if err != nil {
 			return err
@@ -120,7 +145,7 @@ func (c *Counters) warmValues(reply any, out []int64) error {
 
 // warmScript picks the warm script and the keys it takes.
 func (c *Counters) warmScript(r entRef) (*redisconn.Script, []string, []any) {
-	if c.layout == LayoutCompact {
+	if c.bucketed() {
 		ks := []string{r.b.Young, r.b.Old, r.lease, r.marks}
 		return redisstore.CompactWarm, ks, c.bucketArgs(r, 0)
 	}
@@ -131,7 +156,7 @@ func (c *Counters) warmScript(r entRef) (*redisconn.Script, []string, []any) {
 // to the cache.
 func (c *Counters) throughCmd(w *entityWrite) redisconn.Cmd {
 	r := w.ref
-	if c.layout == LayoutCompact {
+	if c.bucketed() {
 		k := c.kinds[w.kind]
 		args := append(c.bucketArgs(r, 1+len(w.deltas)), w.token)
 		for i := 0; i < len(w.deltas); i += 2 {
@@ -146,7 +171,7 @@ func (c *Counters) throughCmd(w *entityWrite) redisconn.Cmd {
 // behindCmd is a write-behind increment of one counter.
 func (c *Counters) behindCmd(r entRef, fi int, field string, delta int64) redisconn.Cmd {
 	pf := redisstore.PendingField(r.kind, r.id, field)
-	if c.layout == LayoutCompact {
+	if c.bucketed() {
 		args := append(c.bucketArgs(r, 3), fi+1, delta, pf)
 		return redisstore.CompactBehind.Cmd([]string{r.b.Young, r.b.Old, r.lease, c.keys.Pending}, args...)
 	}
@@ -156,7 +181,7 @@ func (c *Counters) behindCmd(r entRef, fi int, field string, delta int64) redisc
 // dropCmds drop an entity's entry and lease and, if token is set, withdraw
 // that write mark.
 func (c *Counters) dropCmds(r entRef, token string) []redisconn.Cmd {
-	if c.layout == LayoutCompact {
+	if c.bucketed() {
 		ks := []string{r.b.Young, r.b.Old, r.lease}
 		args := []any{r.b.Field}
 		if token != "" {

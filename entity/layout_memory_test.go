@@ -40,30 +40,37 @@ func drawCounts(n int) [][]int64 {
 	return out
 }
 
+// usersOf is userKind with a population for LayoutSparse to size from.
+func usersOf(population int) Kind {
+	k := userKind
+	k.Population = int64(population)
+	return k
+}
+
 // loadThroughSQL stores the users' counts in SQL and warms every one of
 // them through BatchGet, the cache's own warm-up path.
-func loadThroughSQL(t testing.TB, c *Counters, counts [][]int64) {
+func loadThroughSQL(t testing.TB, c *Counters, users []int64, counts [][]int64) {
 	t.Helper()
 	ctx := context.Background()
 	rows := make([]sqlstore.Row, 0, 4*len(counts))
 	for i, vals := range counts {
 		for j, v := range vals {
-			rows = append(rows, sqlstore.Row{Kind: "user", ID: int64(i + 1), Field: userKind.Fields[j], Delta: v})
+			rows = append(rows, sqlstore.Row{Kind: "user", ID: users[i], Field: userKind.Fields[j], Delta: v})
 		}
 	}
 	err := c.sql.InTx(ctx, func(ctx context.Context, tx *sql.Tx) error { return c.sql.Upsert(ctx, tx, rows) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	for from := 1; from <= len(counts); from += MaxBatchIDs {
-		batch := ids(min(MaxBatchIDs, len(counts)-from+1), int64(from))
-		got, err := c.BatchGet(ctx, "user", batch)
+	for from := 0; from < len(users); from += MaxBatchIDs {
+		to := min(from+MaxBatchIDs, len(users))
+		got, err := c.BatchGet(ctx, "user", users[from:to])
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, id := range batch {
-			if got[i]["followers"] != counts[id-1][1] {
-				t.Fatalf("user %d followers = %d, want %d", id, got[i]["followers"], counts[id-1][1])
+		for i := range got {
+			if want := counts[from+i][1]; got[i]["followers"] != want {
+				t.Fatalf("user %d followers = %d, want %d", users[from+i], got[i]["followers"], want)
 			}
 		}
 	}
@@ -107,55 +114,100 @@ func keyspaceBytes(t testing.TB, srv *redistest.Server) (bytes int64, keys int) 
 	}
 }
 
-// memoryGoal is what the compact layout must keep a user of four counts in.
-const memoryGoal = 26
+// What a user of four counts may cost in the cache: memoryGoal for any
+// ids in LayoutSparse (the 24-26 B of the custom store in the counting
+// notes), denseGoal for dense ids in either bucketed layout (12.66 B with
+// LayoutCompact before LayoutSparse, plus a fifth).
+const (
+	memoryGoal = 26
+	denseGoal  = 15
+)
 
-// The cache's memory per entity of four counts in either layout, over the
-// whole keyspace, for 40 full buckets of users loaded through the real
-// warm-up path; BenchmarkLayoutMemory does the same for a million.
+// memoryCase is one layout filled with ids of one shape.
+type memoryCase struct {
+	lay   Layout
+	shape idShape
+	goal  float64 // B per entity at most; 0: not checked
+}
+
+func (m memoryCase) name() string { return string(m.lay) + "/" + m.shape.name }
+
+var memoryCases = []memoryCase{
+	{LayoutHash, denseShape, 0},
+	{LayoutCompact, denseShape, denseGoal},
+	{LayoutSparse, denseShape, denseGoal},
+	{LayoutSparse, snowflakeShape, memoryGoal},
+	{LayoutSparse, randomShape, memoryGoal},
+}
+
+// The cache's memory per entity of four counts, over the whole keyspace,
+// for 5,080 users (40 full buckets of LayoutCompact) loaded through the
+// real warm-up path, per layout and shape of ids; BenchmarkLayoutMemory
+// does the same for a million.
 func TestLayoutMemory(t *testing.T) {
 	race.SkipMeasurement(t)
 	const n = 40 * redisstore.BucketSize
 	counts := drawCounts(n)
-	eachLayout(t, func(t *testing.T, lay Layout) {
-		srv := redistest.Start(t)
-		c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: srv.Pool(), Kinds: []Kind{userKind},
-			FlushInterval: time.Hour, Layout: lay, CacheTimeout: 10 * time.Second, StatementTimeout: time.Minute})
-		loadThroughSQL(t, c, counts)
-		bytes, keys := keyspaceBytes(t, srv)
-		per := float64(bytes) / n
-		t.Logf("layout %s: %d users, %d keys, %d bytes: %.1f B per user", lay, n, keys, bytes, per)
-		if lay != LayoutCompact {
-			return
-		}
-		if per > memoryGoal {
-			t.Errorf("compact layout: %.1f B per user, want at most %d", per, memoryGoal)
-		}
-		for b := int64(0); b*redisstore.BucketSize <= n; b++ {
-			key := c.ref("user", b*redisstore.BucketSize+1).key
-			if enc, _ := redis.String(srv.Do("OBJECT", "ENCODING", key), nil); enc != "listpack" {
-				t.Errorf("%s encoded as %q, want listpack", key, enc)
+	for _, mc := range memoryCases {
+		t.Run(mc.name(), func(t *testing.T) {
+			srv := redistest.Start(t)
+			c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: srv.Pool(), Kinds: []Kind{usersOf(n)},
+				FlushInterval: time.Hour, Layout: mc.lay, CacheTimeout: 10 * time.Second, StatementTimeout: time.Minute})
+			users := mc.shape.draw(n)
+			loadThroughSQL(t, c, users, counts)
+			bytes, keys := keyspaceBytes(t, srv)
+			per := float64(bytes) / n
+			t.Logf("%s: %d users, %d keys, %d bytes: %.2f B per user", mc.name(), n, keys, bytes, per)
+			if mc.goal > 0 && per > mc.goal {
+				t.Errorf("%s: %.2f B per user, want at most %.0f", mc.name(), per, mc.goal)
 			}
+			if c.bucketed() {
+				assertListpacks(t, srv, c, users)
+			}
+		})
+	}
+}
+
+// assertListpacks fails unless every bucket holding the users is a
+// listpack: the encoding the memory figures rest on.
+func assertListpacks(t *testing.T, srv *redistest.Server, c *Counters, users []int64) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, id := range users {
+		key := c.ref("user", id).key
+		if seen[key] {
+			continue
 		}
-	})
+		seen[key] = true
+		if enc, _ := redis.String(srv.Do("OBJECT", "ENCODING", key), nil); enc != "listpack" {
+			t.Errorf("%q encoded as %q, want listpack", key, enc)
+		}
+	}
 }
 
 // Twelve hours of traffic, by the injected clock, in which one user in ten
-// is active: the compact cache ends holding the active users alone, and
+// is active: the bucketed caches end holding the active users alone, and
 // the others, no longer cached, still read right from SQL.
 func TestCompactFollowsActiveSet(t *testing.T) {
+	for _, mc := range []memoryCase{{LayoutCompact, denseShape, 0}, {LayoutSparse, snowflakeShape, 0}} {
+		t.Run(mc.name(), func(t *testing.T) { testFollowsActiveSet(t, mc) })
+	}
+}
+
+func testFollowsActiveSet(t *testing.T, mc memoryCase) {
 	const n = 40 * redisstore.BucketSize
 	counts := drawCounts(n)
+	users := mc.shape.draw(n)
 	srv := redistest.Start(t)
 	clock := timeseries.NewManualClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: srv.Pool(), Kinds: []Kind{userKind},
-		FlushInterval: time.Hour, Layout: LayoutCompact, Clock: clock, CacheTimeout: 10 * time.Second, StatementTimeout: time.Minute})
-	loadThroughSQL(t, c, counts)
+	c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: srv.Pool(), Kinds: []Kind{usersOf(n)},
+		FlushInterval: time.Hour, Layout: mc.lay, Clock: clock, CacheTimeout: 10 * time.Second, StatementTimeout: time.Minute})
+	loadThroughSQL(t, c, users, counts)
 	full, _ := keyspaceBytes(t, srv)
 
 	var active []int64
-	for id := int64(1); id <= n; id += 10 {
-		active = append(active, id)
+	for i := 0; i < n; i += 10 {
+		active = append(active, users[i])
 	}
 	ctx := context.Background()
 	added := map[int64]int64{}
@@ -170,19 +222,19 @@ func TestCompactFollowsActiveSet(t *testing.T) {
 		added[active[step%len(active)]]++
 	}
 	after, keys := keyspaceBytes(t, srv)
-	t.Logf("compact: %d users, %d active: %d bytes all warm, %d bytes (%d keys) after 12 h: %.1f B per active user",
-		n, len(active), full, after, keys, float64(after)/float64(len(active)))
-	// The active users alone, at no more than the goal per user even though
-	// each bucket's own cost is now shared by a tenth of the users.
-	if limit := int64(len(active)) * memoryGoal; after > limit {
-		t.Errorf("after 12 h the cache holds %d bytes, want at most %d (%d B per active user)", after, limit, memoryGoal)
+	t.Logf("%s: %d users, %d active: %d bytes all warm, %d bytes (%d keys) after 12 h: %.1f B per active user",
+		mc.name(), n, len(active), full, after, keys, float64(after)/float64(len(active)))
+	// The inactive nine tenths have left: memory fell at least fivefold
+	// (each bucket's own cost is now shared by a tenth of the users).
+	if after*5 > full {
+		t.Errorf("after 12 h the cache holds %d bytes, all warm it held %d: the inactive users stayed", after, full)
 	}
-	for _, id := range []int64{1, 2, 11, 12, n - 9, n - 8} {
-		isActive := (id-1)%10 == 0
+	for _, i := range []int{0, 1, 10, 11, n - 10, n - 9} {
+		id, isActive := users[i], i%10 == 0
 		if e := cached(t, srv, c, "user", id); (e != nil) != isActive {
 			t.Errorf("user %d (active %v) cached: %v", id, isActive, e)
 		}
-		want := counts[id-1][2] + added[id]
+		want := counts[i][2] + added[id]
 		if got := mustGet(t, c, "user", id)["posts"]; got != want {
 			t.Errorf("user %d posts = %d, want %d", id, got, want)
 		}
@@ -190,45 +242,50 @@ func TestCompactFollowsActiveSet(t *testing.T) {
 }
 
 // BenchmarkLayoutMemory is TestLayoutMemory at a million users (run it
-// with -benchtime=1x). Loading a million through SQL would take minutes,
-// so the entries are written straight into Redis, pipelined, exactly as
-// the warm-up scripts write them; reads of a sample through BatchGet
-// check they are taken as cached.
+// with -benchtime=1x), and LayoutCompact with snowflake ids besides, which
+// leave one user in each of its buckets. Loading a million through SQL
+// would take minutes, so the entries are written straight into Redis,
+// pipelined, exactly as the warm-up scripts write them; reads of a sample
+// through BatchGet check they are taken as cached.
 func BenchmarkLayoutMemory(b *testing.B) {
 	if !redistest.Installed() {
 		b.Skip("redis-server not installed (apt-get install redis-server)")
 	}
 	const n = 1_000_000
 	counts := drawCounts(n)
-	for _, lay := range layouts {
-		b.Run(string(lay), func(b *testing.B) {
+	cases := append(slices.Clone(memoryCases[:2]), memoryCase{LayoutCompact, snowflakeShape, 0})
+	for _, mc := range append(cases, memoryCases[2:]...) {
+		b.Run(mc.name(), func(b *testing.B) {
+			users := mc.shape.draw(n)
 			srv := redistest.Start(b)
-			c := newCounters(b, Config{DB: sqliteDB(b), Dialect: SQLite, Pool: srv.Pool(), Kinds: []Kind{userKind},
-				FlushInterval: time.Hour, Layout: lay, CacheTimeout: 10 * time.Second, StatementTimeout: time.Minute})
+			c := newCounters(b, Config{DB: sqliteDB(b), Dialect: SQLite, Pool: srv.Pool(), Kinds: []Kind{usersOf(n)},
+				FlushInterval: time.Hour, Layout: mc.lay, CacheTimeout: 10 * time.Second, StatementTimeout: time.Minute})
+			fullest := 0
 			for i := 0; i < b.N; i++ {
 				srv.Do("FLUSHALL")
-				loadDirect(b, c, srv, counts)
+				fullest = loadDirect(b, c, srv, users, counts)
 			}
-			sample := ids(MaxBatchIDs, n-MaxBatchIDs+1)
-			got, err := c.BatchGet(context.Background(), "user", sample)
+			got, err := c.BatchGet(context.Background(), "user", users[n-MaxBatchIDs:])
 			if err != nil {
 				b.Fatal(err)
 			}
-			for i, id := range sample {
-				if got[i]["replies"] != counts[id-1][3] {
-					b.Fatalf("user %d replies = %d, want %d (SQL is empty: it must come from the cache)", id, got[i]["replies"], counts[id-1][3])
+			for i := range got {
+				if want := counts[n-MaxBatchIDs+i][3]; got[i]["replies"] != want {
+					b.Fatalf("user %d replies = %d, want %d (SQL is empty: it must come from the cache)", users[n-MaxBatchIDs+i], got[i]["replies"], want)
 				}
 			}
 			bytes, keys := keyspaceBytes(b, srv)
 			b.ReportMetric(float64(bytes)/n, "B/entity")
 			b.ReportMetric(float64(keys), "keys")
+			b.ReportMetric(float64(fullest), "fullest-key-entities")
 		})
 	}
 }
 
 // loadDirect writes every user's cache entry as the layout's warm-up
-// script would, a bucket or an entity per command, pipelined.
-func loadDirect(b *testing.B, c *Counters, srv *redistest.Server, counts [][]int64) {
+// script would, a bucket or an entity per command, pipelined, and returns
+// the most entities one key holds.
+func loadDirect(b *testing.B, c *Counters, srv *redistest.Server, users []int64, counts [][]int64) (fullest int) {
 	conn, err := redis.Dial("tcp", srv.Addr)
 	if err != nil {
 		b.Fatal(err)
@@ -247,31 +304,47 @@ func loadDirect(b *testing.B, c *Counters, srv *redistest.Server, counts [][]int
 			pending = 0
 		}
 	}
-	if c.layout == LayoutCompact {
-		now := c.clock.Now().Unix()
-		for from := 0; from < len(counts); {
-			r := c.ref("user", int64(from+1))
-			args := []any{r.key, "#t", now}
-			for ; from < len(counts) && c.ref("user", int64(from+1)).key == r.key; from++ {
-				args = append(args, c.ref("user", int64(from+1)).b.Field, redisstore.Pack(counts[from]))
-			}
-			send("HSET", args...)
-			send("EXPIRE", r.key, ttl)
-		}
-	} else {
-		for i, vals := range counts {
-			key := c.keys.Entity("user", int64(i+1))
-			args := []any{key}
-			for j, v := range vals {
-				args = append(args, userKind.Fields[j], v+redisstore.CountOffset)
-			}
-			send("HSET", args...)
-			send("EXPIRE", key, ttl)
+	for _, args := range directWrites(c, users, counts) {
+		send("HSET", args...)
+		send("EXPIRE", args[0], ttl)
+		if c.bucketed() {
+			fullest = max(fullest, (len(args)-3)/2)
+		} else {
+			fullest = 1
 		}
 	}
 	if _, err := conn.Do(""); err != nil {
 		b.Fatal(err)
 	}
+	return fullest
+}
+
+// directWrites are the HSET arguments that cache the users as the warm-up
+// scripts would: a bucket's entities and birth time, or one entity.
+func directWrites(c *Counters, users []int64, counts [][]int64) [][]any {
+	var out [][]any
+	if !c.bucketed() {
+		for i, id := range users {
+			args := []any{c.keys.Entity("user", id)}
+			for j, v := range counts[i] {
+				args = append(args, userKind.Fields[j], v+redisstore.CountOffset)
+			}
+			out = append(out, args)
+		}
+		return out
+	}
+	at := map[string]int{}
+	for i, id := range users {
+		r := c.ref("user", id)
+		x, ok := at[r.key]
+		if !ok {
+			x = len(out)
+			at[r.key] = x
+			out = append(out, []any{r.key, "#t", c.clock.Now().Unix()})
+		}
+		out[x] = append(out[x], r.b.Field, redisstore.Pack(counts[i]))
+	}
+	return out
 }
 
 // The scripts' packing and Go's agree byte for byte, for zeros, negative
@@ -297,7 +370,7 @@ func TestCompactPacking(t *testing.T) {
 		mustGet(t, c, "user", id)                     // warmed by the script
 		mustIncr(t, c, "user", id, "following", 1000) // and updated by one
 		vals[0] += 1000
-		b := c.keys.Bucket("user", id)
+		b := c.ref("user", id).b
 		raw, err := redis.Bytes(srv.Do("HGET", b.Young, b.Field), nil)
 		if err != nil {
 			t.Fatal(err)

@@ -148,6 +148,9 @@ func (c *Counters) warmEntities(ctx context.Context, k *kindSpec, keys []entRef,
 		if len(row) != 2+2*nf {
 			return false, fmt.Errorf("warm script answered %d values for %d fields", len(row), nf)
 		}
+		if cached, _ := redis.Int(row[1], nil); cached == 2 {
+			c.reportCrowded(k)
+		}
 		ce := cold[x]
 		for j := 0; j < nf; j++ {
 			vals[ce.i*nf+j] = base[x*nf+j] + optInt(row[2+j]) + optInt(row[2+nf+j])
@@ -182,6 +185,15 @@ func (c *Counters) warmCall(k *kindSpec, r entRef, token string, ce coldEntity, 
 		args = append(args, v+offset)
 	}
 	return script.Cmd(ks, args...)
+}
+
+// reportCrowded tells OnError, once per kind, that a sparse bucket holds
+// more entities than Redis keeps in a listpack.
+func (c *Counters) reportCrowded(k *kindSpec) {
+	if k.crowded.CompareAndSwap(false, true) {
+		c.onError(fmt.Errorf("entity: kind %q: a cache bucket holds more than %d entities, so Redis keeps it in a larger encoding; raise Kind.Population (%d buckets now) to about the entities cached at once",
+			k.name, redisstore.BucketSize, k.buckets))
+	}
 }
 
 func optInt(v any) int64 {

@@ -28,8 +28,8 @@ import (
 // the young hash's birth time.
 const BucketSize = 127
 
-// Bucket names the keys of one entity in the compact layout. All share
-// the bucket's hash tag, so they live in one Redis Cluster slot.
+// Bucket names the keys of one entity in the compact or sparse layout.
+// All share the bucket's hash tag, so they live in one Redis Cluster slot.
 type Bucket struct {
 	Young, Old   string // the bucket's two generations
 	Field        string // the entity's field in them
@@ -149,7 +149,9 @@ end
 return {0, false, epoch, batch}
 `)
 
-// CompactWarm is Warm for the compact layout; same reply.
+// CompactWarm is Warm for the compact and sparse layouts; same reply,
+// except that cached is 2 when the young hash has grown past BucketSize
+// entities (and Redis no longer keeps it as a listpack).
 //
 // KEYS: young, old, lease, marks [, epoch, pending, flushing]. ARGV: now,
 // period, ttl, field, token, epoch, applied (1/0), nf, nf field names,
@@ -159,8 +161,14 @@ local k, o = 2, 4
 local function store(_, vals)
   redis.call('HDEL', KEYS[2], ef)
   put(packc(vals))
+  if redis.call('HLEN', KEYS[1]) > ` + crowded + ` then return 2 end
+  return 1
 end
 ` + warmBody)
+
+// crowded is the most entries a young hash holds as a listpack: BucketSize
+// entities and its birth time.
+var crowded = strconv.Itoa(BucketSize + 1)
 
 // CompactThrough is ThroughIncr for the compact layout: a committed
 // write's deltas go into the cached value and its mark is withdrawn; a

@@ -113,13 +113,15 @@ local function store(fields, vals)
   redis.call('DEL', KEYS[1])
   redis.call('HSET', KEYS[1], unpack(hs))
   redis.call('EXPIRE', KEYS[1], ARGV[1])
+  return 1
 end
 ` + warmBody)
 
 // warmBody is the warm-up both layouts share. Before it a script sets k
 // (KEYS[k+1..k+5] are lease, marks, epoch, pending, flushing), o
 // (ARGV[o+1..] are token, epoch, applied, nf, fields, pending-field
-// prefix, base values) and store(fields, vals), which caches the values.
+// prefix, base values) and store(fields, vals), which caches the values
+// and returns what the reply's cached says.
 const warmBody = `
 local behind = #KEYS > k + 2
 if behind and (redis.call('GET', KEYS[k + 3]) or '0') ~= ARGV[o + 2] then
@@ -150,8 +152,7 @@ if redis.call('GET', KEYS[k + 1]) == ARGV[o + 1] then
       if fl[j] then v = v + tonumber(fl[j]) end
       vals[j] = v
     end
-    store(fields, vals)
-    cached = 1
+    cached = store(fields, vals)
   end
   redis.call('DEL', KEYS[k + 1])
 end

@@ -58,7 +58,7 @@ func BenchmarkLayouts(b *testing.B) {
 		for _, mc := range cases {
 			b.Run(op+"/"+mc.name(), func(b *testing.B) {
 				users := mc.shape.draw(n)
-				srv := redistest.Start(b)
+				srv := redistest.StartWith(b, redistest.Options{Args: shippedConf})
 				c := newCounters(b, Config{DB: sqliteDB(b), Dialect: SQLite, Pool: boundedPool(b, srv), Kinds: []Kind{usersOf(n)},
 					FlushInterval: time.Hour, Layout: mc.lay, CacheTimeout: 10 * time.Second, StatementTimeout: time.Minute, WriteBehind: op == "write-behind"})
 				loadThroughSQL(b, c, users, counts)

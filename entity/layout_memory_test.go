@@ -47,24 +47,29 @@ func usersOf(population int) Kind {
 	return k
 }
 
-// loadThroughSQL stores the users' counts in SQL and warms every one of
-// them through BatchGet, the cache's own warm-up path.
-func loadThroughSQL(t testing.TB, c *Counters, users []int64, counts [][]int64) {
+// storeSQL writes the users' counts into SQL alone.
+func storeSQL(t testing.TB, c *Counters, users []int64, counts [][]int64) {
 	t.Helper()
-	ctx := context.Background()
 	rows := make([]sqlstore.Row, 0, 4*len(counts))
 	for i, vals := range counts {
 		for j, v := range vals {
 			rows = append(rows, sqlstore.Row{Kind: "user", ID: users[i], Field: userKind.Fields[j], Delta: v})
 		}
 	}
-	err := c.sql.InTx(ctx, func(ctx context.Context, tx *sql.Tx) error { return c.sql.Upsert(ctx, tx, rows) })
+	err := c.sql.InTx(context.Background(), func(ctx context.Context, tx *sql.Tx) error { return c.sql.Upsert(ctx, tx, rows) })
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// loadThroughSQL stores the users' counts in SQL and warms every one of
+// them through BatchGet, the cache's own warm-up path.
+func loadThroughSQL(t testing.TB, c *Counters, users []int64, counts [][]int64) {
+	t.Helper()
+	storeSQL(t, c, users, counts)
 	for from := 0; from < len(users); from += MaxBatchIDs {
 		to := min(from+MaxBatchIDs, len(users))
-		got, err := c.BatchGet(ctx, "user", users[from:to])
+		got, err := c.BatchGet(context.Background(), "user", users[from:to])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,14 +148,16 @@ var memoryCases = []memoryCase{
 // The cache's memory per entity of four counts, over the whole keyspace,
 // for 5,080 users (40 full buckets of LayoutCompact) loaded through the
 // real warm-up path, per layout and shape of ids; BenchmarkLayoutMemory
-// does the same for a million.
+// does the same for a million. The server keeps hashes of up to 128
+// entries as listpacks, as the redis.conf Redis ships says: the stricter
+// of the two stock limits.
 func TestLayoutMemory(t *testing.T) {
 	race.SkipMeasurement(t)
 	const n = 40 * redisstore.BucketSize
 	counts := drawCounts(n)
 	for _, mc := range memoryCases {
 		t.Run(mc.name(), func(t *testing.T) {
-			srv := redistest.Start(t)
+			srv := redistest.StartWith(t, redistest.Options{Args: shippedConf})
 			c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: srv.Pool(), Kinds: []Kind{usersOf(n)},
 				FlushInterval: time.Hour, Layout: mc.lay, CacheTimeout: 10 * time.Second, StatementTimeout: time.Minute})
 			users := mc.shape.draw(n)
@@ -198,7 +205,7 @@ func testFollowsActiveSet(t *testing.T, mc memoryCase) {
 	const n = 40 * redisstore.BucketSize
 	counts := drawCounts(n)
 	users := mc.shape.draw(n)
-	srv := redistest.Start(t)
+	srv := redistest.StartWith(t, redistest.Options{Args: shippedConf})
 	clock := timeseries.NewManualClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 	c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: srv.Pool(), Kinds: []Kind{usersOf(n)},
 		FlushInterval: time.Hour, Layout: mc.lay, Clock: clock, CacheTimeout: 10 * time.Second, StatementTimeout: time.Minute})
@@ -257,7 +264,7 @@ func BenchmarkLayoutMemory(b *testing.B) {
 	for _, mc := range append(cases, memoryCases[2:]...) {
 		b.Run(mc.name(), func(b *testing.B) {
 			users := mc.shape.draw(n)
-			srv := redistest.Start(b)
+			srv := redistest.StartWith(b, redistest.Options{Args: shippedConf})
 			c := newCounters(b, Config{DB: sqliteDB(b), Dialect: SQLite, Pool: srv.Pool(), Kinds: []Kind{usersOf(n)},
 				FlushInterval: time.Hour, Layout: mc.lay, CacheTimeout: 10 * time.Second, StatementTimeout: time.Minute})
 			fullest := 0

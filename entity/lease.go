@@ -191,7 +191,7 @@ func (c *Counters) warmCall(k *kindSpec, r entRef, token string, ce coldEntity, 
 // more entities than Redis keeps in a listpack.
 func (c *Counters) reportCrowded(k *kindSpec) {
 	if k.crowded.CompareAndSwap(false, true) {
-		c.onError(fmt.Errorf("entity: kind %q: a cache bucket holds more than %d entities, so Redis keeps it in a larger encoding; raise Kind.Population (%d buckets now) to about the entities cached at once",
+		c.onError(fmt.Errorf("entity: kind %q: a cache bucket holds more than %d entities, past Redis's hash-max-listpack-entries, so it left the compact encoding; raise Kind.Population (%d buckets now) to about the entities cached at once",
 			k.name, redisstore.BucketSize, k.buckets))
 	}
 }

@@ -151,7 +151,7 @@ return {0, false, epoch, batch}
 
 // CompactWarm is Warm for the compact and sparse layouts; same reply,
 // except that cached is 2 when the young hash has grown past BucketSize
-// entities (and Redis no longer keeps it as a listpack).
+// entities and Redis no longer keeps it as a listpack.
 //
 // KEYS: young, old, lease, marks [, epoch, pending, flushing]. ARGV: now,
 // period, ttl, field, token, epoch, applied (1/0), nf, nf field names,
@@ -161,13 +161,16 @@ local k, o = 2, 4
 local function store(_, vals)
   redis.call('HDEL', KEYS[2], ef)
   put(packc(vals))
-  if redis.call('HLEN', KEYS[1]) > ` + crowded + ` then return 2 end
+  if redis.call('HLEN', KEYS[1]) > ` + crowded + ` and redis.call('OBJECT', 'ENCODING', KEYS[1]) ~= 'listpack' then
+    return 2
+  end
   return 1
 end
 ` + warmBody)
 
-// crowded is the most entries a young hash holds as a listpack: BucketSize
-// entities and its birth time.
+// crowded is the most entries a young hash is meant to hold: BucketSize
+// entities and its birth time, within hash-max-listpack-entries as the
+// redis.conf Redis ships sets it (128; built in, it is 512).
 var crowded = strconv.Itoa(BucketSize + 1)
 
 // CompactThrough is ThroughIncr for the compact layout: a committed

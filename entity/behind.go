@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -32,14 +33,32 @@ func (c *Counters) incrBehind(ctx context.Context, kind string, id int64, field 
 	}
 	if err := replies[0].Err; err != nil {
 		c.cacheError(ctx, "incr", err)
-		if replies[0].Unsent {
-			return false, nil // never left: SQL may take the delta
+		if replies[0].Unsent || refused(err) {
+			return false, nil // not taken: SQL may take the delta
 		}
 		// Redis may have taken the delta before failing: writing it to SQL
 		// as well could count it twice.
 		return true, fmt.Errorf("entity: incr: write-behind: outcome unknown: %w", err)
 	}
 	return true, nil
+}
+
+// refused reports a reply saying the server took nothing of the script:
+// it ran no command (loading, busy with another script, a replica, a
+// cluster slot away) or refused its first write for want of memory. The
+// write-behind scripts' first write is the pending delta, and a script
+// whose first write is refused stops there.
+func refused(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	code, _, _ := strings.Cut(string(re), " ")
+	switch code {
+	case "OOM", "LOADING", "BUSY", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "MOVED", "ASK", "TRYAGAIN":
+		return true
+	}
+	return false
 }
 
 // flushStep names the points between the steps of a flush, where a crash

@@ -27,7 +27,7 @@ const (
 	// LayoutSparse keeps LayoutCompact's buckets, values and eviction but
 	// puts an entity in a bucket by a hash of its id, so it suits ids of
 	// any shape: snowflake ids, random ids, sequences with gaps, dense
-	// ids. Each kind has about Kind.Population / 80 buckets.
+	// ids. Each kind has about Kind.Population / 64 buckets.
 	LayoutSparse Layout = "sparse"
 )
 

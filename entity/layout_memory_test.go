@@ -3,6 +3,7 @@ package entity
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -133,16 +134,32 @@ type memoryCase struct {
 	lay   Layout
 	shape idShape
 	goal  float64 // B per entity at most; 0: not checked
+	// guess is Kind.Population as a multiple of the users (0: 1): the
+	// estimate LayoutSparse was sized from, right or not.
+	guess float64
 }
 
-func (m memoryCase) name() string { return string(m.lay) + "/" + m.shape.name }
+func (m memoryCase) name() string {
+	if m.guess != 0 {
+		return fmt.Sprintf("%s/%s/population=%gx", m.lay, m.shape.name, m.guess)
+	}
+	return string(m.lay) + "/" + m.shape.name
+}
+
+// kind is the users' kind with the population the case guesses.
+func (m memoryCase) kind(users int) Kind {
+	if m.guess == 0 {
+		return usersOf(users)
+	}
+	return usersOf(int(m.guess * float64(users)))
+}
 
 var memoryCases = []memoryCase{
-	{LayoutHash, denseShape, 0},
-	{LayoutCompact, denseShape, denseGoal},
-	{LayoutSparse, denseShape, denseGoal},
-	{LayoutSparse, snowflakeShape, memoryGoal},
-	{LayoutSparse, randomShape, memoryGoal},
+	{lay: LayoutHash, shape: denseShape},
+	{lay: LayoutCompact, shape: denseShape, goal: denseGoal},
+	{lay: LayoutSparse, shape: denseShape, goal: denseGoal},
+	{lay: LayoutSparse, shape: snowflakeShape, goal: memoryGoal},
+	{lay: LayoutSparse, shape: randomShape, goal: memoryGoal},
 }
 
 // The cache's memory per entity of four counts, over the whole keyspace,
@@ -196,7 +213,7 @@ func assertListpacks(t *testing.T, srv *redistest.Server, c *Counters, users []i
 // is active: the bucketed caches end holding the active users alone, and
 // the others, no longer cached, still read right from SQL.
 func TestCompactFollowsActiveSet(t *testing.T) {
-	for _, mc := range []memoryCase{{LayoutCompact, denseShape, 0}, {LayoutSparse, snowflakeShape, 0}} {
+	for _, mc := range []memoryCase{{lay: LayoutCompact, shape: denseShape}, {lay: LayoutSparse, shape: snowflakeShape}} {
 		t.Run(mc.name(), func(t *testing.T) { testFollowsActiveSet(t, mc) })
 	}
 }
@@ -249,8 +266,9 @@ func testFollowsActiveSet(t *testing.T, mc memoryCase) {
 }
 
 // BenchmarkLayoutMemory is TestLayoutMemory at a million users (run it
-// with -benchtime=1x), and LayoutCompact with snowflake ids besides, which
-// leave one user in each of its buckets. Loading a million through SQL
+// with -benchtime=1x); besides, LayoutCompact with snowflake ids, which
+// leave one user in each of its buckets, and LayoutSparse sized from a
+// population that was half, two thirds and four times the users. Loading a million through SQL
 // would take minutes, so the entries are written straight into Redis,
 // pipelined, exactly as the warm-up scripts write them; reads of a sample
 // through BatchGet check they are taken as cached.
@@ -260,12 +278,16 @@ func BenchmarkLayoutMemory(b *testing.B) {
 	}
 	const n = 1_000_000
 	counts := drawCounts(n)
-	cases := append(slices.Clone(memoryCases[:2]), memoryCase{LayoutCompact, snowflakeShape, 0})
-	for _, mc := range append(cases, memoryCases[2:]...) {
+	cases := append(slices.Clone(memoryCases[:2]), memoryCase{lay: LayoutCompact, shape: snowflakeShape})
+	cases = append(cases, memoryCases[2:]...)
+	for _, g := range []float64{0.5, 0.67, 4} {
+		cases = append(cases, memoryCase{lay: LayoutSparse, shape: snowflakeShape, guess: g})
+	}
+	for _, mc := range cases {
 		b.Run(mc.name(), func(b *testing.B) {
 			users := mc.shape.draw(n)
 			srv := redistest.StartWith(b, redistest.Options{Args: shippedConf})
-			c := newCounters(b, Config{DB: sqliteDB(b), Dialect: SQLite, Pool: srv.Pool(), Kinds: []Kind{usersOf(n)},
+			c := newCounters(b, Config{DB: sqliteDB(b), Dialect: SQLite, Pool: srv.Pool(), Kinds: []Kind{mc.kind(n)},
 				FlushInterval: time.Hour, Layout: mc.lay, CacheTimeout: 10 * time.Second, StatementTimeout: time.Minute})
 			fullest := 0
 			for i := 0; i < b.N; i++ {

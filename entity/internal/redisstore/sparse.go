@@ -21,11 +21,13 @@ import (
 // in 7 bytes.
 
 // SparseFill is how many entities a sparse bucket holds on average at the
-// expected population. With ids hashed into buckets, the fullest of
-// 12,500 buckets holding 80 on average stays under BucketSize unless the
-// population outgrows its estimate by about a fifth; past BucketSize a
-// bucket still works, in Redis's larger hash encoding.
-const SparseFill = 80
+// expected population: half of what a bucket may hold. Ids hashed into
+// buckets fill them unevenly; at 64 on average the fullest of a million
+// entities' buckets stays under BucketSize even when the population
+// outgrows its estimate by half (at 80, a third more fills some past it,
+// and Redis then keeps them in its larger hash encoding). An estimate too
+// large costs little: a few more keys.
+const SparseFill = 64
 
 // SparseBuckets is how many buckets a kind of the expected population
 // has: at least one.

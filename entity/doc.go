@@ -125,20 +125,24 @@
 // pipeline of one script per entity, by EVALSHA), load the misses from SQL
 // in one query and warm them in one more round trip.
 //
-// # Compact layout
+// # Compact layouts
 //
-// Config.Layout = LayoutCompact keeps the cache in a fraction of the
-// memory (docs/entity-layouts.md has the figures). The entities of a kind
-// share buckets of redisstore.BucketSize consecutive ids: one small hash
-// per bucket, which Redis keeps listpack-encoded within its default
-// limits, one field per entity (the id's offset in the bucket) whose value
-// packs all its counts as zigzag varints. A present field is a cached
-// entity, so no offset is needed to tell cold from zero; each update is
-// one script that decodes, adds and re-encodes the value atomically. An
-// entity's lease and write marks are keys of their own that live only
-// while a warm-up or a write is under way, tagged like its bucket, so on a
-// cluster every script still touches one slot and a batch read is one
-// round trip per node.
+// Config.Layout = LayoutSparse or LayoutCompact keeps the cache in a
+// fraction of the memory (docs/entity-layouts.md has the figures). The
+// entities of a kind share buckets: one small hash per bucket, which Redis
+// keeps listpack-encoded (up to 128 entries, as the redis.conf Redis ships
+// says), one field per entity whose value packs all its counts as zigzag
+// varints. LayoutCompact buckets runs of redisstore.BucketSize consecutive
+// ids, the field being the id's offset: right for ids handed out densely
+// from 1. LayoutSparse puts an id in one of about Kind.Population / 64
+// buckets by a hash of it and keeps in the field only what the bucket
+// does not tell: right for ids of any shape, snowflake or random ones
+// included. A present field is a cached entity, so no offset is needed to
+// tell cold from zero; each update is one script that decodes, adds and
+// re-encodes the value atomically. An entity's lease and write marks are
+// keys of their own that live only while a warm-up or a write is under
+// way, tagged like its bucket, so on a cluster every script still touches
+// one slot and a batch read is one round trip per node.
 //
 // Fields in a bucket cannot expire one by one. Each bucket has a young and
 // an old hash instead: a script that finds the young hash older than TTL/2
@@ -148,7 +152,14 @@
 // carries a TTL, for buckets nobody touches at all. Values are exact to
 // ±2^53 (Lua's numbers); a kind has at most MaxCompactFields fields, and
 // fields may be appended to a kind but not reordered or removed without a
-// new Prefix.
+// new Prefix. A sparse kind whose population outgrows Kind.Population
+// fills its buckets past the listpack's size: the counts stay exact, the
+// memory grows, and OnError hears of it once.
+//
+// Under maxmemory, any eviction policy keeps the counts right: an evicted
+// bucket, lease or write mark makes entities cold, never wrong. With
+// WriteBehind, choose a volatile-* policy: the pending deltas carry no
+// TTL, so only the cache is evicted, never deltas not yet in SQL.
 //
 // # Warm-up races
 //
@@ -208,7 +219,8 @@
 // What it trades: while Redis is down, writes go straight to SQL, reads
 // come from SQL without the deltas still in Redis, and a write whose
 // outcome in Redis is unknown (the connection failed after sending) is
-// reported as an error rather than risk counting it twice. Deltas live
+// reported as an error rather than risk counting it twice; one that Redis
+// refused outright (out of memory, loading, a replica) goes to SQL. Deltas live
 // only in Redis until flushed, so run it with persistence (appendonly).
 // Top and Reconcile see SQL, so they lag by up to one flush (Reconcile
 // flushes first). All processes sharing a Prefix must use the same mode.
@@ -282,7 +294,7 @@
 //
 // counters.go holds New, Migrate and the background loop; read.go and
 // write.go the public reads and writes; layout.go the script calls of the
-// two cache layouts. Each consistency scheme has one
+// cache layouts. Each consistency scheme has one
 // file: lease.go (leases and write marks), behind.go (write-behind
 // epochs and batches), outage.go (the stale table and the probe), hot.go
 // (hot slots), buffer.go (buffered fields); reconcile.go and unread.go

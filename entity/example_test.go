@@ -71,9 +71,11 @@ func Example() {
 	// [{Kind:post ID:2 Field:views Was:5 Now:4}]
 }
 
-// The compact layout keeps the cache of many entities in few Redis keys;
-// what the counters answer is the same.
-func Example_compactLayout() {
+// The compact layouts keep the cache of many entities in few Redis keys;
+// what the counters answer is the same. LayoutCompact suits ids handed out
+// densely, LayoutSparse ids of any shape, such as a snowflake generator's;
+// Population, about how many users are cached at once, sizes its buckets.
+func Example_compactLayouts() {
 	pool := &redis.Pool{DialContext: func(ctx context.Context) (redis.Conn, error) {
 		return redis.DialURLContext(ctx, os.Getenv("REDIS_URL"))
 	}}
@@ -83,24 +85,34 @@ func Example_compactLayout() {
 	defer db.Close()
 
 	ctx := context.Background()
-	counters, err := entity.New(ctx, entity.Config{
-		DB: db, Dialect: entity.SQLite, Pool: pool,
-		Layout: entity.LayoutCompact, // 127 users per Redis hash, a packed value each
-		Kinds:  []entity.Kind{{Name: "user", Fields: []string{"following", "followers", "posts", "replies"}}},
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
+	for _, try := range []struct {
+		layout     entity.Layout
+		alice, bob int64
+	}{
+		{entity.LayoutCompact, 1, 2},                                    // 127 users per Redis hash, a packed value each
+		{entity.LayoutSparse, 1790165504163524608, 1790165504167718913}, // about 64 per hash
+	} {
+		counters, err := entity.New(ctx, entity.Config{
+			DB: db, Dialect: entity.SQLite, Pool: pool, Prefix: string(try.layout) + ":",
+			Layout: try.layout,
+			Kinds: []entity.Kind{{Name: "user", Fields: []string{"following", "followers", "posts", "replies"},
+				Population: 2_000_000}},
+		})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		defer counters.Close(ctx)
+		if err := counters.Migrate(ctx); err != nil {
+			fmt.Println(err)
+			return
+		}
+		_ = counters.Incr(ctx, "user", try.alice, "followers", 52310)
+		_ = counters.Incr(ctx, "user", try.alice, "posts", 1204)
+		users, _ := counters.BatchGet(ctx, "user", []int64{try.alice, try.bob})
+		fmt.Println(try.layout, users[0]["followers"], users[0]["posts"], users[1]["followers"])
 	}
-	defer counters.Close(ctx)
-	if err := counters.Migrate(ctx); err != nil {
-		fmt.Println(err)
-		return
-	}
-	_ = counters.Incr(ctx, "user", 1, "followers", 52310)
-	_ = counters.Incr(ctx, "user", 1, "posts", 1204)
-	users, _ := counters.BatchGet(ctx, "user", []int64{1, 2})
-	fmt.Println(users[0]["followers"], users[0]["posts"], users[1]["followers"])
 	// Output:
-	// 52310 1204 0
+	// compact 52310 1204 0
+	// sparse 52310 1204 0
 }

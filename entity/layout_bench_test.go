@@ -52,8 +52,8 @@ func BenchmarkLayouts(b *testing.B) {
 	}
 	const n = 100 * redisstore.BucketSize
 	counts := drawCounts(n)
-	cases := []memoryCase{{LayoutHash, denseShape, 0}, {LayoutCompact, denseShape, 0},
-		{LayoutSparse, snowflakeShape, 0}, {LayoutSparse, randomShape, 0}}
+	cases := []memoryCase{{lay: LayoutHash, shape: denseShape}, {lay: LayoutCompact, shape: denseShape},
+		{lay: LayoutSparse, shape: snowflakeShape}, {lay: LayoutSparse, shape: randomShape}}
 	for _, op := range []string{"read", "write-through", "write-behind"} {
 		for _, mc := range cases {
 			b.Run(op+"/"+mc.name(), func(b *testing.B) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/pulse-dev/pulse/internal/testenv/race"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
@@ -44,15 +45,19 @@ func infoInt(t testing.TB, srv *redistest.Server, section, name string) int64 {
 	return 0
 }
 
-// Redis full and evicting: maxmemory 128 KiB above what the server holds
+// Redis full and evicting: maxmemory 192 KiB above what the server holds
 // once its connections and scripts are set up, a fraction of the users'
 // cache. Write-through runs with allkeys-lru (any key may go: buckets,
 // leases, write marks), write-behind with volatile-lru (keys with a TTL:
 // the cache, never the pending deltas), as its documentation asks. While
 // buckets and entities are evicted, every read answers the true counts,
-// the cache stays in use, and SQL ends with every increment.
+// no cache call fails but for want of memory (the server's buffers may
+// fill what little is left: then SQL answers), and SQL ends with every
+// increment. Sequential traffic over many users, which the race detector
+// slows tenfold: it runs in the pass without it.
 func TestCacheEvicting(t *testing.T) {
-	const n = 20_000
+	race.SkipMeasurement(t)
+	const n = 30_000
 	counts := drawCounts(n)
 	eachLayout(t, func(t *testing.T, lay Layout) {
 		users := shapeOf(lay).draw(n)
@@ -65,13 +70,15 @@ func TestCacheEvicting(t *testing.T) {
 				srv := redistest.StartWith(t, redistest.Options{Args: shippedConf})
 				pool := &redis.Pool{MaxIdle: 2, MaxActive: 2, Wait: true, Dial: func() (redis.Conn, error) { return redis.Dial("tcp", srv.Addr) }}
 				t.Cleanup(func() { pool.Close() })
+				var errs errLog
 				c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: pool, Kinds: []Kind{usersOf(n)}, Layout: lay,
-					WriteBehind: m.writeBehind, FlushInterval: 50 * time.Millisecond, CacheTimeout: 10 * time.Second, StatementTimeout: time.Minute})
+					WriteBehind: m.writeBehind, FlushInterval: 50 * time.Millisecond, CacheTimeout: 10 * time.Second, StatementTimeout: time.Minute,
+					OnError: errs.add})
 				storeSQL(t, c, users, counts)
-				if _, err := c.BatchGet(context.Background(), "user", users[:MaxBatchIDs]); err != nil {
+				if _, err := c.BatchGet(context.Background(), "user", users[:evictBatch]); err != nil {
 					t.Fatal(err)
 				}
-				limit := infoInt(t, srv, "memory", "used_memory") + 128<<10
+				limit := infoInt(t, srv, "memory", "used_memory") + 192<<10
 				srv.Do("CONFIG", "SET", "maxmemory", limit, "maxmemory-policy", policy)
 				added := evictingTraffic(t, c, users, counts)
 				if e := infoInt(t, srv, "stats", "evicted_keys"); e == 0 {
@@ -79,9 +86,14 @@ func TestCacheEvicting(t *testing.T) {
 				} else {
 					t.Logf("%d keys evicted; %d left", e, srv.Do("DBSIZE"))
 				}
-				if !c.cacheUp() {
-					t.Error("the cache went out of use: eviction is not a failure")
+				oom := 0
+				for _, err := range errs.list() {
+					if !strings.Contains(err.Error(), "OOM") {
+						t.Errorf("eviction is not a failure, but the cache reported %v", err)
+					}
+					oom++
 				}
+				t.Logf("%d cache calls refused for want of memory", oom)
 				mustFlush(t, c)
 				for i, a := range added {
 					if v := sqlValue(t, c, "user", users[i], "posts"); v != counts[i][2]+a {
@@ -93,21 +105,26 @@ func TestCacheEvicting(t *testing.T) {
 	})
 }
 
+// evictBatch is how many users one read of TestCacheEvicting asks for: few
+// enough that the server's buffers for a batch stay well within the 192 KiB
+// its keys are left (a batch of 1,000 scripts takes about 200 KB).
+const evictBatch = 100
+
 // evictingTraffic reads every user, then batches of random users while
 // incrementing some, checking every read; it returns what it added, by
 // user index.
 func evictingTraffic(t *testing.T, c *Counters, users []int64, counts [][]int64) map[int]int64 {
 	t.Helper()
-	for from := 0; from < len(users); from += MaxBatchIDs {
-		if _, err := c.BatchGet(context.Background(), "user", users[from:from+MaxBatchIDs]); err != nil {
+	for from := 0; from < len(users); from += evictBatch {
+		if _, err := c.BatchGet(context.Background(), "user", users[from:from+evictBatch]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	added := map[int]int64{}
-	batch := make([]int64, 100)
+	batch := make([]int64, evictBatch)
 	at := make([]int, len(batch))
-	for step := 0; step < 300; step++ {
+	for step := 0; step < 150; step++ {
 		if step%3 == 0 {
 			i := r.IntN(len(users))
 			mustIncr(t, c, "user", users[i], "posts", 1)

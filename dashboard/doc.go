@@ -3,44 +3,31 @@
 //
 // # Mounting
 //
-// Handler returns the dashboard as a net/http handler rooted at "/". A
-// net/http app mounts it under a prefix with http.StripPrefix, behind its
-// own login if it has one, and counts its traffic with pulsehttp:
+// Handler returns the dashboard as a net/http handler rooted at "/". An
+// app mounts it under a prefix with its framework's mount package, behind
+// its own login if it has one: mount.Dashboard of
+// github.com/pulse-dev/pulse/pulsehttp/mount (net/http and chi),
+// middleware/mount (Echo v4) or echov5/mount (Echo v5). The mounts are apart from the counting packages, so that an app
+// that only counts links no dashboard:
 //
-//	h, err := dashboard.Handler(dashboard.Config{
+//	h, err := mount.Dashboard(mux, "/dashboard", dashboard.Config{
 //		Store:    rec.Store(), // what the recorder writes; or timeseries.NewStore
 //		Health:   rec,      // *timeseries.Recorder: the status strip and api/health
 //		Entities: counters, // optional: the entity panel
 //		Title:    "My app",
-//	})
+//	}, login)
 //	if err != nil {
 //		return err
 //	}
-//	mux := http.NewServeMux()
-//	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", h))
-//	mux.Handle("/dashboard", http.StripPrefix("/dashboard", h)) // redirects to /dashboard/
-//	srv := &http.Server{Handler: pulsehttp.Hits(rec)(mux)}
+//	srv := &http.Server{Handler: pulsehttp.Hits(rec)(h)}
 //
 // Every request the dashboard answers is marked with timeseries.Skip, so
-// watching the page is not counted as traffic by any Pulse middleware
-// (pulsehttp, the Echo adapters, or one of the app's own that puts a
-// writer with SkipRequest in the chain). A login the app puts in front of
-// it answers first: for its refusals to go uncounted too, call
-// timeseries.Skip(w) before the login runs (under Echo, w is
-// c.Response()).
-//
-// An Echo v4 app mounts it with the middleware package's Mount, behind the
-// middleware given to it (a login, say):
-//
-//	err := pulsemw.Mount(e, "/dashboard", dashboard.Config{
-//		Store:  rec.Store(),
-//		Health: rec,
-//	}, echomw.BasicAuth(check))
-//
-// There the dashboard's guard runs first: it marks every request under
-// the prefix as not counted, so neither watching the page nor being
+// watching the page is not counted as traffic by any Pulse middleware.
+// A mount runs Guard first, before the login: it marks every request
+// under the prefix as not counted, so neither watching the page nor being
 // refused by its login counts as traffic, and it sets the security
-// headers on every answer, a 401 of the login included.
+// headers on every answer, a 401 of the login included. Mount is what
+// every framework's mount is built on.
 //
 // Every URL the page uses is relative to its root, so it works behind a
 // reverse proxy that adds a path prefix, and under HTTPS; the root without

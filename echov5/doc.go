@@ -58,9 +58,11 @@
 //
 // # The dashboard
 //
-// Mount serves it under a prefix, behind the app's own login:
+// Package github.com/pulse-dev/pulse/echov5/mount serves it under a
+// prefix, behind the app's own login; it is apart from this package, so
+// that an app that only counts links no dashboard:
 //
-//	err := echov5.Mount(e, "/dashboard",
+//	err := mount.Dashboard(e, "/dashboard",
 //		dashboard.Config{Store: rec.Store(), Health: rec},
 //		middleware.BasicAuth(func(c *echo.Context, user, pass string) (bool, error) {
 //			return subtle.ConstantTimeCompare([]byte(user+":"+pass), []byte(login)) == 1, nil

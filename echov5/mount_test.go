@@ -16,6 +16,7 @@ import (
 
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/echov5"
+	"github.com/pulse-dev/pulse/echov5/mount"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -39,7 +40,7 @@ func TestMount(t *testing.T) {
 	e := echo.New()
 	e.Use(echov5.HitsWithConfig(echov5.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
 	e.GET("/", func(c *echo.Context) error { return c.String(http.StatusOK, "home") })
-	if err := echov5.Mount(e, "/dashboard/", dashboard.Config{Store: rec.Store(), Health: rec, Logger: quiet}, login()); err != nil {
+	if err := mount.Dashboard(e, "/dashboard/", dashboard.Config{Store: rec.Store(), Health: rec, Logger: quiet}, login()); err != nil {
 		t.Fatal(err)
 	}
 	ab, err := rec.Counter("a/b") // a name only an escaped path can carry
@@ -130,16 +131,16 @@ func TestMountErrors(t *testing.T) {
 	rec := recorder(t, srv, timeseries.Config{FlushInterval: time.Hour})
 	cfg := dashboard.Config{Store: rec.Store(), Logger: quiet}
 	for _, prefix := range []string{"", "/", "//", "dashboard", "/d/:id", "/d/*"} {
-		if err := echov5.Mount(echo.New(), prefix, cfg); err == nil || !strings.HasPrefix(err.Error(), "echov5: mount: ") {
+		if err := mount.Dashboard(echo.New(), prefix, cfg); err == nil || !strings.HasPrefix(err.Error(), "mount: ") {
 			t.Errorf("prefix %q: %v", prefix, err)
 		}
 	}
-	if err := echov5.Mount(echo.New(), "/dashboard", dashboard.Config{}); err == nil || !strings.HasPrefix(err.Error(), "echov5: mount: ") {
+	if err := mount.Dashboard(echo.New(), "/dashboard", dashboard.Config{}); err == nil || !strings.HasPrefix(err.Error(), "mount: ") {
 		t.Errorf("no Store: %v", err)
 	}
 	e := echo.New()
 	e.OnAddRoute = func(r echo.Route) error { return echo.ErrForbidden } // the app refuses routes
-	if err := echov5.Mount(e, "/dashboard", cfg); err == nil || !strings.HasPrefix(err.Error(), "echov5: mount: ") {
+	if err := mount.Dashboard(e, "/dashboard", cfg); err == nil || !strings.HasPrefix(err.Error(), "mount: ") {
 		t.Errorf("a route refused: %v", err)
 	}
 }

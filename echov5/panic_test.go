@@ -1,6 +1,7 @@
 package echov5_test
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -34,6 +35,7 @@ func TestHitsPanic(t *testing.T) {
 			srv.FlushAll()
 			rec := recorder(t, srv, timeseries.Config{})
 			e := echo.New()
+			e.Logger = slog.New(slog.DiscardHandler) // Recover logs the stack
 			e.Use(echov5.HitsWithConfig(echov5.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
 			if tt.recover {
 				e.Use(echomw.Recover())

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	echomw "github.com/labstack/echo/v4/middleware"
@@ -15,6 +16,7 @@ import (
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/example/forum"
 	pulsemw "github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/middleware/mount"
 	"github.com/pulse-dev/pulse/promexport"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -41,10 +43,10 @@ func newEcho(rec *timeseries.Recorder, app *forum.App, alerts http.Handler, auth
 		VisitorRoutes: true, // visitors per route, besides the site's
 	}))
 	e.Use(echomw.Recover())
-	app.Register(e)
+	app.Register(e, ownGuard)
 
 	login := loginChain(auth, user, logger)
-	if err := pulsemw.Mount(e, "/dashboard", dashboard.Config{
+	if err := mount.Dashboard(e, dashboardPrefix, dashboard.Config{
 		Store:    rec.Store(),
 		Health:   rec,
 		Entities: app.Counters(),
@@ -75,19 +77,45 @@ func mountMetrics(e *echo.Echo, rec *timeseries.Recorder, login []echo.Middlewar
 	if err := reg.Register(promexport.NewCollector(rec)); err != nil {
 		return fmt.Errorf("example: metrics: %w", err)
 	}
-	metrics := echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	// Scrapes are not traffic: marked before the login runs, like the
-	// dashboard's requests.
-	e.GET("/metrics", metrics, append([]echo.MiddlewareFunc{skip}, login...)...)
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	serve := func(c echo.Context) error {
+		if m := c.Request().Method; m != http.MethodGet && m != http.MethodHead {
+			c.Response().Header().Set("Allow", "GET, HEAD")
+			return echo.NewHTTPError(http.StatusMethodNotAllowed, "metrics are read with GET")
+		}
+		metrics.ServeHTTP(c.Response(), c.Request())
+		return nil
+	}
+	// Scrapes are not traffic: every request, of any method, is marked
+	// before the login runs, like the dashboard's requests.
+	chain := append([]echo.MiddlewareFunc{guard}, login...)
+	e.Any(metricsPath, serve, chain...)
+	e.RouteNotFound(metricsPath, serve, chain...)
 	return nil
 }
 
-// skip marks a request as not counted by the Hits middleware.
-func skip(next echo.HandlerFunc) echo.HandlerFunc {
+// Where the dashboard and the Prometheus metrics are served.
+const (
+	dashboardPrefix = "/dashboard"
+	metricsPath     = "/metrics"
+)
+
+// guard marks a request as not counted by Hits, with the dashboard's
+// security headers, before anything else of its route answers.
+func guard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		timeseries.Skip(c.Response())
+		dashboard.Guard(c.Response())
 		return next(c)
 	}
+}
+
+// ownGuard names the routes with a login of their own, the dashboard's
+// and the metrics', which the forum's guards leave alone: their login
+// answers first, before any check of the body, so that a request it
+// refuses, or a malformed one, is answered there and never counted.
+func ownGuard(c echo.Context) bool {
+	p := c.Path()
+	return p == metricsPath || p == dashboardPrefix || strings.HasPrefix(p, dashboardPrefix+"/")
 }
 
 // dashboardAuth is the BasicAuth of DASHBOARD_USER and DASHBOARD_PASSWORD,

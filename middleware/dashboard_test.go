@@ -13,6 +13,7 @@ import (
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/middleware/mount"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -26,7 +27,7 @@ func mounted(t *testing.T) (*redistest.Server, *timeseries.Recorder, *httptest.S
 	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
 	e.GET("/app", func(c echo.Context) error { return c.String(http.StatusOK, "app") })
 	login := echomw.BasicAuth(func(u, p string, _ echo.Context) (bool, error) { return u == "admin" && p == "secret", nil })
-	if err := middleware.Mount(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}, login); err != nil {
+	if err := mount.Dashboard(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}, login); err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(e)
@@ -158,14 +159,14 @@ func TestMountErrors(t *testing.T) {
 		cfg          dashboard.Config
 		want         string
 	}{
-		{"no store", "/dashboard", dashboard.Config{}, "middleware: dashboard: "},
-		{"bad config", "/dashboard", dashboard.Config{Store: store, Overview: -1}, "middleware: dashboard: "},
-		{"relative prefix", "dashboard", dashboard.Config{Store: store}, "middleware: "},
-		{"root", "/", dashboard.Config{Store: store}, "middleware: "},
+		{"no store", "/dashboard", dashboard.Config{}, "mount: dashboard: "},
+		{"bad config", "/dashboard", dashboard.Config{Store: store, Overview: -1}, "mount: dashboard: "},
+		{"relative prefix", "dashboard", dashboard.Config{Store: store}, "mount: dashboard: "},
+		{"root", "/", dashboard.Config{Store: store}, "mount: dashboard: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := middleware.Mount(echo.New(), tt.prefix, tt.cfg); err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			if err := mount.Dashboard(echo.New(), tt.prefix, tt.cfg); err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Errorf("err = %v, want one starting %q", err, tt.want)
 			}
 		})

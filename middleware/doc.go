@@ -50,11 +50,10 @@
 //		return c.NoContent(http.StatusNoContent)
 //	})
 //
-// Mount serves the Pulse dashboard under a prefix behind the app's login,
-// and marks every request under the prefix before the login runs, so
-// neither the dashboard's traffic nor the requests its login refuses are
-// counted:
+// The dashboard is mounted by package
+// github.com/pulse-dev/pulse/middleware/mount, apart from this one, so
+// that an app that only counts links no dashboard:
 //
-//	err := pulsemw.Mount(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec},
+//	err := mount.Dashboard(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec},
 //		echomw.BasicAuth(check))
 package middleware

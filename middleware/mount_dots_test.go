@@ -9,7 +9,7 @@ import (
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
-	"github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/middleware/mount"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -19,7 +19,7 @@ func TestMountDotSegments(t *testing.T) {
 	srv := redistest.Start(t)
 	rec := recorder(t, srv, timeseries.Config{})
 	e := echo.New()
-	if err := middleware.Mount(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}); err != nil {
+	if err := mount.Dashboard(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}); err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(e)

@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -34,6 +35,7 @@ func TestHitsPanic(t *testing.T) {
 			srv.FlushAll()
 			rec := recorder(t, srv, timeseries.Config{})
 			e := echo.New()
+			e.Logger.SetOutput(io.Discard) // Recover logs the stack
 			e.Use(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
 			if tt.recover {
 				e.Use(echomw.Recover())

@@ -152,18 +152,18 @@
 //
 // # The dashboard
 //
-// dashboard.Handler serves the dashboard as a net/http handler rooted at
-// "/", for a prefix of the same mux. Watching it is not traffic: the
-// dashboard marks each of its requests with timeseries.Skip, so they are
-// counted neither by hits nor as routes:
+// Package github.com/pulse-dev/pulse/pulsehttp/mount serves the dashboard
+// in front of the mux, behind the app's login; it is apart from this
+// package, so that an app that only counts links no dashboard. Watching
+// it is not traffic, nor is a request its login refuses:
 //
-//	dash, err := dashboard.Handler(dashboard.Config{Store: rec.Store(), Health: rec})
+//	app, err := mount.Dashboard(mux, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}, login)
 //	if err != nil {
 //		return err
 //	}
-//	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", dash))
+//	srv := &http.Server{Handler: pulsehttp.Hits(rec)(app)}
 //
-// A login in front of it answers first: for its refusals to go uncounted
-// too, it calls timeseries.Skip(w) before it checks (or a Skipper covers
-// the prefix).
+// It sits in front of the mux, so that a path with ".." or "//" under the
+// prefix is the dashboard's to redirect, under the prefix, and not
+// ServeMux's, which would be counted.
 package pulsehttp

@@ -121,7 +121,7 @@ func startForumWith(t *testing.T, cfg forum.Config) *forumServer {
 	e := echo.New()
 	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = forum.ErrorHandler
-	app.Register(e)
+	app.Register(e, nil)
 	hs := httptest.NewServer(e)
 	t.Cleanup(hs.Close)
 	return &forumServer{t: t, app: app, e: e, base: hs.URL, header: http.Header{}}

@@ -4,16 +4,19 @@ import (
 	"context"
 
 	"github.com/labstack/echo/v4"
+	echomw "github.com/labstack/echo/v4/middleware"
 )
 
 // Register mounts the forum's pages and JSON API on e, and puts Protect in
 // front of every route of e: security headers on every answer, no
 // cross-origin writes, JSON-only bodies within DefaultBodyLimit, and the
 // admin routes behind Config.AdminAuth (or off). Because the guards sit on
-// e, routes added later, by the forum or next to it, are covered too.
+// e, routes added later, by the forum or next to it, are covered too,
+// but those ownGuard names (nil: none): routes with a login of their own
+// that must answer before any other check, such as a mounted dashboard.
 // Call it after the middleware that must see every request, such as Hits.
-func (a *App) Register(e *echo.Echo) {
-	e.Use(ProtectWithConfig(ProtectConfig{AdminAuth: a.adminAuth}))
+func (a *App) Register(e *echo.Echo, ownGuard echomw.Skipper) {
+	e.Use(ProtectWithConfig(ProtectConfig{AdminAuth: a.adminAuth, Skipper: ownGuard}))
 
 	// a.bounded goes on each route rather than on a group: a group's
 	// middleware would turn the 405 of a known path into a 404.

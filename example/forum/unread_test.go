@@ -125,7 +125,7 @@ func mysqlURL(t *testing.T, dsn string) string {
 func serve(t *testing.T, app *forum.App) *forumServer {
 	e := echo.New()
 	e.HTTPErrorHandler = forum.ErrorHandler
-	app.Register(e)
+	app.Register(e, nil)
 	hs := httptest.NewServer(e)
 	t.Cleanup(hs.Close)
 	return &forumServer{t: t, app: app, base: hs.URL}

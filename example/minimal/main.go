@@ -19,6 +19,7 @@ import (
 	"github.com/pulse-dev/pulse/cleaner"
 	"github.com/pulse-dev/pulse/dashboard"
 	pulsemw "github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/middleware/mount"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -56,7 +57,7 @@ func run(ctx context.Context, redisURL, addr string) (err error) {
 	e := echo.New()
 	e.Use(pulsemw.HitsWithConfig(pulsemw.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
 	e.GET("/", func(c echo.Context) error { return c.String(http.StatusOK, "Hello, counted.\n") })
-	if err := pulsemw.Mount(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}); err != nil {
+	if err := mount.Dashboard(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}); err != nil {
 		return err
 	}
 

@@ -20,6 +20,7 @@ import (
 	"github.com/pulse-dev/pulse/cleaner"
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/pulsehttp"
+	"github.com/pulse-dev/pulse/pulsehttp/mount"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -54,14 +55,13 @@ func run(ctx context.Context, redisURL, addr string) (err error) {
 	}
 	defer func() { err = errors.Join(err, clean.Close(context.Background())) }()
 
-	dash, err := dashboard.Handler(dashboard.Config{Store: rec.Store(), Health: rec})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "Hello, counted.\n") })
+	app, err := mount.Dashboard(mux, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}) // its requests are not counted
 	if err != nil {
 		return err
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "Hello, counted.\n") })
-	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", dash)) // its requests are not counted
-	h := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true})(mux)
+	h := pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true})(app)
 
 	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)

@@ -20,6 +20,7 @@ import (
 	"github.com/pulse-dev/pulse/cleaner"
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/echov5"
+	"github.com/pulse-dev/pulse/echov5/mount"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -57,7 +58,7 @@ func run(ctx context.Context, redisURL, addr string) (err error) {
 	e := echo.New()
 	e.Use(echov5.HitsWithConfig(echov5.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
 	e.GET("/", func(c *echo.Context) error { return c.String(http.StatusOK, "Hello, counted.\n") })
-	if err := echov5.Mount(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}); err != nil {
+	if err := mount.Dashboard(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}); err != nil {
 		return err
 	}
 

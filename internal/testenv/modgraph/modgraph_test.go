@@ -38,15 +38,16 @@ var consumers = []struct {
 	framework string   // the framework's own import; "" for net/http
 	modules   []string // Pulse's modules it requires, besides the root
 	adapter   string
+	mount     string // its package mounting the dashboard
 	without   []string
 	max       int // 0: the same program without Pulse, plus maxAdded
 }{
 	{"echov4", "github.com/labstack/echo/v4", []string{"middleware"}, "github.com/pulse-dev/pulse/middleware",
-		[]string{"github.com/labstack/echo/v5"}, 0},
+		"github.com/pulse-dev/pulse/middleware/mount", []string{"github.com/labstack/echo/v5"}, 0},
 	{"echov5", "github.com/labstack/echo/v5", []string{"echov5"}, "github.com/pulse-dev/pulse/echov5",
-		[]string{"github.com/labstack/echo/v4"}, maxModules},
+		"github.com/pulse-dev/pulse/echov5/mount", []string{"github.com/labstack/echo/v4"}, maxModules},
 	{"nethttp", "", nil, "github.com/pulse-dev/pulse/pulsehttp",
-		[]string{"github.com/labstack/"}, maxModules},
+		"github.com/pulse-dev/pulse/pulsehttp/mount", []string{"github.com/labstack/"}, maxModules},
 }
 
 func TestConsumerModuleGraph(t *testing.T) {
@@ -64,7 +65,7 @@ func TestConsumerModuleGraph(t *testing.T) {
 				imports = append(imports, c.framework)
 			}
 			bare := graph(t, root, nil, imports)
-			mods := graph(t, root, c.modules, append(append(imports, c.adapter), library...))
+			mods := graph(t, root, c.modules, append(append(imports, c.adapter, c.mount), library...))
 			var added []string
 			for _, m := range mods {
 				if !slices.Contains(bare, m) {
@@ -98,10 +99,21 @@ var library = []string{"github.com/pulse-dev/pulse/timeseries", "github.com/puls
 // module paths of its `go list -m all`.
 func graph(t *testing.T, root string, modules, imports []string) []string {
 	t.Helper()
+	mods, _ := graphs(t, root, modules, imports)
+	return mods
+}
+
+// graphs builds a consumer importing imports, tidies it and returns the
+// module paths of its `go list -m all` and the packages it links, `go
+// list -deps` of its main package.
+func graphs(t *testing.T, root string, modules, imports []string) (mods, pkgs []string) {
+	t.Helper()
 	dir := writeConsumer(t, root, modules, imports)
 	goCmd(t, dir, "mod", "tidy")
 	goCmd(t, dir, "build", "./...")
-	return strings.Fields(goCmd(t, dir, "list", "-m", "-f", "{{.Path}}", "all"))
+	mods = strings.Fields(goCmd(t, dir, "list", "-m", "-f", "{{.Path}}", "all"))
+	pkgs = strings.Fields(goCmd(t, dir, "list", "-deps", "-f", "{{.ImportPath}}", "."))
+	return mods, pkgs
 }
 
 // writeConsumer writes a module whose main package imports the library's

@@ -16,6 +16,9 @@ func MappingOf(r *Recorder) *latency.Mapping {
 	return r.durations.m
 }
 
+// MaxVisitorBuckets bounds the buckets of one read of visitors.
+const MaxVisitorBuckets = maxVisitorBuckets
+
 // CounterName is the series name of c, for the tests of the package's
 // API.
 func CounterName(c *Counter) string { return c.name }

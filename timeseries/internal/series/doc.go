@@ -1,10 +1,9 @@
-// Package series is what Pulse's packages share about the series a
-// timeseries.Recorder writes: the names of their keys and known-set
-// members, the checks on names and precisions, bucket arithmetic and
-// zero-filling, the recorder's defaults, and the reads behind
-// timeseries.Store's durations, visitors and Ping. Package timeseries is built on it;
-// cleaner, dashboard and the tests of the other packages use it so that
-// each of these rules has one implementation.
+// Package series is package timeseries' rules for the series a Recorder
+// writes: the names of their keys and known-set members, the checks on
+// names and precisions, bucket arithmetic and zero-filling, and the
+// recorder's defaults. Only timeseries imports it; the other packages
+// read these rules through timeseries' Schema and functions, so each rule
+// has one implementation.
 //
 // The names of one series at one precision:
 //

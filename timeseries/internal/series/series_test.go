@@ -218,3 +218,23 @@ func TestVisitorKeySharesLatSlot(t *testing.T) {
 		}
 	}
 }
+
+func TestVisitorPrecisions(t *testing.T) {
+	tests := []struct {
+		precisions []int
+		want       []int
+	}{
+		{nil, []int{60, 300, 3600, 86400}},
+		{[]int{1, 5, 60}, []int{60}},
+		{[]int{10, 30}, []int{}},
+	}
+	for _, tt := range tests {
+		s, err := Keys{Precisions: tt.precisions}.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.VisitorPrecisions(); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%v: %v, want %v", tt.precisions, got, tt.want)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package series
 
 import (
+	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -41,3 +44,47 @@ func (s Keys) VisitorKey(precision int, name string, bucket int64) (string, bool
 // bucket rarely holds the same person twice, and 5 h, between the hour
 // and the day that are kept. 1 min stays: it is the dashboard's live view.
 var DefaultVisitorPrecisions = []int{60, 300, 3600, 86400}
+
+// ErrNoVisitors means the series keeps no visitors: at that precision
+// (a *VisitorPrecisionError) or at all, its name holding braces that
+// cannot put them in its slot (see VisitorKeyPrefix).
+var ErrNoVisitors = errors.New("timeseries: no unique visitors")
+
+// VisitorPrecisionError reports a precision of the schema at which no
+// visitors are kept.
+type VisitorPrecisionError struct {
+	Precision int
+	Kept      []int
+}
+
+func (e *VisitorPrecisionError) Error() string {
+	return fmt.Sprintf("timeseries: no unique visitors are kept at precision %d (they are at %v)", e.Precision, e.Kept)
+}
+
+// Is makes errors.Is(err, ErrNoVisitors) true.
+func (e *VisitorPrecisionError) Is(target error) bool { return target == ErrNoVisitors }
+
+// VisitorPrecisions are the schema's precisions that keep visitors: those
+// of DefaultVisitorPrecisions it has, in its order.
+func (s Keys) VisitorPrecisions() []int {
+	out := []int{}
+	for _, p := range s.Precisions {
+		if slices.Contains(DefaultVisitorPrecisions, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// CheckVisitorPrecision returns a *PrecisionError for a precision the
+// schema does not have, and a *VisitorPrecisionError for one of its
+// precisions that keeps no visitors.
+func (s Keys) CheckVisitorPrecision(p int) error {
+	if err := s.CheckPrecision(p); err != nil {
+		return err
+	}
+	if kept := s.VisitorPrecisions(); !slices.Contains(kept, p) {
+		return &VisitorPrecisionError{Precision: p, Kept: kept}
+	}
+	return nil
+}

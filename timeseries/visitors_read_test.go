@@ -1,4 +1,4 @@
-package series_test
+package timeseries_test
 
 import (
 	"context"
@@ -10,25 +10,27 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/pulse-dev/pulse/internal/redisconn"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
-	"github.com/pulse-dev/pulse/timeseries/internal/series"
+	"github.com/pulse-dev/pulse/timeseries"
 )
-
-func TestMain(m *testing.M) { redistest.Main(m) }
 
 // fixedClock is a clock standing still at one second.
 type fixedClock struct{ at time.Time }
 
 func (c fixedClock) Now() time.Time { return c.at }
 
-// now is the handle's clock in these tests: inside the minute bucket
+// readNow is the store's clock in these tests: inside the minute bucket
 // 1700000040 and the day bucket 1699920000.
-var now = time.Unix(1700000045, 0)
+var readNow = time.Unix(1700000045, 0)
 
-func handleOf(p redisconn.Pool, prefix string) series.Handle {
-	schema, _ := series.Keys{Prefix: prefix}.Normalize()
-	return series.Handle{Router: redisconn.NewRouter(p), Keys: schema, Clock: fixedClock{now}}
+// readStore reads the series under prefix in p by a clock standing still
+// at readNow.
+func readStore(t testing.TB, p timeseries.Pool, prefix string) *timeseries.Store {
+	s, err := timeseries.NewStore(p, timeseries.Schema{Prefix: prefix}, fixedClock{readNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // visitorIDs are the ids lo..hi-1 as PFADD arguments.
@@ -42,9 +44,9 @@ func visitorIDs(lo, hi int) []any {
 
 // seed PFADDs ids into one bucket of name's visitors at precision, as the
 // write path does.
-func seed(t *testing.T, do func(key string, args ...any) (any, error), h series.Handle, name string, precision int, bucket int64, ids []any) string {
+func seed(t *testing.T, do func(key string, args ...any) (any, error), s *timeseries.Store, name string, precision int, bucket int64, ids []any) string {
 	t.Helper()
-	key, ok := h.Keys.VisitorKey(precision, name, bucket)
+	key, ok := s.Schema().VisitorKey(precision, name, bucket)
 	if !ok {
 		t.Fatalf("%q keeps no visitors", name)
 	}
@@ -64,27 +66,27 @@ func near(got int64, want int) bool {
 // i holds visitors 50i..50i+99, so each shares 50 with the next; 650
 // distinct in all, 1200 by the sum of the buckets. A bucket just before
 // and one just after the window hold visitors of their own.
-func overlapping(t *testing.T, do func(key string, args ...any) (any, error), h series.Handle, name string) (from, to int64, keys []any) {
+func overlapping(t *testing.T, do func(key string, args ...any) (any, error), s *timeseries.Store, name string) (from, to int64, keys []any) {
 	t.Helper()
-	to = series.BucketStart(now.Unix(), 60)
+	to = timeseries.BucketStart(readNow.Unix(), 60)
 	from = to - 11*60
 	for i := range 12 {
-		keys = append(keys, seed(t, do, h, name, 60, from+int64(i)*60, visitorIDs(50*i, 50*i+100)))
+		keys = append(keys, seed(t, do, s, name, 60, from+int64(i)*60, visitorIDs(50*i, 50*i+100)))
 	}
-	seed(t, do, h, name, 60, from-60, visitorIDs(5000, 5400))
-	seed(t, do, h, name, 60, to+60, visitorIDs(6000, 6400))
+	seed(t, do, s, name, 60, from-60, visitorIDs(5000, 5400))
+	seed(t, do, s, name, 60, to+60, visitorIDs(6000, 6400))
 	return from, to, keys
 }
 
 func TestVisitors(t *testing.T) {
 	srv := redistest.Start(t)
 	do := func(key string, args ...any) (any, error) { return srv.Do("PFADD", args...), nil }
-	h := handleOf(srv.Pool(), "uq:")
+	s := readStore(t, srv.Pool(), "uq:")
 	ctx := context.Background()
-	from, to, keys := overlapping(t, do, h, "hits")
+	from, to, keys := overlapping(t, do, s, "hits")
 
 	t.Run("window is the union", func(t *testing.T) {
-		u, err := h.LastVisitors(ctx, "hits", 60, 12)
+		u, err := s.LastVisitors(ctx, "hits", 60, 12)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +106,7 @@ func TestVisitors(t *testing.T) {
 		}
 	})
 	t.Run("per bucket", func(t *testing.T) {
-		u, err := h.Visitors(ctx, "hits", 60, from-30, to+30)
+		u, err := s.Visitors(ctx, "hits", 60, from-30, to+30)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,8 +123,8 @@ func TestVisitors(t *testing.T) {
 		}
 	})
 	t.Run("empty buckets", func(t *testing.T) {
-		hour := series.BucketStart(now.Unix(), 3600)
-		u, err := h.Visitors(ctx, "quiet", 3600, hour-7200, hour)
+		hour := timeseries.BucketStart(readNow.Unix(), 3600)
+		u, err := s.Visitors(ctx, "quiet", 3600, hour-7200, hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,10 +133,10 @@ func TestVisitors(t *testing.T) {
 		}
 	})
 	t.Run("today", func(t *testing.T) {
-		day := series.BucketStart(now.Unix(), 86400)
-		seed(t, do, h, "hits", 86400, day, visitorIDs(0, 300))
-		seed(t, do, h, "hits", 86400, day-86400, visitorIDs(1000, 2000))
-		got, err := h.CurrentVisitors(ctx, []string{"hits", "quiet", "a}b"}, 86400)
+		day := timeseries.BucketStart(readNow.Unix(), 86400)
+		seed(t, do, s, "hits", 86400, day, visitorIDs(0, 300))
+		seed(t, do, s, "hits", 86400, day-86400, visitorIDs(1000, 2000))
+		got, err := s.CurrentVisitors(ctx, []string{"hits", "quiet", "a}b"}, 86400)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,30 +147,31 @@ func TestVisitors(t *testing.T) {
 }
 
 func TestVisitorsErrors(t *testing.T) {
-	h := handleOf(nil, "") // every case fails before Redis is asked
+	s := readStore(t, &redis.Pool{}, "") // every case fails before Redis is asked
 	ctx := context.Background()
-	var perr *series.PrecisionError
-	var uerr *series.VisitorPrecisionError
+	const most = timeseries.MaxVisitorBuckets
+	var perr *timeseries.PrecisionError
+	var uerr *timeseries.VisitorPrecisionError
 	tests := []struct {
 		name string
 		read func() error
 		want func(error) bool
 	}{
-		{"5 s keeps none", func() error { _, err := h.LastVisitors(ctx, "hits", 5, 10); return err },
+		{"5 s keeps none", func() error { _, err := s.LastVisitors(ctx, "hits", 5, 10); return err },
 			func(err error) bool {
-				return errors.As(err, &uerr) && errors.Is(err, series.ErrNoVisitors) && !errors.As(err, &perr)
+				return errors.As(err, &uerr) && errors.Is(err, timeseries.ErrNoVisitors) && !errors.As(err, &perr)
 			}},
-		{"precision not in the schema", func() error { _, err := h.LastVisitors(ctx, "hits", 7, 10); return err },
-			func(err error) bool { return errors.As(err, &perr) && !errors.Is(err, series.ErrNoVisitors) }},
-		{"braces", func() error { _, err := h.LastVisitors(ctx, "a}b", 60, 10); return err },
-			func(err error) bool { return errors.Is(err, series.ErrNoVisitors) && !errors.As(err, &uerr) }},
-		{"too many buckets", func() error { _, err := h.Visitors(ctx, "hits", 60, 60, 60*(series.MaxVisitorBuckets+1)); return err },
-			func(err error) bool { return errors.Is(err, series.ErrRangeTooLarge) }},
-		{"n = 0", func() error { _, err := h.LastVisitors(ctx, "hits", 60, 0); return err },
+		{"precision not in the schema", func() error { _, err := s.LastVisitors(ctx, "hits", 7, 10); return err },
+			func(err error) bool { return errors.As(err, &perr) && !errors.Is(err, timeseries.ErrNoVisitors) }},
+		{"braces", func() error { _, err := s.LastVisitors(ctx, "a}b", 60, 10); return err },
+			func(err error) bool { return errors.Is(err, timeseries.ErrNoVisitors) && !errors.As(err, &uerr) }},
+		{"too many buckets", func() error { _, err := s.Visitors(ctx, "hits", 60, 60, 60*(most+1)); return err },
+			func(err error) bool { return errors.Is(err, timeseries.ErrRangeTooLarge) }},
+		{"n = 0", func() error { _, err := s.LastVisitors(ctx, "hits", 60, 0); return err },
 			func(err error) bool { return err != nil }},
-		{"n above the bound", func() error { _, err := h.LastVisitors(ctx, "hits", 60, series.MaxVisitorBuckets+1); return err },
+		{"n above the bound", func() error { _, err := s.LastVisitors(ctx, "hits", 60, most+1); return err },
 			func(err error) bool { return err != nil }},
-		{"today at 5 s", func() error { _, err := h.CurrentVisitors(ctx, []string{"hits"}, 5); return err },
+		{"today at 5 s", func() error { _, err := s.CurrentVisitors(ctx, []string{"hits"}, 5); return err },
 			func(err error) bool { return errors.As(err, &uerr) }},
 	}
 	for _, tt := range tests {
@@ -177,25 +180,5 @@ func TestVisitorsErrors(t *testing.T) {
 				t.Errorf("got %v", err)
 			}
 		})
-	}
-}
-
-func TestVisitorPrecisions(t *testing.T) {
-	tests := []struct {
-		precisions []int
-		want       []int
-	}{
-		{nil, []int{60, 300, 3600, 86400}},
-		{[]int{1, 5, 60}, []int{60}},
-		{[]int{10, 30}, []int{}},
-	}
-	for _, tt := range tests {
-		s, err := series.Keys{Precisions: tt.precisions}.Normalize()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := s.VisitorPrecisions(); fmt.Sprint(got) != fmt.Sprint(tt.want) {
-			t.Errorf("%v: %v, want %v", tt.precisions, got, tt.want)
-		}
 	}
 }

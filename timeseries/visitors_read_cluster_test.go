@@ -1,4 +1,4 @@
-package series_test
+package timeseries_test
 
 import (
 	"context"
@@ -13,27 +13,6 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
-
-// tripConn counts round trips on the wire: each time the client starts
-// reading after it wrote, it waits for Redis once more.
-type tripConn struct {
-	net.Conn
-	wrote bool
-	trips *atomic.Int64
-}
-
-func (c *tripConn) Write(p []byte) (int, error) {
-	c.wrote = true
-	return c.Conn.Write(p)
-}
-
-func (c *tripConn) Read(p []byte) (int, error) {
-	if c.wrote {
-		c.wrote = false
-		c.trips.Add(1)
-	}
-	return c.Conn.Read(p)
-}
 
 // tripCounter counts the round trips to each node of a cluster.
 type tripCounter struct {
@@ -83,7 +62,7 @@ func countingCluster(t *testing.T, cl *redistest.Cluster) (*redisc.Cluster, *tri
 				if err != nil {
 					return nil, err
 				}
-				return &tripConn{Conn: c, trips: tc.of(addr)}, nil
+				return &roundTripConn{Conn: c, trips: tc.of(addr)}, nil
 			}
 			return &redis.Pool{MaxIdle: 4, Dial: func() (redis.Conn, error) {
 				return redis.Dial("tcp", addr, redis.DialNetDial(dial), redis.DialReadTimeout(2*time.Second))
@@ -103,17 +82,17 @@ func TestVisitorsOnCluster(t *testing.T) {
 	cl := redistest.SharedCluster(t)
 	cl.Reset(t)
 	rc, tc := countingCluster(t, cl)
-	h := handleOf(rc, "uqc:")
+	s := readStore(t, rc, "uqc:")
 	do := func(key string, args ...any) (any, error) { return cl.Do(t, key, "PFADD", args...), nil }
-	_, _, keys := overlapping(t, do, h, "GET /posts/:id")
+	_, _, keys := overlapping(t, do, s, "GET /posts/:id")
 	master := cl.MasterOf(keys[0].(string))
 	ctx := context.Background()
-	if _, err := h.LastVisitors(ctx, "GET /posts/:id", 60, 12); err != nil {
+	if _, err := s.LastVisitors(ctx, "GET /posts/:id", 60, 12); err != nil {
 		t.Fatal(err) // connects to the node first
 	}
 
 	tc.reset()
-	u, err := h.LastVisitors(ctx, "GET /posts/:id", 60, 12)
+	u, err := s.LastVisitors(ctx, "GET /posts/:id", 60, 12)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,6 +148,7 @@ func TestConfigurationListsEveryField(t *testing.T) {
 		{"pulsehttp", "HitsConfig", "docs/configuration.md"},
 		{"middleware", "HitsConfig", "docs/configuration.md"},
 		{"echov5", "HitsConfig", "docs/configuration.md"},
+		{"adapter", "HitsConfig", "docs/configuration.md"},
 		{"entity", "Config", "docs/entity.md"},
 		{"entity", "Kind", "docs/entity.md"},
 	} {

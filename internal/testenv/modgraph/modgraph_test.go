@@ -48,6 +48,10 @@ var consumers = []struct {
 		"github.com/pulse-dev/pulse/echov5/mount", []string{"github.com/labstack/echo/v4"}, maxModules},
 	{"nethttp", "", nil, "github.com/pulse-dev/pulse/pulsehttp",
 		"github.com/pulse-dev/pulse/pulsehttp/mount", []string{"github.com/labstack/"}, maxModules},
+	{"gin", "github.com/gin-gonic/gin", []string{"pulsegin"}, "github.com/pulse-dev/pulse/pulsegin",
+		"github.com/pulse-dev/pulse/pulsegin/mount", []string{"github.com/labstack/", "github.com/go-chi/"}, 0},
+	{"chi", "github.com/go-chi/chi/v5", []string{"pulsechi"}, "github.com/pulse-dev/pulse/pulsechi",
+		"github.com/pulse-dev/pulse/pulsehttp/mount", []string{"github.com/labstack/", "github.com/gin-gonic/"}, maxModules},
 }
 
 func TestConsumerModuleGraph(t *testing.T) {

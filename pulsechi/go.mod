@@ -1,4 +1,4 @@
-module github.com/pulse-dev/pulse/internal/testenv/chiadapter
+module github.com/pulse-dev/pulse/pulsechi
 
 go 1.26.0
 
@@ -15,4 +15,4 @@ require (
 	github.com/mna/redisc v1.4.0 // indirect
 )
 
-replace github.com/pulse-dev/pulse => ../../..
+replace github.com/pulse-dev/pulse => ../

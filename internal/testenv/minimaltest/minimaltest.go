@@ -1,0 +1,190 @@
+// Package minimaltest runs a minimal example program (example/minimalv5,
+// minimalgin, minimalchi) as a user would: built, started against a
+// private redis-server, loaded from many clients, stopped by SIGTERM,
+// and its counts checked at every precision.
+package minimaltest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
+)
+
+// lockedBuffer collects a process's output while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// start builds the program in the test's directory and runs it against
+// srv; it returns the base URL, the program's output and a channel of its
+// exit.
+func start(t *testing.T, srv *redistest.Server) (base string, logs *lockedBuffer, cmd *exec.Cmd, exited chan error) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "minimal")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	addr := freeAddr(t)
+	cmd = exec.Command(bin)
+	cmd.Env = append(os.Environ(), "REDIS_URL=redis://"+srv.Addr+"/0", "ADDR="+addr)
+	logs = &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited = make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	return "http://" + addr, logs, cmd, exited
+}
+
+// get answers a GET's status and body.
+func get(t *testing.T, client *http.Client, url string) (int, string) {
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Error(err)
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// waitReady waits for url to answer 200 while the program starts.
+func waitReady(t *testing.T, client *http.Client, url string, logs *lockedBuffer) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if resp, err := client.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no dashboard within 30 s\n%s", logs.String())
+		}
+	}
+}
+
+// sendLoad sends each GETs from each of clients at once, every third one
+// to a path no route matches, and returns how many answered wrong.
+func sendLoad(t *testing.T, client *http.Client, base string, clients, each int) int64 {
+	var bad atomic.Int64
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for i := range each {
+				path, want := "/", http.StatusOK
+				if i%3 == 2 {
+					path, want = fmt.Sprintf("/nowhere/%d", i), http.StatusNotFound
+				}
+				if code, _ := get(t, client, base+path); code != want {
+					bad.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return bad.Load()
+}
+
+// Run runs the program of the test's directory against a private
+// redis-server: the dashboard is served and not counted, the app's
+// requests, sent at once from many clients, are all counted at every
+// precision, root being the series of its one route ("GET /"), and
+// SIGTERM ends the program cleanly with every hit written.
+func Run(t *testing.T, root string) {
+	if testing.Short() {
+		t.Skip("builds and runs the program")
+	}
+	srv := redistest.Start(t)
+	base, logs, cmd, exited := start(t, srv)
+	noRedirect := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+	waitReady(t, noRedirect, base+"/dashboard/", logs)
+	if code, page := get(t, noRedirect, base+"/dashboard/"); code != http.StatusOK || !strings.Contains(page, "<title>Pulse</title>") {
+		t.Errorf("dashboard page: %d %.200s", code, page)
+	}
+	if code, _ := get(t, noRedirect, base+"/dashboard"); code != http.StatusFound {
+		t.Errorf("/dashboard: %d, want a redirect to /dashboard/", code)
+	}
+	if code, body := get(t, noRedirect, base+"/dashboard/api/health"); code != http.StatusOK {
+		t.Errorf("api/health: %d %s", code, body)
+	}
+
+	const clients, each = 8, 150 // each client's every third request misses
+	if bad := sendLoad(t, noRedirect, base, clients, each); bad != 0 {
+		t.Fatalf("%d requests answered wrong", bad)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, logs.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("still running 20 s after SIGTERM\n%s", logs.String())
+	}
+	// Written on the way out; the dashboard's requests are not among them.
+	hits, misses := int64(clients*each), int64(clients*each/3)
+	want := map[string]int64{
+		"hits": hits, root: hits - misses, "status:2xx": hits - misses,
+		"unmatched": misses, "status:4xx": misses,
+		root + " status:2xx": hits - misses, "unmatched status:4xx": misses,
+	}
+	for name, n := range want {
+		for _, p := range tracktest.DefaultPrecisions() {
+			if got := srv.HashSum(fmt.Sprintf("count:%d:%s", p, name)); got != n {
+				t.Errorf("%s at precision %d: %d, want %d", name, p, got, n)
+			}
+		}
+	}
+}

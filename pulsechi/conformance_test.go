@@ -1,0 +1,41 @@
+package pulsechi_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/pulse-dev/pulse/adapter/adaptertest"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/pulsechi"
+	"github.com/pulse-dev/pulse/pulsehttp/mount"
+)
+
+// The chi adapter passes the conformance table: a chi router counted by
+// one middleware per Recorder (the router's Use), the dashboard mounted
+// in front of it by pulsehttp/mount.
+func TestConformance(t *testing.T) {
+	srv := redistest.Start(t)
+	adaptertest.Run(t, srv.Pool(), adaptertest.Adapter{Serve: func(app adaptertest.App) (http.Handler, error) {
+		r := chi.NewRouter()
+		for _, rec := range app.Recorders {
+			r.Use(pulsechi.HitsWithConfig(pulsechi.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
+		}
+		for _, rt := range app.Routes {
+			r.Method(rt.Method, rt.Path, rt.Handler)
+		}
+		var h http.Handler = r
+		if d := app.Dashboard; d != nil {
+			var login []func(http.Handler) http.Handler
+			if d.Login != nil {
+				login = append(login, d.Login)
+			}
+			var err error
+			if h, err = mount.Dashboard(r, d.Prefix, d.Config, login...); err != nil {
+				return nil, err
+			}
+		}
+		return h, nil
+	}})
+}

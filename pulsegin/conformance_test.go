@@ -1,0 +1,63 @@
+package pulsegin_test
+
+import (
+	"net/http"
+	"regexp"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pulse-dev/pulse/adapter/adaptertest"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/pulsegin"
+	"github.com/pulse-dev/pulse/pulsegin/mount"
+)
+
+func TestMain(m *testing.M) {
+	gin.SetMode(gin.ReleaseMode)
+	redistest.Main(m)
+}
+
+// colonParams writes a route's {name} segments as Gin does, :name.
+func colonParams(path string) string {
+	return regexp.MustCompile(`\{(\w+)\}`).ReplaceAllString(path, ":$1")
+}
+
+// ginLogin is net/http middleware as a Gin handler: the chain goes on
+// only when mw calls the handler it wraps.
+func ginLogin(mw func(http.Handler) http.Handler) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		passed := false
+		mw(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { passed = true })).ServeHTTP(c.Writer, c.Request)
+		if !passed {
+			c.Abort()
+		}
+	}
+}
+
+// serve is the conformance table's app on Gin.
+func serve(app adaptertest.App) (http.Handler, error) {
+	r := gin.New()
+	for _, rec := range app.Recorders {
+		r.Use(pulsegin.HitsWithConfig(pulsegin.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
+	}
+	for _, rt := range app.Routes {
+		r.Handle(rt.Method, colonParams(rt.Path), gin.WrapH(rt.Handler))
+	}
+	if d := app.Dashboard; d != nil {
+		var login []gin.HandlerFunc
+		if d.Login != nil {
+			login = append(login, ginLogin(d.Login))
+		}
+		if err := mount.Dashboard(r, d.Prefix, d.Config, login...); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// The Gin adapter passes the conformance table.
+func TestConformance(t *testing.T) {
+	srv := redistest.Start(t)
+	adaptertest.Run(t, srv.Pool(), adaptertest.Adapter{Template: colonParams, Serve: serve})
+}

@@ -141,8 +141,9 @@
 // the visitor; Counted series count the hit only. The shipped adapters
 // name a route "<METHOD> <pattern>", requests no route matched
 // "unmatched", status classes "status:2xx" … "status:other", and a
-// route's "<METHOD> <pattern> status:2xx"; a chi adapter of 50 lines
-// doing the same is in internal/testenv/chiadapter.
+// route's "<METHOD> <pattern> status:2xx"; package adapter holds those
+// rules for an adapter of another router, and adapter/adaptertest the
+// table every adapter passes.
 //
 // # Testing
 //

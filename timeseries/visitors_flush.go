@@ -38,9 +38,14 @@ func (u *visitorState) flush(ctx context.Context) error {
 // offers them again every saltRecheck seconds.
 func (u *visitorState) keepSalts(now int64, timeout time.Duration) error {
 	recheck := now-u.lastCheck >= saltRecheck
-	err := u.book.Keep(now, recheck, func(day int64, proposal visitors.Salt) (visitors.Salt, error) {
-		return u.fetchSalt(day, proposal, timeout)
-	})
+	offers, err := u.book.Due(now, recheck)
+	if err != nil {
+		return err
+	}
+	for i := range offers {
+		offers[i].Salt, offers[i].Err = u.fetchSalt(offers[i].Day, offers[i].Salt, timeout)
+	}
+	err = u.book.Keep(now, offers)
 	if recheck && err == nil {
 		u.lastCheck = now
 	}

@@ -26,9 +26,14 @@ func SaltKey(prefix string, day int64) string {
 // DayOf is the start of the UTC day of unix second sec.
 func DayOf(sec int64) int64 { return sec - ((sec%Day)+Day)%Day }
 
-// Fetch agrees on the salt of a day with the other instances: it offers
-// proposal and returns the salt in force, proposal if none was.
-type Fetch func(day int64, proposal Salt) (Salt, error)
+// An Offer is a day whose salt is to be agreed with the other
+// instances: Salt is the one to offer (the one held, or a new random
+// one), which the caller replaces with the salt in force, or sets Err.
+type Offer struct {
+	Day  int64
+	Salt Salt
+	Err  error
+}
 
 // Book holds the salts of the days in use: the current one, the next
 // (fetched ahead of midnight, so no request waits) and, for Grace, the
@@ -59,12 +64,38 @@ func (b *Book) For(sec int64) *Salt {
 	return nil
 }
 
-// Keep makes sure the salts of the day of now and of the next day are
-// known, asking fetch for those that are not, or all of them when
-// recheck (so that a salt Redis lost is put back, and one another
-// instance put back is adopted), and forgets those past their grace. It
-// returns the first error; the salts it did get are kept.
-func (b *Book) Keep(now int64, recheck bool, fetch Fetch) error {
+// Due returns the days whose salt is to be agreed at now: today's and
+// tomorrow's when they are not known, or both when recheck (so that a
+// salt Redis lost is put back, and one another instance put back is
+// adopted). The caller agrees on them with Redis and hands them to Keep:
+// the Book itself never calls out.
+func (b *Book) Due(now int64, recheck bool) ([]Offer, error) {
+	today := DayOf(now)
+	var old []daySalt
+	if p := b.days.Load(); p != nil {
+		old = *p
+	}
+	var due []Offer
+	for _, day := range []int64{today, today + Day} {
+		have := find(old, day)
+		if have != nil && !recheck {
+			continue
+		}
+		o := Offer{Day: day}
+		if have != nil {
+			o.Salt = *have
+		} else if _, err := rand.Read(o.Salt[:]); err != nil {
+			return nil, fmt.Errorf("salt: %w", err)
+		}
+		due = append(due, o)
+	}
+	return due, nil
+}
+
+// Keep keeps the salts agreed in offers, a day whose offer failed keeping
+// the salt held, and forgets the days past their grace. It returns the
+// first error of offers.
+func (b *Book) Keep(now int64, offers []Offer) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	today := DayOf(now)
@@ -82,41 +113,22 @@ func (b *Book) Keep(now int64, recheck bool, fetch Fetch) error {
 			}
 			continue
 		}
-		if have != nil && !recheck {
-			next = append(next, daySalt{day, have})
-			continue
-		}
-		s, err := agree(day, have, fetch)
-		if err != nil {
-			firstErr = cmpErr(firstErr, err)
-			if have != nil {
-				next = append(next, daySalt{day, have})
+		for _, o := range offers {
+			switch {
+			case o.Day != day:
+			case o.Err != nil:
+				firstErr = cmpErr(firstErr, o.Err)
+			case have == nil || *have != o.Salt:
+				agreed := o.Salt
+				have = &agreed
 			}
-			continue
 		}
-		next = append(next, daySalt{day, s})
+		if have != nil {
+			next = append(next, daySalt{day, have})
+		}
 	}
 	b.days.Store(&next)
 	return firstErr
-}
-
-// agree offers the salt held (or a new random one) and returns the one in
-// force.
-func agree(day int64, have *Salt, fetch Fetch) (*Salt, error) {
-	var proposal Salt
-	if have != nil {
-		proposal = *have
-	} else if _, err := rand.Read(proposal[:]); err != nil {
-		return nil, fmt.Errorf("salt: %w", err)
-	}
-	s, err := fetch(day, proposal)
-	if err != nil {
-		return nil, err
-	}
-	if have != nil && *have == s {
-		return have, nil
-	}
-	return &s, nil
 }
 
 func find(ds []daySalt, day int64) *Salt {

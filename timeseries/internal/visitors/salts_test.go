@@ -27,6 +27,18 @@ func (f *fakeRedis) fetch(day int64, proposal Salt) (Salt, error) {
 	return proposal, nil
 }
 
+// keep agrees with f on the salts b says are due at now, and keeps them.
+func keep(b *Book, now int64, recheck bool, f *fakeRedis) error {
+	offers, err := b.Due(now, recheck)
+	if err != nil {
+		return err
+	}
+	for i := range offers {
+		offers[i].Salt, offers[i].Err = f.fetch(offers[i].Day, offers[i].Salt)
+	}
+	return b.Keep(now, offers)
+}
+
 // A Book knows today's and tomorrow's salts after Keep, fetches them only
 // when missing (or asked to recheck), keeps yesterday's for Grace, and
 // adopts the salt the shared store holds.
@@ -47,11 +59,11 @@ func TestBookKeep(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeRedis{salts: map[int64]Salt{}}
 			var b Book
-			if err := b.Keep(day+43200, false, f.fetch); err != nil {
+			if err := keep(&b, day+43200, false, f); err != nil {
 				t.Fatal(err)
 			}
 			f.calls = 0
-			if err := b.Keep(tt.now, false, f.fetch); err != nil {
+			if err := keep(&b, tt.now, false, f); err != nil {
 				t.Fatal(err)
 			}
 			if f.calls != tt.wantCalls {
@@ -77,10 +89,10 @@ func TestBookRecheck(t *testing.T) {
 	const now = 1800000000
 	f := &fakeRedis{salts: map[int64]Salt{}}
 	var b Book
-	_ = b.Keep(now, false, f.fetch)
+	_ = keep(&b, now, false, f)
 	held := *b.For(now)
 	f.down = true
-	if err := b.Keep(now, true, f.fetch); err == nil {
+	if err := keep(&b, now, true, f); err == nil {
 		t.Error("Keep with the store down returned no error")
 	}
 	if s := b.For(now); s == nil || *s != held {
@@ -89,7 +101,7 @@ func TestBookRecheck(t *testing.T) {
 	f.down = false
 	other := Salt{1, 2, 3}
 	f.salts[DayOf(now)] = other
-	_ = b.Keep(now, true, f.fetch)
+	_ = keep(&b, now, true, f)
 	if s := b.For(now); s == nil || *s != other {
 		t.Error("a recheck did not adopt the salt in force")
 	}

@@ -8,13 +8,15 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"github.com/pulse-dev/pulse/adapter/adaptertest"
-	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/echov5"
 	"github.com/pulse-dev/pulse/echov5/mount"
+	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
 // colonParams writes a route's {name} segments as Echo and Gin do, :name.
-func colonParams(path string) string { return regexp.MustCompile(`\{(\w+)\}`).ReplaceAllString(path, ":$1") }
+func colonParams(path string) string {
+	return regexp.MustCompile(`\{(\w+)\}`).ReplaceAllString(path, ":$1")
+}
 
 // The Echo v5 adapter passes the conformance table.
 func TestConformance(t *testing.T) {

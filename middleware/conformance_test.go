@@ -14,7 +14,9 @@ import (
 )
 
 // colonParams writes a route's {name} segments as Echo and Gin do, :name.
-func colonParams(path string) string { return regexp.MustCompile(`\{(\w+)\}`).ReplaceAllString(path, ":$1") }
+func colonParams(path string) string {
+	return regexp.MustCompile(`\{(\w+)\}`).ReplaceAllString(path, ":$1")
+}
 
 // The Echo v4 adapter passes the conformance table.
 func TestConformance(t *testing.T) {

@@ -19,6 +19,7 @@ package pulsechi
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -62,10 +63,26 @@ func (cfg HitsConfig) http() pulsehttp.HitsConfig {
 
 // RouteName is the pattern of the chi route that served r, mounted
 // subrouters joined ("/api/users/{id}"); "" when no route matched (chi's
-// 404 and 405).
+// 404 and 405, a subrouter's included).
 func RouteName(r *http.Request) string {
-	if rc := chi.RouteContext(r.Context()); rc != nil {
-		return rc.RoutePattern()
+	rc := chi.RouteContext(r.Context())
+	if rc == nil {
+		return ""
 	}
-	return ""
+	p := rc.RoutePattern()
+	// A subrouter's own 404 or 405 leaves the pattern it is mounted at
+	// ("/api/*"), as a catch-all route's would be: only the router's
+	// match tells them apart.
+	if strings.HasSuffix(p, "/*") && rc.Routes != nil && !rc.Routes.Match(chi.NewRouteContext(), r.Method, routePath(r)) {
+		return ""
+	}
+	return p
+}
+
+// routePath is the path chi routes r by.
+func routePath(r *http.Request) string {
+	if r.URL.RawPath != "" {
+		return r.URL.RawPath
+	}
+	return r.URL.Path
 }

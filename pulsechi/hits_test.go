@@ -69,6 +69,7 @@ func shop(rec *timeseries.Recorder) http.Handler {
 		r.Get("/v1/{thing}", func(w http.ResponseWriter, r *http.Request) {})
 	})
 	r.HandleFunc("/any", func(w http.ResponseWriter, r *http.Request) {})
+	r.Get("/files/*", func(w http.ResponseWriter, r *http.Request) {})
 	return r
 }
 
@@ -91,6 +92,9 @@ func TestRoutesAndStatusClasses(t *testing.T) {
 		{"nonstandard method", "PROPFIND", "/any", 200, []string{"OTHER /any", "status:2xx"}},
 		{"no route", "GET", "/nowhere", 404, []string{"unmatched", "status:4xx"}},
 		{"method not allowed", "DELETE", "/items/7", 405, []string{"unmatched", "status:4xx"}},
+		{"no route in a subrouter", "GET", "/api/nowhere", 404, []string{"unmatched", "status:4xx"}},
+		{"method not allowed in a subrouter", "POST", "/api/v1/users", 405, []string{"unmatched", "status:4xx"}},
+		{"catch-all route", "GET", "/files/a/b", 200, []string{"GET /files/*", "status:2xx"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

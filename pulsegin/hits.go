@@ -10,7 +10,9 @@
 //	}))
 //
 // Routes are named by c.FullPath(); Gin's own 404 and 405 are
-// "unmatched". A handler keeps its request out of the counts with
+// "unmatched". Gin's own redirects (RedirectTrailingSlash,
+// RedirectFixedPath) are answered before any middleware runs, so they are
+// not counted. A handler keeps its request out of the counts with
 // timeseries.Skip(c.Writer). Package pulsegin/mount serves the dashboard.
 package pulsegin
 

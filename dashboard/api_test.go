@@ -234,13 +234,14 @@ func TestOverview(t *testing.T) {
 	}
 }
 
-// TestOverviewLeavesRouteClassesOut: a route's status class series are
-// listed and pinnable, but not charted among the busiest.
+// TestOverviewLeavesRouteClassesOut: a route's status class series and
+// the slow series of a listed series are listed and pinnable, but not
+// charted among the busiest.
 func TestOverviewLeavesRouteClassesOut(t *testing.T) {
 	f := dashtest.New(t, dashtest.Options{NoTraffic: true})
 	at5s := func(name string, n int) dashtest.Hit { return dashtest.Hit{Name: name, At: 5 * time.Second, N: n} }
 	f.Record(t, at5s("GET /a", 9), at5s("GET /a status:2xx", 8), at5s("GET /a status:5xx", 1), at5s("hits", 9),
-		at5s("tenant status:2xx", 3))
+		at5s("tenant status:2xx", 3), at5s("slow:250ms GET /a", 4), at5s("slow:1s gone", 2))
 	ov := dashtest.GetOverview(t, f.Root+"api/overview?precision=5&series="+url.QueryEscape("GET /a status:5xx"))
 	var top, totals []string
 	for _, s := range ov.Top {
@@ -249,12 +250,13 @@ func TestOverviewLeavesRouteClassesOut(t *testing.T) {
 	for _, s := range ov.Totals {
 		totals = append(totals, s.Name)
 	}
-	// "tenant status:2xx" is no route's class: an app-named series stays.
-	if got, want := strings.Join(top, ","), "GET /a,hits,tenant status:2xx"; got != want {
+	// "tenant status:2xx" is no route's class: an app-named series stays;
+	// so does the slow series of a series that is not listed.
+	if got, want := strings.Join(top, ","), "GET /a,hits,tenant status:2xx,slow:1s gone"; got != want {
 		t.Errorf("top %s, want %s", got, want)
 	}
-	if len(totals) != 5 {
-		t.Errorf("totals %v, want all 5 series listed", totals)
+	if len(totals) != 7 {
+		t.Errorf("totals %v, want all 7 series listed", totals)
 	}
 	if len(ov.Pinned) != 1 || ov.Pinned[0].Name != "GET /a status:5xx" || ov.Pinned[0].Total != 1 {
 		t.Errorf("pinned %+v", ov.Pinned)

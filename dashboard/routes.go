@@ -46,6 +46,13 @@ func isClassOf(name string, listed map[string]bool) bool {
 	return ok && slices.Contains(statusClasses, class) && listed[route] && isRouteName(route)
 }
 
+// isSlowOf reports whether name counts the slow requests of a series
+// among listed ("slow:250ms GET /posts/:id").
+func isSlowOf(name string, listed map[string]bool) bool {
+	series, _, ok := timeseries.ParseSlowSeries(name)
+	return ok && listed[series]
+}
+
 func cutLast(s, sep string) (before, after string, ok bool) {
 	i := strings.LastIndex(s, sep)
 	if i < 0 {

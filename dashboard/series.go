@@ -178,9 +178,10 @@ func (s *server) overview(q overviewQuery, names []string, windows map[string][]
 	resp := overviewResponse{Precision: q.precision, From: q.rng.From, To: q.rng.To, Current: q.current, Now: s.store.Now().Unix(),
 		Top: []seriesWindow{}, Pinned: []seriesWindow{}, Totals: totals}
 	// A route's status class series ("GET /posts/:id status:2xx") follow
-	// their route and the app's status classes closely: charting them
-	// among the busiest would crowd out other series. They stay listed,
-	// and pinnable.
+	// their route and the app's status classes closely, and a slow series
+	// ("slow:250ms GET /posts/:id") its series: charting them among the
+	// busiest would crowd out other series. They stay listed, and
+	// pinnable.
 	listed := make(map[string]bool, len(names))
 	for _, name := range names {
 		listed[name] = true
@@ -189,7 +190,7 @@ func (s *server) overview(q overviewQuery, names []string, windows map[string][]
 		if int64(len(resp.Top)) >= q.n || t.Total == 0 {
 			break
 		}
-		if !isClassOf(t.Name, listed) {
+		if !isClassOf(t.Name, listed) && !isSlowOf(t.Name, listed) {
 			resp.Top = append(resp.Top, charted(t.Name))
 		}
 	}

@@ -23,6 +23,24 @@ func SlowSeries(name string, threshold time.Duration) string {
 	return "slow:" + ThresholdText(threshold) + " " + name
 }
 
+// ParseSlowSeries reads a name SlowSeries wrote: the series whose slow
+// requests it counts and the threshold. ok is false for any other name.
+func ParseSlowSeries(name string) (series string, threshold time.Duration, ok bool) {
+	rest, found := strings.CutPrefix(name, "slow:")
+	if !found {
+		return "", 0, false
+	}
+	text, series, found := strings.Cut(rest, " ")
+	if !found || series == "" {
+		return "", 0, false
+	}
+	threshold, err := time.ParseDuration(text)
+	if err != nil || threshold <= 0 || ThresholdText(threshold) != text {
+		return "", 0, false
+	}
+	return series, threshold, true
+}
+
 // ThresholdText is how SlowSeries writes a threshold: Go's duration text
 // without its zero tails ("500ms", "1s", "1.5s", "2m", "1h30m").
 func ThresholdText(t time.Duration) string {

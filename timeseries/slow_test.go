@@ -151,3 +151,31 @@ func TestThresholdText(t *testing.T) {
 		}
 	}
 }
+
+// TestParseSlowSeries: ParseSlowSeries reads back what SlowSeries wrote,
+// and nothing else.
+func TestParseSlowSeries(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		series    string
+		threshold time.Duration
+		ok        bool
+	}{
+		{timeseries.SlowSeries("GET /posts/:id", 500*time.Millisecond), "GET /posts/:id", 500 * time.Millisecond, true},
+		{timeseries.SlowSeries("hits", 90*time.Minute), "hits", 90 * time.Minute, true},
+		{timeseries.SlowSeries("GET /a b", 1500*time.Millisecond), "GET /a b", 1500 * time.Millisecond, true},
+		{"GET /posts/:id", "", 0, false},
+		{"slow:500ms", "", 0, false},
+		{"slow:500ms ", "", 0, false},
+		{"slow:fast GET /x", "", 0, false},
+		{"slow:0s GET /x", "", 0, false},
+		{"slow:-1s GET /x", "", 0, false},
+		{"slow:1m0s GET /x", "", 0, false}, // SlowSeries writes 1m
+		{"GET /x slow:1s", "", 0, false},
+	} {
+		series, threshold, ok := timeseries.ParseSlowSeries(c.name)
+		if series != c.series || threshold != c.threshold || ok != c.ok {
+			t.Errorf("ParseSlowSeries(%q) = %q, %v, %v; want %q, %v, %v", c.name, series, threshold, ok, c.series, c.threshold, c.ok)
+		}
+	}
+}

@@ -45,3 +45,28 @@ func ExampleScanner() {
 		}
 	}
 }
+
+// One burst of a route seen in four series is one event: the route is
+// its root, the series that broke with it are related.
+func ExampleGroup() {
+	at := time.Date(2026, 3, 4, 17, 15, 0, 0, time.UTC)
+	incident := func(series string, score float64) forecast.Incident {
+		return forecast.Incident{Series: series, Precision: time.Minute, Kind: forecast.Spike, Direction: forecast.Up,
+			Start: at, End: at.Add(2 * time.Minute), Score: score}
+	}
+	events := fromstore.Group([]forecast.Incident{
+		incident("hits", 9.1), incident("status:2xx", 8.7),
+		incident("GET /posts/:id status:2xx", 7.9), incident("GET /posts/:id", 7.6),
+	})
+	for _, ev := range events {
+		fmt.Printf("%s %s %s from %s, score %.1f\n", ev.Series, ev.Kind, ev.Direction, ev.Start.Format("15:04"), ev.Score)
+		for _, r := range ev.Related {
+			fmt.Printf("  with %s\n", r.Series)
+		}
+	}
+	// Output:
+	// GET /posts/:id spike up from 17:15, score 7.6
+	//   with hits
+	//   with status:2xx
+	//   with GET /posts/:id status:2xx
+}

@@ -41,6 +41,9 @@ const grossZ = 10
 // The zero value is the identity: the model's quantiles as they are.
 type calibration struct {
 	q80, q95 float64 // the absolute scores the bands' edges fall at
+	// tail is the mean excess of the errors beyond q80, the rate of an
+	// exponential tail beyond q95; 0: proportional beyond q95.
+	tail float64
 }
 
 func (c calibration) identity() bool { return c.q80 == 0 }
@@ -60,9 +63,14 @@ func (c calibration) m95() float64 {
 	return c.q95 / z95
 }
 
-// score maps a model score z to its calibrated value: z80 at q80, z95 at
-// q95, linear between and proportional outside, so the order of buckets
-// is kept and no two distinct scores tie.
+// score maps a model score z to its calibrated value, a normal quantile
+// as unlikely as z is among the series' own errors: z80 at q80, z95 at
+// q95, linear between. Beyond q95 the errors' tail is taken as
+// exponential, with the rate their mean excess beyond q80 gives: real
+// traffic's bursts reach far further than a normal tail scaled to its
+// 95 % quantile allows, and a score read from such a tail would say a
+// burst the series makes every few days is a once-a-century event. The
+// order of buckets is kept and no two distinct scores tie.
 func (c calibration) score(z float64) float64 {
 	if c.identity() || math.IsNaN(z) {
 		return z
@@ -74,10 +82,44 @@ func (c calibration) score(z float64) float64 {
 		h = a * z80 / c.q80
 	case a <= c.q95:
 		h = z80 + (a-c.q80)*(z95-z80)/(c.q95-c.q80)
+	case c.tail > 0:
+		h = tailScore(math.Log(0.05) - (a-c.q95)/c.tail)
 	default:
-		h = a * z95 / c.q95
+		h = c.wide(a)
 	}
 	return math.Copysign(h, z)
+}
+
+// wide is the calibrated value of an absolute score a beyond q95 in
+// proportion to it, as if the errors' tail were normal: a bucket judged so
+// is a clear break whatever the series' own tail.
+func (c calibration) wide(a float64) float64 {
+	if c.identity() {
+		return a
+	}
+	return a * z95 / c.q95
+}
+
+// tailScore is the normal score whose two tails hold e^logP.
+func tailScore(logP float64) float64 { return upperZ(logP - math.Ln2) }
+
+// upperZ is the normal score whose upper tail holds e^logQ. Below where
+// the inverse error function reaches, it solves the normal tail's
+// asymptote, ln Q(z) ≈ -z²/2 - ln(z√(2π)), so far buckets still rank.
+func upperZ(logQ float64) float64 {
+	const reach = -34.5 // ln 1e-15
+	switch {
+	case logQ > reach:
+		return -normQuantile(math.Exp(logQ))
+	case math.IsInf(logQ, -1):
+		return math.Inf(1)
+	}
+	z := math.Sqrt(-2 * logQ)
+	for range 4 { // Newton's steps on the asymptote
+		f := -z*z/2 - math.Log(z*math.Sqrt(2*math.Pi)) - logQ
+		z += f / (z + 1/z)
+	}
+	return z
 }
 
 // calibrator holds the absolute scores a calibration is read from, in
@@ -143,7 +185,22 @@ func (c *calibrator) at(t int) (bands, scores calibration) {
 	if 0.8*(c.total+next) > 0.95*c.total { // the two middle ones were swapped
 		q80n, q95 = q95, q80n
 	}
-	return c.of(q80n, q95n), c.of(q80, q95)
+	sc := c.of(q80, q95)
+	sc.tail = c.excess(sc.q80)
+	return c.of(q80n, q95n), sc
+}
+
+// excess is the weighted mean excess of the scores beyond a.
+func (c *calibrator) excess(a float64) float64 {
+	var s, w float64
+	for i := len(c.xs) - 1; i >= 0 && c.xs[i].a > a; i-- {
+		s += c.xs[i].w * (c.xs[i].a - a)
+		w += c.xs[i].w
+	}
+	if w == 0 {
+		return 0
+	}
+	return s / w
 }
 
 // of is the calibration whose edges are at a80 and a95.
@@ -171,7 +228,8 @@ func (fd *Fitted) score(cfg Config) []span {
 	limit := grossZ * robustSize(z, fd.last.warm, n)
 	fd.rho = lagCorrelation(z, limit, fd.flagFrom, n)
 	raw := slices.Clone(z)
-	d := detector{cfg: cfg, z: z, warm: fd.flagFrom, returns: make([]bool, n), rho: fd.rho, obs: fd.f.w, exp: fd.last.mu, fac: fd.f.fFull}
+	d := detector{cfg: cfg, z: z, warm: fd.flagFrom, returns: make([]bool, n), rho: fd.rho, obs: fd.f.w, exp: fd.last.mu, fac: fd.f.fFull,
+		far: make([]float64, n)}
 	fd.cals = make([]calibration, n+1)
 	for t := 0; t <= n; t++ {
 		if u := t - calLag; u >= fd.last.warm && !math.IsNaN(raw[u]) && math.Abs(raw[u]) <= limit && !d.inClear(u) {
@@ -186,7 +244,9 @@ func (fd *Fitted) score(cfg Config) []span {
 		}
 		if !cfg.off.calibrate {
 			z[t] = sc.score(raw[t])
+			d.far[t] = math.Max(math.Abs(z[t]), sc.wide(math.Abs(raw[t])))
 		} else {
+			d.far[t] = math.Abs(raw[t])
 			fd.cals[t] = calibration{}
 		}
 		d.step(t)

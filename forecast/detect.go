@@ -33,6 +33,10 @@ type detector struct {
 	// seasonal factors on the working scale, when known: a break back to
 	// where an incident left from is its end, not a new incident.
 	obs, exp, fac []float64
+	// far holds how far out each bucket is were the errors' tail normal,
+	// when known: an incident that far out is a clear break, kept out of
+	// the calibration, though the series' own tail scores it milder.
+	far []float64
 
 	out          []span
 	cur          *span
@@ -112,6 +116,7 @@ func (d *detector) step(t int) {
 	}
 	d.out = append(d.out, d.begin(t, side, len(d.recent)))
 	d.cur = &d.out[len(d.out)-1]
+
 }
 
 // backTolerance is how far, as a share of the level an incident left
@@ -169,7 +174,7 @@ func (d *detector) returned(u int) bool { return d.returns != nil && d.returns[u
 func (d *detector) inClear(u int) bool {
 	for i := len(d.out) - 1; i >= 0; i-- {
 		sp := d.out[i]
-		clear := math.Abs(d.z[sp.peak]) >= d.cfg.Single
+		clear := d.farOut(sp.peak) >= d.cfg.Single
 		if u >= sp.first && u <= sp.last {
 			return clear
 		}
@@ -178,6 +183,14 @@ func (d *detector) inClear(u int) bool {
 		}
 	}
 	return false
+}
+
+// farOut is how far out bucket u is, its tail taken as normal if known.
+func (d *detector) farOut(u int) float64 {
+	if d.far != nil {
+		return d.far[u]
+	}
+	return math.Abs(d.z[u])
 }
 
 // cont extends the open span cur by bucket t out on side, or judges
@@ -307,7 +320,10 @@ func (d *detector) runSum(t, since int) bool {
 			m++
 		}
 	}
-	return m == runLen && math.Abs(sum) >= c.RunSum && sign(sum) == sign(z)
+	// RunSum is set for independent scores; errors that run in waves
+	// sum further out by themselves.
+	need := c.RunSum * math.Sqrt(sumVar(runLen, d.rho)/runLen)
+	return m == runLen && math.Abs(sum) >= need && sign(sum) == sign(z)
 }
 
 // mask marks the flagged buckets of the spans.

@@ -78,7 +78,10 @@ func (d countDist) z(y float64) float64 {
 		w.next(k)
 	}
 	if below < 0.5 {
-		return normQuantile(below + w.p/2)
+		if x := below + w.p/2; x > 0 {
+			return -upperZ(math.Log(x))
+		}
+		return (y - d.mu) / math.Sqrt(math.Max(d.v, d.mu)) // beyond every digit: the normal's reading
 	}
 	// Above the middle the upper tail is summed itself: 1 - below would
 	// lose its digits, and far buckets would all read +Inf.
@@ -90,11 +93,10 @@ func (d countDist) z(y float64) float64 {
 			break
 		}
 	}
-	z := -normQuantile(upper)
-	if math.IsInf(z, 0) {
-		return (y - d.mu) / math.Sqrt(math.Max(d.v, d.mu))
+	if upper > 0 {
+		return upperZ(math.Log(upper))
 	}
-	return z
+	return (y - d.mu) / math.Sqrt(math.Max(d.v, d.mu))
 }
 
 // gammaZ is the normal score of y under a gamma distribution of mean mu

@@ -91,6 +91,57 @@ func (r recording) time(i int) time.Time { return time.Unix(r.start+int64(i)*r.s
 // index is the bucket of r holding unix second u.
 func (r recording) index(u int64) int { return int((u - r.start) / r.step) }
 
+// outage is a stretch of a recording, [from, to) in unix seconds, in
+// which the site answered nothing or the recording left its buckets out:
+// a real incident the recording itself shows, not the detector's guess.
+type outage struct{ from, to int64 }
+
+// minOutage is the shortest silence of a web server's log that is an
+// outage: its quietest hours see requests every few seconds.
+const minOutage = 300
+
+var outageSets sync.Map // file name → []outage
+
+// outagesOf finds the outages of a recording: for the web logs, runs of
+// at least minOutage seconds without one request; for the bike rentals,
+// the hours the set leaves out (no rental at all, as the count of every
+// rider shows; a casual rider's count alone is often zero at night).
+func outagesOf(tb testing.TB, file string) []outage {
+	if v, ok := outageSets.Load(file); ok {
+		return v.([]outage)
+	}
+	least := int64(minOutage)
+	if strings.HasPrefix(file, "bike-") {
+		file, least = "bike-cnt", 3600
+	}
+	r := loadRecording(tb, file)
+	var out []outage
+	run := 0
+	for i := 0; i <= len(r.v); i++ {
+		if i < len(r.v) && r.v[i] == 0 {
+			run++
+			continue
+		}
+		if int64(run)*r.step >= least {
+			out = append(out, outage{r.start + int64(i-run)*r.step, r.start + int64(i)*r.step})
+		}
+		run = 0
+	}
+	outageSets.Store(file, out)
+	return out
+}
+
+// duringOutage reports whether the bucket [at, at+step) lies in one of
+// the outages, or in the bucket before one begins.
+func duringOutage(os []outage, at, step int64) bool {
+	for _, o := range os {
+		if at+step > o.from-step && at < o.to {
+			return true
+		}
+	}
+	return false
+}
+
 // realSeries is a span of a recording judged as one series.
 type realSeries struct {
 	name     string

@@ -78,12 +78,12 @@ var realGoals = map[time.Duration]struct {
 	cov95lo, cov95hi, cov80lo, cov80hi, worst95, onsets goal
 }{
 	// Whole counts of a few hits a bucket cannot hold exactly 80 or 95 %.
-	5 * time.Second: {goal{0.93, false}, goal{0.98, true}, goal{0.77, false}, goal{0.86, true}, goal{0.92, false}, goal{2.5, true}},
-	time.Minute:     {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.92, false}, goal{5.5, true}},
-	5 * time.Minute: {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.83, true}, goal{13, true}},
-	time.Hour:       {goal{0.92, true}, goal{0.97, false}, goal{0.76, true}, goal{0.83, false}, goal{0.87, true}, goal{26, true}},
-	5 * time.Hour:   {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.92, false}, goal{10.5, true}},
-	day:             {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.92, false}, goal{19, true}},
+	5 * time.Second: {goal{0.93, false}, goal{0.98, true}, goal{0.77, false}, goal{0.86, true}, goal{0.92, false}, goal{2.2, true}},
+	time.Minute:     {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.92, false}, goal{3.5, true}},
+	5 * time.Minute: {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.83, true}, goal{7, true}},
+	time.Hour:       {goal{0.92, true}, goal{0.97, false}, goal{0.76, true}, goal{0.83, false}, goal{0.87, true}, goal{14, true}},
+	5 * time.Hour:   {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.92, false}, goal{3.2, true}},
+	day:             {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.92, false}, goal{4.5, true}},
 }
 
 // On the real corpus, replayed online: the 80 % and 95 % bands cover 80 ±
@@ -105,12 +105,12 @@ func TestRealCorpus(t *testing.T) {
 			if r.stats.n >= longSeries && r.stats.cov95() < worst.stats.cov95() {
 				worst = r
 			}
-			if r.stats.onsetsPer1000() > worstOn.stats.onsetsPer1000() {
+			if r.stats.falsePer1000() > worstOn.stats.falsePer1000() {
 				worstOn = r
 			}
 		}
-		t.Logf("%-5v %6d buckets: 80 %% band %.3f, 95 %% band %.3f (worst %v %.3f); incidents begun %.2f per 1,000 (worst %v %.2f)",
-			p, s.n, s.cov80(), s.cov95(), worst.series, worst.stats.cov95(), s.onsetsPer1000(), worstOn.series, worstOn.stats.onsetsPer1000())
+		t.Logf("%-5v %6d buckets: 80 %% band %.3f, 95 %% band %.3f (worst %v %.3f); incidents begun %.2f per 1,000, %.2f but at outages (worst %v %.2f)",
+			p, s.n, s.cov80(), s.cov95(), worst.series, worst.stats.cov95(), s.onsetsPer1000(), s.falsePer1000(), worstOn.series, worstOn.stats.falsePer1000())
 		g.cov95lo.check(t, p.String()+" 95 % band", s.cov95(), false)
 		g.cov95hi.check(t, p.String()+" 95 % band", s.cov95(), true)
 		g.cov80lo.check(t, p.String()+" 80 % band", s.cov80(), false)
@@ -118,10 +118,10 @@ func TestRealCorpus(t *testing.T) {
 		if worst.stats.n >= longSeries {
 			g.worst95.check(t, p.String()+" "+worst.series.name+"'s 95 % band", worst.stats.cov95(), false)
 		}
-		g.onsets.check(t, p.String()+" incidents begun per 1,000 buckets", s.onsetsPer1000(), true)
+		g.onsets.check(t, p.String()+" incidents begun per 1,000 buckets but at outages", s.falsePer1000(), true)
 	}
 	for _, r := range runs {
-		t.Logf("  %-26v %-5v %4d: %.3f %.3f  incidents %d", r.series, r.step, r.stats.n, r.stats.cov80(), r.stats.cov95(), r.stats.onsets)
+		t.Logf("  %-26v %-5v %4d: %.3f %.3f  incidents %d, %d at outages", r.series, r.step, r.stats.n, r.stats.cov80(), r.stats.cov95(), r.stats.onsets, r.stats.outages)
 	}
 }
 
@@ -129,7 +129,8 @@ func TestRealCorpus(t *testing.T) {
 // corpus misses 0.9; the rest are held to it. Kinds with fewer than
 // minEvents detectable incidents at a precision are reported, not held.
 var recallHeld = map[string]float64{
-	"1h0m0s spike x3": 0.85, "1h0m0s drop to zero": 0.88, "1h0m0s level -50%": 0.8, "5h0m0s spike x3": 0.75,
+	"1h0m0s spike x3": 0.7, "1h0m0s drop to zero": 0.88, "1h0m0s level -50%": 0.75, "5h0m0s spike x3": 0.6,
+	"24h0m0s spike x3": 0.83,
 }
 
 const minEvents = 20
@@ -167,10 +168,10 @@ func TestRealCorpusRecall(t *testing.T) {
 // Ten buckets after a burst of three buckets at six times the series' own,
 // the 95 % band is on average at most 1.2 times as wide as it is at the
 // same bucket without the burst: flagged buckets do not widen the bands
-// (at 5 s, 5 h and 1 d, where the corpus misses it, burstHeld holds it).
+// (at 5 s and 5 h, where the corpus misses it, burstHeld holds it).
 func TestRealCorpusBurst(t *testing.T) {
 	race.SkipMeasurement(t)
-	burstHeld := map[time.Duration]float64{5 * time.Second: 1.3, 5 * time.Hour: 1.35, day: 1.25}
+	burstHeld := map[time.Duration]float64{5 * time.Second: 1.3, 5 * time.Hour: 1.3}
 	got := replayBursts(t, Config{})
 	for _, p := range sortedSteps(got) {
 		b := got[p]

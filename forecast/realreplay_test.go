@@ -19,6 +19,7 @@ const replayWindow = 120
 // replaySet is a recording at one step with its 1 h and 1 d sums.
 type replaySet struct {
 	own, hour, day recording
+	outages        []outage
 }
 
 var replaySets sync.Map
@@ -29,7 +30,7 @@ func replaySetFor(tb testing.TB, file string, step time.Duration) replaySet {
 		return v.(replaySet)
 	}
 	base := loadRecording(tb, file)
-	rs := replaySet{own: base.at(int64(step / time.Second))}
+	rs := replaySet{own: base.at(int64(step / time.Second)), outages: outagesOf(tb, file)}
 	if step < time.Hour {
 		rs.hour = base.at(3600)
 	}
@@ -153,18 +154,25 @@ func parallel(n int, f func(i int)) {
 type realStats struct {
 	n, in80, in95 int // scored buckets, and those inside each band
 	calm, onsets  int // buckets that could start a flagged run, and the runs started
+	outages       int // runs started at an outage the recording shows
 	width         float64
 }
 
 func (a *realStats) merge(b realStats) {
 	a.n, a.in80, a.in95 = a.n+b.n, a.in80+b.in80, a.in95+b.in95
-	a.calm, a.onsets = a.calm+b.calm, a.onsets+b.onsets
+	a.calm, a.onsets, a.outages = a.calm+b.calm, a.onsets+b.onsets, a.outages+b.outages
 }
 
 func (a realStats) cov80() float64 { return float64(a.in80) / float64(a.n) }
 func (a realStats) cov95() float64 { return float64(a.in95) / float64(a.n) }
 func (a realStats) onsetsPer1000() float64 {
 	return 1000 * float64(a.onsets) / math.Max(1, float64(a.calm))
+}
+
+// falsePer1000 is the runs started per 1,000 buckets but those at the
+// recording's outages: real incidents, whose flags are not false.
+func (a realStats) falsePer1000() float64 {
+	return 1000 * float64(a.onsets-a.outages) / math.Max(1, float64(a.calm))
 }
 
 // replayStretch scores every bucket of st online, and counts the flagged
@@ -189,6 +197,9 @@ func replayStretch(tb testing.TB, rs replaySet, st stretch, cfg Config) realStat
 			out.calm++
 			if o.flagged && !prev {
 				out.onsets++
+				if duringOutage(rs.outages, rs.own.start+int64(i)*rs.own.step, rs.own.step) {
+					out.outages++
+				}
 			}
 		}
 		prev = o.flagged

@@ -156,13 +156,15 @@ var (
 	fine   = []time.Duration{5 * time.Second, time.Minute, 5 * time.Minute, time.Hour}
 	minute = []time.Duration{time.Minute, 5 * time.Minute, time.Hour, 5 * time.Hour}
 	hourly = []time.Duration{time.Hour, 5 * time.Hour, day}
+	daily  = []time.Duration{day}
 )
 
 func date(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
 
 // realCorpus is every series of the corpus: the NASA server's weeks, the
-// WorldCup98 site's stretches of about nine days, and the bike rentals'
-// half years, each kind of rider apart.
+// WorldCup98 site's stretches of about nine days, the bike rentals' half
+// years, each kind of rider apart, and two Wikipedia articles' views in
+// stretches of two years.
 var realCorpus = func() []realSeries {
 	var cs []realSeries
 	for i, from := range []time.Time{date(1995, 7, 1), date(1995, 7, 8), date(1995, 7, 15), date(1995, 7, 22)} {
@@ -182,6 +184,12 @@ var realCorpus = func() []realSeries {
 	for _, who := range []string{"cnt", "casual", "registered"} {
 		for i, from := range []time.Time{date(2011, 1, 1), date(2011, 7, 1), date(2012, 1, 1), date(2012, 7, 1)} {
 			cs = append(cs, realSeries{fmt.Sprintf("bike %s half %d", who, i+1), "bike-" + who, from, from.AddDate(0, 6, 0), hourly})
+		}
+	}
+	for _, article := range []string{"peyton-manning", "r"} {
+		for i := range 4 {
+			from := date(2008, 1, 1).AddDate(2*i, 0, 0)
+			cs = append(cs, realSeries{fmt.Sprintf("wikipedia %s %d–%d", article, from.Year(), from.Year()+1), "wikipedia-" + article, from, from.AddDate(2, 0, 0), daily})
 		}
 	}
 	return cs

@@ -83,7 +83,7 @@ var realGoals = map[time.Duration]struct {
 	5 * time.Minute: {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.83, true}, goal{7, true}},
 	time.Hour:       {goal{0.92, true}, goal{0.97, false}, goal{0.76, true}, goal{0.83, false}, goal{0.87, true}, goal{14, true}},
 	5 * time.Hour:   {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.92, false}, goal{3.2, true}},
-	day:             {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.92, false}, goal{4.5, true}},
+	day:             {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.91, true}, goal{13, true}},
 }
 
 // On the real corpus, replayed online: the 80 % and 95 % bands cover 80 ±
@@ -130,7 +130,7 @@ func TestRealCorpus(t *testing.T) {
 // minEvents detectable incidents at a precision are reported, not held.
 var recallHeld = map[string]float64{
 	"1h0m0s spike x3": 0.7, "1h0m0s drop to zero": 0.88, "1h0m0s level -50%": 0.75, "5h0m0s spike x3": 0.6,
-	"24h0m0s spike x3": 0.83,
+	"24h0m0s level -50%": 0.85,
 }
 
 const minEvents = 20

@@ -73,6 +73,9 @@ func (r recallTally) recall() float64      { return float64(r.found) / math.Max(
 // (detectable, and no incident already open before it) and whether a
 // flag on its side came within recallLead buckets.
 func injectAt(rs replaySet, at int, inj injection, cfg Config) (counts, found bool) {
+	if !known(rs.own.v, at-1, at+3) {
+		return false, false
+	}
 	before, err := onlineAt(rs, at-1, cfg, nil)
 	if err != nil || before.flagged {
 		return false, false
@@ -97,6 +100,17 @@ func injectAt(rs replaySet, at int, inj injection, cfg Config) (counts, found bo
 		}
 	}
 	return true, false
+}
+
+// known reports whether every bucket of v[from:to] the recording holds
+// has a value: an incident is not injected over a day it left out.
+func known(v []float64, from, to int) bool {
+	for i := max(0, from); i < min(to, len(v)); i++ {
+		if math.IsNaN(v[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // injectionPoints are where a series' incidents are injected at step:
@@ -166,7 +180,7 @@ const burstAfter = 10
 // after its last bucket, with and without the burst, and just before it.
 func burstWidths(rs replaySet, at int, cfg Config) (with, without, before float64, ok bool) {
 	end := at + 2 + burstAfter
-	if end >= len(rs.own.v) {
+	if end >= len(rs.own.v) || !known(rs.own.v, at-1, at+3) || !known(rs.own.v, end, end+1) {
 		return 0, 0, 0, false
 	}
 	burst := injection{"burst x6", 1, 3, func(v float64, _ int) float64 { return 6 * v }}

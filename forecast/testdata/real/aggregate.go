@@ -5,7 +5,8 @@
 // "start,step" (unix seconds of the first bucket, bucket width in
 // seconds), then one count per bucket, oldest first.
 //
-//	go run aggregate.go -nasa workload.txt -worldcup invocation_count.csv -bike hour.csv
+//	go run aggregate.go -nasa workload.txt -worldcup invocation_count.csv -bike hour.csv \
+//		-wikipedia example_wp_peyton_manning.csv,example_wp_R.csv
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +27,7 @@ func main() {
 	nasa := flag.String("nasa", "", "requests per second, space separated (NASA-HTTP July then August 1995)")
 	wc := flag.String("worldcup", "", "requests per minute, CSV period,count (WorldCup98)")
 	bike := flag.String("bike", "", "UCI bike sharing hour.csv")
+	wiki := flag.String("wikipedia", "", "daily page views, CSV ds,y, comma separated files")
 	flag.Parse()
 	if *nasa != "" {
 		must(nasaFiles(*nasa))
@@ -35,6 +38,11 @@ func main() {
 	if *bike != "" {
 		must(bikeFiles(*bike))
 	}
+	if *wiki != "" {
+		for _, path := range strings.Split(*wiki, ",") {
+			must(pageViews(path))
+		}
+	}
 }
 
 func must(err error) {
@@ -43,7 +51,8 @@ func must(err error) {
 	}
 }
 
-// write stores counts of step seconds from start as name.csv.gz.
+// write stores counts of step seconds from start as name.csv.gz; a
+// negative count is a bucket the recording left out, written NaN.
 func write(name string, start time.Time, step int, counts []int64) error {
 	f, err := os.Create(name + ".csv.gz")
 	if err != nil {
@@ -53,6 +62,10 @@ func write(name string, start time.Time, step int, counts []int64) error {
 	w := bufio.NewWriter(zw)
 	fmt.Fprintf(w, "%d,%d\n", start.Unix(), step)
 	for _, c := range counts {
+		if c < 0 {
+			w.WriteString("NaN\n")
+			continue
+		}
 		w.WriteString(strconv.FormatInt(c, 10))
 		w.WriteByte('\n')
 	}
@@ -108,12 +121,7 @@ func nasaFiles(path string) error {
 // worldCup reads the per-minute counts; minutes missing from the file
 // had no request.
 func worldCup(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
+	rows, err := readCSV(path)
 	if err != nil {
 		return err
 	}
@@ -144,12 +152,7 @@ func worldCup(path string) error {
 // the UCI set (Washington DC's local clock, taken as UTC); hours the set
 // leaves out had no rental.
 func bikeFiles(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
+	rows, err := readCSV(path)
 	if err != nil {
 		return err
 	}
@@ -175,4 +178,54 @@ func bikeFiles(path string) error {
 		}
 	}
 	return nil
+}
+
+// pageViews writes the daily views of a Wikipedia article, one row
+// "date,views" per day (example_wp_<article>.csv); days the file leaves
+// out are not known, not days without a view.
+func pageViews(path string) error {
+	rows, err := readCSV(path)
+	if err != nil {
+		return err
+	}
+	days := map[time.Time]int64{}
+	var first, last time.Time
+	for _, r := range rows[1:] {
+		d, err := time.Parse("2006-01-02", r[0])
+		if err != nil {
+			return err
+		}
+		n, err := strconv.ParseInt(r[1], 10, 64)
+		if err != nil {
+			return err
+		}
+		days[d] = n
+		if first.IsZero() || d.Before(first) {
+			first = d
+		}
+		if d.After(last) {
+			last = d
+		}
+	}
+	counts := make([]int64, int(last.Sub(first)/(24*time.Hour))+1)
+	for i := range counts {
+		n, ok := days[first.AddDate(0, 0, i)]
+		if !ok {
+			n = -1
+		}
+		counts[i] = n
+	}
+	base := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "example_wp_"), ".csv")
+	name := "wikipedia-" + strings.ReplaceAll(strings.ToLower(base), "_", "-")
+	return write(name, first, 86400, counts)
+}
+
+// readCSV reads every row of a CSV file.
+func readCSV(path string) ([][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return csv.NewReader(f).ReadAll()
 }

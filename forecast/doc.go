@@ -45,8 +45,10 @@
 // before it (the newest weighing most, a clear incident's left out), at
 // 80 % and 95 % apart, so they hold those shares of real traffic, which is
 // burstier than any one-scale model. The score is the bucket's place
-// among those errors as a normal quantile: ±1.96 is the 95 % band's edge;
-// it is not bounded, so sorting by |score| puts the least likely first.
+// among those errors as a normal quantile: ±1.96 is the 95 % band's edge,
+// and beyond it the errors' own tail, taken as exponential, says how rare
+// a bucket is, so 5 is as rare for a bursty series as for a calm one. It
+// is not bounded, so sorting by |score| puts the least likely first.
 // Future buckets get bands that widen as the history's own errors at
 // longer leads say they must.
 //

@@ -29,8 +29,10 @@ type Config struct {
 	// for K of N. Default DefaultSingleFor(Step).
 	Single float64
 	// RunSum is the sum of the last three scores, on one side, that flags
-	// a count bucket ending them though none of them is out of band.
-	// Default DefaultRunSumFor(Step); negative: never.
+	// a count bucket ending them though none of them is out of band, for
+	// independent scores; where the series' errors follow each other it
+	// is scaled to as many deviations of their sum. Default
+	// DefaultRunSumFor(Step); negative: never.
 	RunSum float64
 	// ShiftRun is the run of buckets out of band on one side that makes a
 	// count incident a level shift. Default DefaultShiftRun.

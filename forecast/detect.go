@@ -116,7 +116,6 @@ func (d *detector) step(t int) {
 	}
 	d.out = append(d.out, d.begin(t, side, len(d.recent)))
 	d.cur = &d.out[len(d.out)-1]
-
 }
 
 // backTolerance is how far, as a share of the level an incident left

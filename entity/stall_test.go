@@ -142,7 +142,7 @@ func testMariaDBStopped(t *testing.T, lay Layout) {
 func TestWriteWaitForTheProbeEndsWithItsContext(t *testing.T) {
 	srv := redistest.Start(t)
 	c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: srv.Pool(), FlushInterval: time.Hour,
-		CacheTimeout: 300 * time.Millisecond})
+		CacheTimeout: 2 * time.Second})
 	srv.Stop()
 	mustIncr(t, c, "post", 1, "likes", 1) // on SQL alone: the cache is out of use
 	if c.cacheUp() {

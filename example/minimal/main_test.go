@@ -1,20 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pulse-dev/pulse/internal/testenv/minimaltest"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
@@ -65,34 +63,6 @@ func cleanCopy(t *testing.T, root string) string {
 	return dir
 }
 
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // TestMinimalFromCleanClone builds the program from a copy of the module
 // without any asset step, runs it against a private redis-server, and
 // checks that the page's external scripts carry integrity hashes, that a
@@ -110,10 +80,10 @@ func TestMinimalFromCleanClone(t *testing.T) {
 	}
 
 	srv := redistest.Start(t)
-	addr := freeAddr(t)
+	addr := minimaltest.FreeAddr(t)
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "REDIS_URL=redis://"+srv.Addr+"/0", "ADDR="+addr)
-	var logs lockedBuffer
+	var logs minimaltest.LockedBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

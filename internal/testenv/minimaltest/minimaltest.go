@@ -1,7 +1,9 @@
 // Package minimaltest runs a minimal example program (example/minimalv5,
 // minimalgin, minimalchi) as a user would: built, started against a
 // private redis-server, loaded from many clients, stopped by SIGTERM,
-// and its counts checked at every precision.
+// and its counts checked at every precision. The tests of example/minimal
+// and example/minimalhttp, which check more of their own, run their
+// programs with its LockedBuffer and FreeAddr.
 package minimaltest
 
 import (
@@ -24,25 +26,27 @@ import (
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 )
 
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
+// LockedBuffer collects a process's output while the test reads it.
+type LockedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *lockedBuffer) Write(p []byte) (int, error) {
+func (b *LockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *lockedBuffer) String() string {
+func (b *LockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
 
-func freeAddr(t *testing.T) string {
+// FreeAddr is a loopback address with a port free for a program to
+// listen on.
+func FreeAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -55,7 +59,7 @@ func freeAddr(t *testing.T) string {
 // start builds the program in the test's directory and runs it against
 // srv; it returns the base URL, the program's output and a channel of its
 // exit.
-func start(t *testing.T, srv *redistest.Server) (base string, logs *lockedBuffer, cmd *exec.Cmd, exited chan error) {
+func start(t *testing.T, srv *redistest.Server) (base string, logs *LockedBuffer, cmd *exec.Cmd, exited chan error) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "minimal")
 	build := exec.Command("go", "build", "-o", bin, ".")
@@ -63,10 +67,10 @@ func start(t *testing.T, srv *redistest.Server) (base string, logs *lockedBuffer
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	addr := freeAddr(t)
+	addr := FreeAddr(t)
 	cmd = exec.Command(bin)
 	cmd.Env = append(os.Environ(), "REDIS_URL=redis://"+srv.Addr+"/0", "ADDR="+addr)
-	logs = &lockedBuffer{}
+	logs = &LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -95,7 +99,7 @@ func get(t *testing.T, client *http.Client, url string) (int, string) {
 }
 
 // waitReady waits for url to answer 200 while the program starts.
-func waitReady(t *testing.T, client *http.Client, url string, logs *lockedBuffer) {
+func waitReady(t *testing.T, client *http.Client, url string, logs *LockedBuffer) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if resp, err := client.Get(url); err == nil {

@@ -33,9 +33,9 @@ type detector struct {
 	// seasonal factors on the working scale, when known: a break back to
 	// where an incident left from is its end, not a new incident.
 	obs, exp, fac []float64
-	// far holds how far out each bucket is were the errors' tail normal,
-	// when known: an incident that far out is a clear break, kept out of
-	// the calibration, though the series' own tail scores it milder.
+	// far holds how far out each bucket is were the errors' tail normal:
+	// an incident that far out is a clear break, kept out of the
+	// calibration, though the series' own tail scores it milder.
 	far []float64
 
 	out          []span
@@ -173,7 +173,7 @@ func (d *detector) returned(u int) bool { return d.returns != nil && d.returns[u
 func (d *detector) inClear(u int) bool {
 	for i := len(d.out) - 1; i >= 0; i-- {
 		sp := d.out[i]
-		clear := d.farOut(sp.peak) >= d.cfg.Single
+		clear := d.far[sp.peak] >= d.cfg.Single
 		if u >= sp.first && u <= sp.last {
 			return clear
 		}
@@ -182,14 +182,6 @@ func (d *detector) inClear(u int) bool {
 		}
 	}
 	return false
-}
-
-// farOut is how far out bucket u is, its tail taken as normal if known.
-func (d *detector) farOut(u int) float64 {
-	if d.far != nil {
-		return d.far[u]
-	}
-	return math.Abs(d.z[u])
 }
 
 // cont extends the open span cur by bucket t out on side, or judges

@@ -133,8 +133,8 @@ func outagesOf(tb testing.TB, file string) []outage {
 
 // duringOutage reports whether the bucket [at, at+step) lies in one of
 // the outages, or in the bucket before one begins.
-func duringOutage(os []outage, at, step int64) bool {
-	for _, o := range os {
+func duringOutage(outs []outage, at, step int64) bool {
+	for _, o := range outs {
 		if at+step > o.from-step && at < o.to {
 			return true
 		}

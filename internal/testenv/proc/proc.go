@@ -160,6 +160,13 @@ func (p *Process) launch(ctx context.Context, extra []string) error {
 		probe, cancelProbe := context.WithTimeout(ctx, ProbeTimeout)
 		err := p.cfg.Ready(probe, p.port)
 		cancelProbe()
+		if err == nil && listenedByOther(p.Pid(), p.port) {
+			// Another process took the port while it was free (Restart)
+			// or between ports.Free and the bind: what answered is not
+			// this server. "already in use" makes Start try another port.
+			p.Kill()
+			return fmt.Errorf("proc: %s on port %d: the port is already in use by another process, which answered the probe", name, p.port)
+		}
 		if err == nil {
 			return nil
 		}

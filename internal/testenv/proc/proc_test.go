@@ -214,3 +214,48 @@ func TestMissingBinary(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A server restarted on a port another process took while it was down
+// fails to start, though the taker answers the probe: the test must not
+// go on with another server's data. (A taker that asks internal/ports is
+// kept off a reserved port; this one is any program.)
+func TestRestartOnTakenPortFails(t *testing.T) {
+	p := start(t, redisConfig(t))
+	p.Stop()
+	l, err := net.Listen("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go answerPong(l)
+	err = p.Restart(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "already in use") {
+		t.Fatalf("Restart on a port another process answers: %v, want an already-in-use error", err)
+	}
+	if p.Running() {
+		t.Error("the server that lost its port is still counted as running")
+	}
+}
+
+// answerPong answers every line of every connection with +PONG, as a
+// Redis that is not ours would answer the probe.
+func answerPong(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			r := bufio.NewReader(c)
+			for {
+				if _, err := r.ReadString('\n'); err != nil {
+					return
+				}
+				if _, err := c.Write([]byte("+PONG\r\n")); err != nil {
+					return
+				}
+			}
+		}()
+	}
+}

@@ -113,10 +113,13 @@ func TestRouterOneServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	rep = r.DoContext(ctx, []redisconn.Cmd{{Key: "k", Name: "GET", Args: []any{"k"}}}, redisconn.Options{Timeout: 5 * time.Second})[0]
+	// A default timeout of a minute, so that honouring the 100 ms context
+	// and not doing so are told apart by far more than a loaded machine's
+	// delay (internal/testenv/harness).
+	rep = r.DoContext(ctx, []redisconn.Cmd{{Key: "k", Name: "GET", Args: []any{"k"}}}, redisconn.Options{Timeout: time.Minute})[0]
 	// The context's end or the read timeout it sets, whichever is seen
-	// first: either way an error, at once.
-	if rep.Err == nil || time.Since(start) > time.Second {
+	// first: either way an error, well before the minute.
+	if rep.Err == nil || time.Since(start) > 30*time.Second {
 		t.Errorf("DoContext on a hung server: %v after %v", rep.Err, time.Since(start))
 	}
 }

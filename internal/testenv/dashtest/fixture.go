@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/dashboard"
+	"github.com/pulse-dev/pulse/internal/testenv/harness"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/pulsehttp"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -102,7 +103,7 @@ func New(t testing.TB, o Options) *Fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), harness.Hang)
 		defer cancel()
 		_ = f.Rec.Close(ctx)
 	})
@@ -182,7 +183,7 @@ func (f *Fixture) Record(t testing.TB, hits ...Hit) {
 // Flush writes what the Recorder holds to Redis, failing t on error.
 func (f *Fixture) Flush(t testing.TB) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Hang)
 	defer cancel()
 	if err := f.Rec.Flush(ctx); err != nil {
 		t.Fatal(err)

@@ -1,22 +1,10 @@
-// Package harness is what the test harnesses (internal/redistest,
-// internal/pgtest, internal/mariadbtest) share besides the process
-// launcher, internal/proc: the shape of their Main, a server shared by the
-// tests of one binary, and a private database per test.
-//
-// Each harness has a Setup and a Main built on Run, so a TestMain is one
-// line:
-//
-//	func TestMain(m *testing.M) { pgtest.Main(m) }
-//
-// and a package that needs several harnesses passes the others' Setup:
-//
-//	func TestMain(m *testing.M) { redistest.Main(m, mariadbtest.Setup, pgtest.Setup) }
 package harness
 
 import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 )
 
 // Setup prepares a harness before the tests run and returns what undoes
@@ -49,3 +37,7 @@ func run(m *testing.M, setups []Setup) int {
 	}
 	return m.Run()
 }
+
+// Hang bounds a call in a test that must succeed: it guards against a
+// hang, and a loaded machine never reaches it (see Deadlines above).
+const Hang = time.Minute

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulse-dev/pulse/internal/testenv/harness"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 )
@@ -147,7 +148,7 @@ func Run(t *testing.T, root string) {
 	}
 	srv := redistest.Start(t)
 	base, logs, cmd, exited := start(t, srv)
-	noRedirect := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error {
+	noRedirect := &http.Client{Timeout: harness.Hang, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}
 	waitReady(t, noRedirect, base+"/dashboard/", logs)
@@ -174,8 +175,8 @@ func Run(t *testing.T, root string) {
 		if err != nil {
 			t.Fatalf("exit after SIGTERM: %v\n%s", err, logs.String())
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("still running 20 s after SIGTERM\n%s", logs.String())
+	case <-time.After(harness.Hang):
+		t.Fatalf("still running %v after SIGTERM\n%s", harness.Hang, logs.String())
 	}
 	// Written on the way out; the dashboard's requests are not among them.
 	hits, misses := int64(clients*each), int64(clients*each/3)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pulse-dev/pulse/internal/testenv/harness"
 	"github.com/pulse-dev/pulse/internal/testenv/ports"
 )
 
@@ -37,7 +38,8 @@ type Config struct {
 	// Ready reports whether the server on port serves yet: nil once it
 	// does. Each call gets a context that ends after ProbeTimeout.
 	Ready func(ctx context.Context, port int) error
-	// StartTimeout bounds the wait for Ready; 0 means 10 s.
+	// StartTimeout bounds the wait for Ready; 0 means harness.Hang: it
+	// guards against a hang, and a loaded machine may take seconds.
 	StartTimeout time.Duration
 	// StopTimeout is how long Stop waits after SIGTERM before SIGKILL;
 	// 0 means 5 s.
@@ -143,7 +145,7 @@ func (p *Process) launch(ctx context.Context, extra []string) error {
 	p.mu.Unlock()
 	timeout := p.cfg.StartTimeout
 	if timeout == 0 {
-		timeout = 10 * time.Second
+		timeout = harness.Hang
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -218,7 +218,7 @@ func (c *Cluster) Do(tb testing.TB, key, cmd string, args ...any) any {
 	if s == nil {
 		tb.Fatalf("redistest: no master serves key %q (slot %d)", key, redisc.Slot(key))
 	}
-	v, err := s.do(cmd, args...)
+	v, err := s.check(cmd, args...)
 	if err != nil {
 		tb.Fatalf("redistest: %s on %s: %v", cmd, s.Addr, err)
 	}

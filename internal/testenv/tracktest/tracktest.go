@@ -14,6 +14,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/pulse-dev/pulse/internal/testenv/harness"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -198,7 +199,7 @@ func NewRecorder(t testing.TB, pool timeseries.Pool, cfg timeseries.Config) *tim
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), harness.Hang)
 		defer cancel()
 		_ = rec.Close(ctx)
 	})

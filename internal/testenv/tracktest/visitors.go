@@ -13,6 +13,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/pulse-dev/pulse/internal/testenv/harness"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -25,7 +26,7 @@ type Flusher interface {
 // test flushes once before its requests).
 func Flush(t testing.TB, rec Flusher) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Hang)
 	defer cancel()
 	if err := rec.Flush(ctx); err != nil {
 		t.Fatal(err)

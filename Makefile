@@ -1,7 +1,8 @@
 # make run   - the example app with embedded Redis and SQLite
-# make test  - installs what is missing, then the whole suite under -race (the
-#              browser test included), the measurements without it, and the
-#              tests that read the time of day at several times of day
+# make test  - installs what is missing, then every test once: the packages
+#              with concurrency under -race, the others, the SQL server
+#              matrices and the measurements without it, and the tests that
+#              read the time of day at several times of day (docs/testing.md)
 # make bench - Go benchmarks and the wrk load comparison (docs/bench-report.md,
 #              summed up in BENCHMARKS.md)
 
@@ -9,6 +10,20 @@ GO ?= go
 # Every package of every module in go.work: the library, the adapters in
 # modules of their own, the example and the benchmarks.
 PKGS = github.com/pulse-dev/pulse/...
+# The race pass: the packages whose code or tests start goroutines or
+# share memory (sync, sync/atomic). internal/testenv/race checks that each
+# such package is named here. Every other package runs once without -race
+# (PLAIN_PKGS): the detector finds nothing in code that runs on one
+# goroutine, and slows it up to tenfold.
+RACE_PKGS = $(addprefix github.com/pulse-dev/pulse/,adapter adapter/adaptertest alert cleaner dashboard echov5 entity example example/forum example/minimal example/minimalchi example/minimalgin example/minimalhttp example/minimalv5 forecast forecast/fromstore internal/ratelog internal/redisconn internal/testenv/bench internal/testenv/browsertest internal/testenv/dashtest internal/testenv/harness internal/testenv/minimaltest internal/testenv/ports internal/testenv/proc internal/testenv/redistest internal/testenv/tcpproxy internal/testenv/testnow internal/testenv/tracktest middleware otelexport pulsehttp timeseries timeseries/internal/visitors)
+PLAIN_PKGS = $(filter-out $(RACE_PKGS),$(shell $(GO) list $(PKGS)))
+# The SQL server legs of entity's matrices (subtests named mariadb and
+# postgres, under a test or under a test's layout) run once, without
+# -race: their time goes to round trips with the servers, where the
+# detector has nothing to see; the SQLite leg runs the same code paths
+# under it. The race pass skips them and the plain pass runs them, by the
+# same pattern, so none is lost.
+SERVER_LEGS = /(mariadb|postgres)$$|//(mariadb|postgres)$$
 # Measurements run without the race detector: allocation counts (its
 # sync.Pool drops items at random), memory, costs and accuracy over many
 # series (it finds no race there and slows them tenfold). Under -race they
@@ -40,14 +55,16 @@ run: assets
 	$(GO) build -o $(RUN_BIN) ./example
 	$(RUN_BIN) $(ARGS)
 
-# The race pass runs two packages at once (-p 2): many tests wait on
-# Redis, SQL servers or a browser, but with four at once on two cores the
-# race detector's slowdown starved the servers, and calls that have a
-# deadline (a Redis read, a SQL statement) timed out in one run of two.
+# Each pass runs two packages at once (-p 2) on two cores. A test's
+# deadline guards against a hang only (docs/testing.md), so a loaded
+# machine makes the suite slower, never red. TEST_FLAGS adds go test
+# flags to every pass, e.g. TEST_FLAGS=-json for the timing table.
 test: setup
 	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 -p 2 -timeout 12m $(PKGS)
-	$(GO) test -count=1 -run '$(MEASURE_RUN)' $(MEASURE_PKGS)
+	$(GO) test $(TEST_FLAGS) -race -count=1 -p 2 -timeout 15m -skip '$(SERVER_LEGS)' $(RACE_PKGS)
+	$(GO) test $(TEST_FLAGS) -count=1 -p 2 -timeout 15m $(PLAIN_PKGS)
+	$(GO) test $(TEST_FLAGS) -count=1 -timeout 15m -run '$(SERVER_LEGS)' github.com/pulse-dev/pulse/entity
+	$(GO) test $(TEST_FLAGS) -count=1 -run '$(MEASURE_RUN)' $(filter $(RACE_PKGS),$(MEASURE_PKGS))
 	$(MAKE) --no-print-directory test-hours
 
 test-hours:

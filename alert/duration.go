@@ -16,13 +16,34 @@ type Duration time.Duration
 // Std is d as a time.Duration.
 func (d Duration) Std() time.Duration { return time.Duration(d) }
 
-// String writes whole days as "Nd", anything else as Go does.
-func (d Duration) String() string {
-	td := time.Duration(d)
-	if td > 0 && td%(24*time.Hour) == 0 {
-		return strconv.FormatInt(int64(td/(24*time.Hour)), 10) + "d"
+// String writes d as Prometheus does, largest unit first and zero units
+// left out: "3d", "1h30m", "15m", "1m30s", "500ms", "0s". Every duration
+// Pulse shows (JSON, notifications, the dashboard) is written this way,
+// and ParseDuration reads it back.
+func (d Duration) String() string { return formatDuration(time.Duration(d)) }
+
+// formatDuration writes d in days, hours, minutes, seconds and
+// milliseconds; below a millisecond it is rounded to one.
+func formatDuration(d time.Duration) string {
+	if d < 0 {
+		return "-" + formatDuration(-d)
 	}
-	return td.String()
+	d = d.Round(time.Millisecond)
+	if d == 0 {
+		return "0s"
+	}
+	var b strings.Builder
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}, {time.Millisecond, "ms"}} {
+		if n := d / u.d; n > 0 {
+			b.WriteString(strconv.FormatInt(int64(n), 10))
+			b.WriteString(u.name)
+			d -= n * u.d
+		}
+	}
+	return b.String()
 }
 
 // ParseDuration reads "30d", "6h", "5m", "1d12h".

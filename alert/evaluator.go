@@ -74,9 +74,10 @@ type Config struct {
 	// heartbeats they publish in Redis, to every other instance's.
 	StaleAfter time.Duration
 	// GoneAfter is how long an instance's recorder may go unheard
-	// before it is taken as gone for good, no longer holding the
-	// alerts; default 15 min, as long as a recorder keeps the hits it
-	// cannot write (timeseries.Config.MaxPendingAge's default).
+	// before it is forgotten, its heartbeat deleted; default 15 min,
+	// MaxPendingAge's default. It also bounds how long a silent
+	// instance that reported hits pending, with a recorder too old to
+	// publish its MaxPendingAge, holds resolves back.
 	GoneAfter time.Duration
 	// RouteRefresh is how often the route list of EveryRoute rules is
 	// read again; default 1 min.
@@ -143,6 +144,7 @@ type Evaluator struct {
 	// cache and settle are the evaluating goroutine's alone.
 	cache  settled       // buckets no recorder adds to any more
 	settle time.Duration // how long after its end a bucket is settled
+	waited bool          // the last evaluation's resolves waited
 
 	mu    sync.Mutex
 	mem   memory

@@ -132,7 +132,7 @@ func TestTwoEvaluatorsOneNotification(t *testing.T) {
 	}
 	// Each links to the window of the pair its value belongs to.
 	for _, body := range h.bodies() {
-		window := map[string]string{"page": "1h0m0s", "ticket": "3d"}[body.Alerts[0].Labels["severity"]]
+		window := map[string]string{"page": "1h", "ticket": "3d"}[body.Alerts[0].Labels["severity"]]
 		if body.Version != "4" || body.Alerts[0].StartsAt.Unix() != burnNow || body.Alerts[0].GeneratorURL != "http://app.example/dashboard/?series=hits&window="+window {
 			t.Errorf("webhook body %+v", body)
 		}

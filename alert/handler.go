@@ -20,8 +20,12 @@ type EvaluatorHealth struct {
 	LastError string    `json:"last_error,omitempty"`
 	// DataMissing: the latest evaluation found Redis unreachable or the
 	// recorder's flushes lagging, and held every alert as it was.
-	DataMissing bool  `json:"data_missing"`
-	Evaluations int64 `json:"evaluations"`
+	DataMissing bool `json:"data_missing"`
+	// ResolvesHeld says why the latest evaluation let no firing alert
+	// resolve: another instance, silent, may hold hits Redis lacks.
+	// Alerts still fire meanwhile.
+	ResolvesHeld string `json:"resolves_held,omitempty"`
+	Evaluations  int64  `json:"evaluations"`
 	// Undelivered counts notifications given up on, over all receivers.
 	Undelivered int64            `json:"undelivered"`
 	Receivers   []ReceiverHealth `json:"receivers"`
@@ -31,7 +35,7 @@ type EvaluatorHealth struct {
 func (e *Evaluator) Health() EvaluatorHealth {
 	e.mu.Lock()
 	h := EvaluatorHealth{Instance: e.cfg.Instance, Leader: e.mem.token != 0, Token: e.mem.token, LastEval: e.stats.lastEval,
-		LastError: e.stats.lastErr, DataMissing: e.stats.dataMissing, Evaluations: e.stats.evals}
+		LastError: e.stats.lastErr, DataMissing: e.stats.dataMissing, ResolvesHeld: e.stats.waiting, Evaluations: e.stats.evals}
 	e.mu.Unlock()
 	h.Receivers = []ReceiverHealth{}
 	for _, o := range e.out {
@@ -52,13 +56,18 @@ type ruleView struct {
 	Target    float64     `json:"target,omitempty"`
 	Threshold Duration    `json:"threshold,omitempty"`
 	Check     HealthCheck `json:"check,omitempty"`
-	Alerts    []Status    `json:"alerts"`
+	// For is how long a breach lasts before it fires.
+	For    Duration `json:"for,omitempty"`
+	Alerts []Status `json:"alerts"`
 }
 
 type handlerBody struct {
 	Rules       []ruleView      `json:"rules"`
 	Transitions []Transition    `json:"transitions"`
 	Health      EvaluatorHealth `json:"health"`
+	// Unavailable says why the shared alerts are missing: Redis did not
+	// answer. The Health alerts, this instance's own, are still there.
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // maxTransitions bounds the transitions one answer carries.
@@ -72,7 +81,9 @@ const maxTransitions = 1000
 // ?state=firing (or pending, resolved, inactive) keeps the alerts in
 // that state. It reads the shared state
 // from Redis, so any instance answers alike; Health alerts are this
-// instance's own. Bad parameters get a 400 with a JSON error.
+// instance's own, from memory, and are served while Redis is down,
+// with the reason in "unavailable". Bad parameters get a 400 with a
+// JSON error.
 func (e *Evaluator) Handler() http.Handler {
 	return http.HandlerFunc(e.serve)
 }
@@ -105,24 +116,23 @@ func (e *Evaluator) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, err := e.view(r, n, want)
-	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "alert state unavailable: Redis did not answer"})
-		return
-	}
-	writeJSON(w, http.StatusOK, body)
+	writeJSON(w, http.StatusOK, e.view(r, n, want))
 }
 
-func (e *Evaluator) view(r *http.Request, n int, want State) (handlerBody, error) {
+// view is the handler's answer. Redis unreachable, it lists the Health
+// alerts alone: they say so (PulseRedisDown), and must be seen.
+func (e *Evaluator) view(r *http.Request, n int, want State) handlerBody {
+	var unavailable string
 	states, trans, err := e.st.snapshot(r.Context(), n)
 	if err != nil {
-		return handlerBody{}, err
+		states, trans, unavailable = map[string]*Status{}, nil, "alert state unavailable: Redis did not answer"
 	}
 	e.mu.Lock()
 	for k, s := range e.mem.local {
 		c := *s
 		states[k] = &c
 	}
+	trans = mergeTransitions(trans, e.mem.localLog, n)
 	e.mu.Unlock()
 	byRule := map[string][]Status{}
 	for _, s := range states {
@@ -139,10 +149,23 @@ func (e *Evaluator) view(r *http.Request, n int, want State) (handlerBody, error
 			}
 			slices.SortFunc(alerts, func(a, b Status) int { return cmp.Compare(a.Key, b.Key) })
 			views = append(views, ruleView{Name: rule.Name, Kind: rule.Kind, Series: rule.Series, Target: rule.Target,
-				Threshold: rule.Threshold, Check: rule.Check, Alerts: alerts})
+				Threshold: rule.Threshold, Check: rule.Check, For: rule.For, Alerts: alerts})
 		}
 	}
-	return handlerBody{Rules: views, Transitions: trans, Health: e.Health()}, nil
+	return handlerBody{Rules: views, Transitions: trans, Health: e.Health(), Unavailable: unavailable}
+}
+
+// mergeTransitions is the newest n of a and b, each newest first.
+func mergeTransitions(a, b []Transition, n int) []Transition {
+	out := make([]Transition, 0, min(n, len(a)+len(b)))
+	for len(out) < n && (len(a) > 0 || len(b) > 0) {
+		if len(b) == 0 || (len(a) > 0 && !b[0].At.After(a[0].At)) {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return out
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

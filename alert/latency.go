@@ -175,7 +175,10 @@ func planLatency(r *Rule, names []string, in planInput, dp durationPlan) observe
 		edge := ""
 		if m := dp.mapping(); m != nil {
 			_, e := thresholdEdge(m, threshold)
-			edge = e.String()
+			edge = e.String() // a bin edge: fractions of a millisecond matter
+			if e%time.Millisecond == 0 {
+				edge = formatDuration(e)
+			}
 		}
 		for _, n := range names {
 			known := true

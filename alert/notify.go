@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -112,9 +114,11 @@ func (m *message) alert() amAlert {
 		GeneratorURL: m.genURL,
 		Fingerprint:  fingerprint(m.status.Labels),
 	}
+	a.Annotations = maps.Clone(a.Annotations)
 	if a.Annotations == nil {
 		a.Annotations = map[string]string{}
 	}
+	a.Annotations["measured"] = measuredText(&m.status)
 	if m.state == Resolved {
 		a.EndsAt = m.status.Since.UTC()
 	} else if !m.endsAt.IsZero() {
@@ -152,11 +156,34 @@ func slackText(m *message) string {
 	if r := m.status.Labels["route"]; r != "" {
 		fmt.Fprintf(&b, " on %s", r)
 	}
-	fmt.Fprintf(&b, " (%s): %.4g against %.4g", m.status.Labels["severity"], m.status.Value, m.status.Threshold)
+	fmt.Fprintf(&b, " (%s): %s", m.status.Labels["severity"], measuredText(&m.status))
 	if m.genURL != "" {
 		fmt.Fprintf(&b, " <%s|chart>", m.genURL)
 	}
 	return b.String()
+}
+
+// measuredText says what s measured, with its unit and window, as the
+// dashboard's banner does: "24 against 14.4 over 1h and 5m", "45s
+// against 30s over 30s", "3 drops against 0 drops over 30s".
+func measuredText(s *Status) string {
+	amount := func(v float64) string {
+		switch s.Unit {
+		case "s":
+			return formatDuration(time.Duration(v * float64(time.Second)))
+		case "":
+			return strconv.FormatFloat(v, 'g', 4, 64)
+		}
+		return strconv.FormatFloat(v, 'g', 4, 64) + " " + s.Unit
+	}
+	text := amount(s.Value) + " against " + amount(s.Threshold)
+	if s.Window > 0 {
+		text += " over " + s.Window.String()
+		if s.ShortWindow > 0 {
+			text += " and " + s.ShortWindow.String()
+		}
+	}
+	return text
 }
 
 // fingerprint identifies a label set, as Alertmanager's does.

@@ -24,7 +24,8 @@ type observation struct {
 	// Window is what Value was read over: an SLO's long window of the
 	// pair Value and Threshold belong to, with its short one in Short.
 	Window, Short time.Duration
-	unknown       bool // nothing could be read: hold the state
+	Unit          string // what Value and Threshold count; "" for a ratio
+	unknown       bool   // nothing could be read: hold the state
 }
 
 // Detector is what an Anomaly rule asks whether a series breaks from its
@@ -212,7 +213,7 @@ func planAbsence(r *Rule, names []string, in planInput, rp readPlan) observer {
 		for _, n := range names {
 			cur, dayAgo, weekAgo := d.sum(n, spans[0], now), d.sum(n, spans[1], now), d.sum(n, spans[2], now)
 			o := newObservation(r, n, r.Severity)
-			o.Value, o.Threshold, o.Window = cur, r.MinBaseline, q
+			o.Value, o.Threshold, o.Window, o.Unit = cur, r.MinBaseline, q, "requests"
 			o.Breached = cur == 0 && dayAgo >= r.MinBaseline && weekAgo >= r.MinBaseline
 			setAnnotation(&o, "baseline", fmt.Sprintf("%.0f a day before, %.0f a week before", dayAgo, weekAgo))
 			out = append(out, o)

@@ -12,45 +12,50 @@ import (
 )
 
 // defaultGoneAfter is how long an instance may be silent before it is
-// taken as gone: as long as a recorder keeps the hits it cannot write
-// (timeseries.Config.MaxPendingAge's default), so that a partition within
-// it holds the alerts until the instance's backlog lands.
+// forgotten: as long as a recorder keeps the hits it cannot write
+// (timeseries.Config.MaxPendingAge's default).
 const defaultGoneAfter = 15 * time.Minute
+
+// rejoinGrace is how long past its stale bound a silent instance is
+// taken as possibly cut off whatever it last reported: a recorder that
+// gets Redis back flushes within its retry backoff, at most 30 s. Past
+// it, a silent instance holds hits only if it said so.
+const rejoinGrace = 30 * time.Second
 
 // instances is what the recorders' heartbeats say of the instances.
 type instances struct {
-	missing  string        // why some may hold hits Redis lacks; "" for none
+	missing  string        // why the heartbeats could not be judged; "" when they were
+	waiting  string        // why resolves wait: instances that may hold hits Redis lacks
 	bound    time.Duration // the largest stale bound of the live ones
 	newcomer bool          // one this evaluator had not heard of
 }
 
 // othersMissing reads every recorder's heartbeat
 // (timeseries.Store.Heartbeats) and says which instances may hold hits
-// Redis lacks: an instance heard from within GoneAfter whose last good
-// flush is older than its stale bound, or whose heartbeat vanished from
-// Redis (evicted, deleted) while this evaluator knew it alive. An
-// instance silent for longer than GoneAfter is gone: it is forgotten,
-// its heartbeat deleted, and it holds nothing.
+// Redis lacks (see mayHold), including one whose heartbeat vanished from
+// Redis (evicted, deleted) while this evaluator knew it, judged by the
+// last heartbeat it read. An instance silent for longer than GoneAfter
+// is forgotten, its heartbeat deleted.
 func (e *Evaluator) othersMissing(ctx context.Context, now time.Time) (instances, error) {
 	hbs, err := e.store.Heartbeats(ctx)
 	if err != nil {
 		return instances{}, err
 	}
 	e.mu.Lock()
-	in, stale, gone := e.judgeLocked(hbs, now)
+	in, waiting, gone := e.judgeLocked(hbs, now)
 	e.mu.Unlock()
 	if len(gone) > 0 {
 		e.forget(ctx, gone)
 	}
-	sort.Strings(stale)
-	in.missing = strings.Join(stale, "; ")
+	sort.Strings(waiting)
+	in.waiting = strings.Join(waiting, "; ")
 	return in, nil
 }
 
 // judgeLocked sorts the instances of hbs and those this evaluator knew
-// alive into stale ones (why, for each) and gone ones (their ids), and
-// keeps when each live one was last heard of.
-func (e *Evaluator) judgeLocked(hbs []timeseries.Heartbeat, now time.Time) (in instances, stale, gone []string) {
+// into those that may hold hits (why, for each) and gone ones (their
+// ids), and keeps the latest heartbeat of each live one.
+func (e *Evaluator) judgeLocked(hbs []timeseries.Heartbeat, now time.Time) (in instances, waiting, gone []string) {
 	present := map[string]bool{}
 	in.bound = e.staleBound(time.Second)
 	for _, hb := range hbs {
@@ -66,25 +71,52 @@ func (e *Evaluator) judgeLocked(hbs []timeseries.Heartbeat, now time.Time) (in i
 		case hb.Closed:
 			delete(e.mem.seen, hb.Instance)
 		default:
-			e.mem.seen[hb.Instance] = hb.At
-			bound := e.staleBound(hb.FlushInterval)
-			in.bound = max(in.bound, bound)
-			if now.Sub(hb.LastFlushOK) > bound {
-				stale = append(stale, fmt.Sprintf("instance %s: its last good flush was %v ago, with %d hits pending when it last reported %v ago",
-					instanceName(hb), now.Sub(hb.LastFlushOK).Round(time.Second), hb.PendingHits, now.Sub(hb.At).Round(time.Second)))
+			e.mem.seen[hb.Instance] = hb
+			in.bound = max(in.bound, e.staleBound(hb.FlushInterval))
+			if why := e.mayHold(hb, now); why != "" {
+				waiting = append(waiting, fmt.Sprintf("instance %s: %s", instanceName(hb), why))
 			}
 		}
 	}
-	for id, at := range e.mem.seen {
+	for id, hb := range e.mem.seen {
 		switch {
 		case present[id]:
-		case now.Sub(at) > e.cfg.GoneAfter:
+		case now.Sub(hb.At) > e.cfg.GoneAfter:
 			delete(e.mem.seen, id)
 		default:
-			stale = append(stale, fmt.Sprintf("instance %s: its heartbeat is gone from Redis, last heard of %v ago", id, now.Sub(at).Round(time.Second)))
+			if why := e.mayHold(hb, now); why != "" {
+				waiting = append(waiting, fmt.Sprintf("instance %s: its heartbeat is gone from Redis; %s", id, why))
+			}
 		}
 	}
-	return in, stale, gone
+	return in, waiting, gone
+}
+
+// mayHold says why the instance of hb may hold hits Redis lacks, or ""
+// when it holds none: its last good flush is within its stale bound, or
+// it has been silent for longer than rejoinGrace past that bound and
+// either reported no hits pending (it stopped: a crash, a kill) or its
+// last good flush is older than its MaxPendingAge (it dropped them).
+// One silent within the grace may be cut off and recording still; one
+// that reported hits pending keeps them until its MaxPendingAge.
+func (e *Evaluator) mayHold(hb timeseries.Heartbeat, now time.Time) string {
+	bound := e.staleBound(hb.FlushInterval)
+	flushed, heard := now.Sub(hb.LastFlushOK), now.Sub(hb.At)
+	keep := hb.MaxPendingAge
+	if keep <= 0 {
+		keep = e.cfg.GoneAfter
+	}
+	switch {
+	case flushed <= bound:
+		return ""
+	case heard <= bound+rejoinGrace:
+		return fmt.Sprintf("its last good flush was %s ago, and it was last heard of %s ago, with %d hits pending",
+			formatDuration(flushed.Round(time.Second)), formatDuration(heard.Round(time.Second)), hb.PendingHits)
+	case hb.PendingHits > 0 && flushed <= keep:
+		return fmt.Sprintf("it reported %d hits pending %s ago, which it keeps until %s after its last good flush, %s ago",
+			hb.PendingHits, formatDuration(heard.Round(time.Second)), formatDuration(keep), formatDuration(flushed.Round(time.Second)))
+	}
+	return ""
 }
 
 // staleBound is how old an instance's last good flush may be, for a

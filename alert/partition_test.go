@@ -23,16 +23,19 @@ type beat struct {
 	at, flushedAt int // seconds ago
 	pending       int64
 	interval      time.Duration
+	maxPending    time.Duration
 	closed        bool
 }
 
-// TestInstancesHold: the evaluator holds every alert while another
-// instance's recorder is stale, by the heartbeats in Redis, through each
-// state an instance's heartbeat passes: fresh, behind on its flushes
-// (silent, or reporting failed flushes), slow to flush by its own
-// interval, closed, gone for longer than GoneAfter, and gone from Redis
-// (the key evicted or deleted) while known alive. Heartbeats are written
-// as recorders write them; nothing here expires in Redis.
+// TestInstancesHold: the evaluator evaluates whatever the other
+// instances' heartbeats say, and holds resolves back while one may hold
+// hits Redis lacks, through each state an instance's heartbeat passes:
+// fresh, behind on its flushes (silent, or reporting failed flushes),
+// silent past the grace with hits pending or none (stopped), past its
+// MaxPendingAge, slow to flush by its own interval, closed, gone for
+// longer than GoneAfter, and gone from Redis (the key evicted or
+// deleted) while known. Heartbeats are written as recorders write them;
+// nothing here expires in Redis.
 func TestInstancesHold(t *testing.T) {
 	type step struct {
 		beats    []beat
@@ -48,22 +51,28 @@ func TestInstancesHold(t *testing.T) {
 		{"fresh", []step{{beats: []beat{{id: "a", at: 1, flushedAt: 1}}, remained: []string{"a"}}}},
 		{"silent, then flushed", []step{
 			{beats: []beat{{id: "a", at: 20, flushedAt: 20, pending: 1047}}, remained: []string{"a"},
-				hold: "instance web (pid 7, recorder a): its last good flush was 20s ago, with 1047 hits pending when it last reported 20s ago"},
+				hold: "instance web (pid 7, recorder a): its last good flush was 20s ago, and it was last heard of 20s ago, with 1047 hits pending"},
 			{beats: []beat{{id: "a", at: 0, flushedAt: 0}}, later: time.Minute, remained: []string{"a"}},
 		}},
 		{"reporting failed flushes", []step{{beats: []beat{{id: "a", at: 1, flushedAt: 30}}, hold: "last good flush was 30s ago", remained: []string{"a"}}}},
+		{"silent past the grace, nothing pending", []step{{beats: []beat{{id: "a", at: 40, flushedAt: 40}}, remained: []string{"a"}}}},
+		{"silent past the grace, hits pending", []step{{beats: []beat{{id: "a", at: 40, flushedAt: 40, pending: 5, maxPending: time.Minute}}, remained: []string{"a"},
+			hold: "instance web (pid 7, recorder a): it reported 5 hits pending 40s ago, which it keeps until 1m after its last good flush, 40s ago"}}},
+		{"past its MaxPendingAge", []step{{beats: []beat{{id: "a", at: 61, flushedAt: 61, pending: 5, maxPending: time.Minute}}, remained: []string{"a"}}}},
+		{"hits pending, its MaxPendingAge unknown", []step{{beats: []beat{{id: "a", at: 14 * 60, flushedAt: 14 * 60, pending: 5}}, remained: []string{"a"},
+			hold: "it reported 5 hits pending 14m ago, which it keeps until 15m after"}}},
 		{"slow by its own interval", []step{{beats: []beat{{id: "a", at: 20, flushedAt: 20, interval: 10 * time.Second}}, remained: []string{"a"}}}},
 		{"closed", []step{{beats: []beat{{id: "a", at: 20, flushedAt: 20, closed: true}}, remained: []string{"a"}}}},
 		{"closed long ago", []step{{beats: []beat{{id: "a", at: 16 * 60, flushedAt: 16 * 60, closed: true}}}}},
 		{"gone", []step{{beats: []beat{{id: "a", at: 16 * 60, flushedAt: 16 * 60}, {id: "b", at: 1, flushedAt: 1}}, remained: []string{"b"}}}},
 		{"evicted while alive", []step{
 			{beats: []beat{{id: "a", at: 1, flushedAt: 1}}, remained: []string{"a"}},
-			{evict: true, later: 10 * time.Second, hold: "instance a: its heartbeat is gone from Redis, last heard of 11s ago"},
+			{evict: true, later: 10 * time.Second, hold: "instance a: its heartbeat is gone from Redis; its last good flush was 11s ago"},
 			{later: 15 * time.Minute},
 		}},
 		{"evicted, the others back", []step{
 			{beats: []beat{{id: "a", at: 1, flushedAt: 1}, {id: "b", at: 1, flushedAt: 1}}, remained: []string{"a", "b"}},
-			{evict: true, beats: []beat{{id: "b", at: 0, flushedAt: 0}}, hold: "instance a: its heartbeat is gone", remained: []string{"b"}},
+			{evict: true, later: 10 * time.Second, beats: []beat{{id: "b", at: 0, flushedAt: 0}}, hold: "instance a: its heartbeat is gone", remained: []string{"b"}},
 		}},
 	}
 	srv := redistest.Start(t)
@@ -86,12 +95,13 @@ func TestInstancesHold(t *testing.T) {
 				evals := e.Health().Evaluations
 				e.tick(context.Background())
 				h := e.Health()
-				held := h.DataMissing || h.Evaluations == evals
 				switch {
-				case s.hold == "" && held:
-					t.Errorf("step %d: held: %+v", i+1, h)
-				case s.hold != "" && (!h.DataMissing || !strings.Contains(h.LastError, s.hold)):
-					t.Errorf("step %d: %+v; want a hold for %q", i+1, h, s.hold)
+				case h.DataMissing || h.Evaluations != evals+1 || h.LastError != "":
+					t.Errorf("step %d: not evaluated: %+v", i+1, h)
+				case s.hold == "" && h.ResolvesHeld != "":
+					t.Errorf("step %d: resolves held: %+v", i+1, h)
+				case s.hold != "" && !strings.Contains(h.ResolvesHeld, s.hold):
+					t.Errorf("step %d: %+v; want resolves held for %q", i+1, h, s.hold)
 				}
 				left, _ := redis.Strings(srv.Do("HKEYS", timeseries.Schema{}.HeartbeatsKey()), nil)
 				slices.Sort(left)
@@ -112,7 +122,8 @@ func writeBeats(t *testing.T, srv *redistest.Server, now time.Time, beats []beat
 			interval = time.Second
 		}
 		v, err := json.Marshal(timeseries.Heartbeat{Host: "web", PID: 7, At: now.Add(-time.Duration(b.at) * time.Second),
-			LastFlushOK: now.Add(-time.Duration(b.flushedAt) * time.Second), PendingHits: b.pending, FlushInterval: interval, Closed: b.closed})
+			LastFlushOK: now.Add(-time.Duration(b.flushedAt) * time.Second), PendingHits: b.pending, FlushInterval: interval,
+			MaxPendingAge: b.maxPending, Closed: b.closed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,8 +132,9 @@ func writeBeats(t *testing.T, srv *redistest.Server, now time.Time, beats []beat
 }
 
 // TestRedisPausedHoldsForEveryInstance: Redis paused (SIGSTOP) fails
-// every instance's flushes; once it resumes, the evaluator holds the
-// alerts until every instance has flushed again, not only its own. The
+// every instance's flushes; once it resumes, the evaluator evaluates
+// again but holds resolves back until every instance has flushed again,
+// not only its own. The
 // instances' clocks are their own, near the wall clock (the recorders'
 // markers expire by Redis's), so one can lag behind the other.
 func TestRedisPausedHoldsForEveryInstance(t *testing.T) {
@@ -173,13 +185,13 @@ func TestRedisPausedHoldsForEveryInstance(t *testing.T) {
 	clockA.Advance(10 * time.Second) // past a's backoff; b's clock stands
 	flushAgain(t, clockA, recA)
 	e.tick(ctx)
-	if h := e.Health(); !h.DataMissing || h.Evaluations != 1 || strings.Count(h.LastError, "its last good flush was") != 1 {
-		t.Fatalf("resumed, a flushed, b not yet: %+v; want a hold for b", h)
+	if h := e.Health(); h.DataMissing || h.Evaluations != 2 || strings.Count(h.ResolvesHeld, "its last good flush was") != 1 {
+		t.Fatalf("resumed, a flushed, b not yet: %+v; want resolves held for b", h)
 	}
 	clockB.Advance(clockA.Now().Sub(clockB.Now()))
 	flushAgain(t, clockB, recB)
 	e.tick(ctx)
-	if h := e.Health(); h.DataMissing || h.Evaluations != 2 {
+	if h := e.Health(); h.DataMissing || h.ResolvesHeld != "" || h.Evaluations != 3 {
 		t.Fatalf("both flushed: %+v", h)
 	}
 }

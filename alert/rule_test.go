@@ -72,7 +72,7 @@ func TestBadRuleFiles(t *testing.T) {
 		{"short over long", `{"rules": [{"name": "Inv", "kind": "availability", "series": "hits", "windows": [{"long": "5m", "short": "1h", "burn": 2, "severity": "page"}]}]}`, []string{`"Inv"`, "windows[1].short", "longer than long"}},
 		{"no burn", `{"rules": [{"name": "NoBurn", "kind": "availability", "series": "hits", "windows": [{"long": "1h", "short": "5m", "severity": "page"}]}]}`, []string{`"NoBurn"`, "windows[1].burn: the burn rate"}},
 		{"empty window list", `{"rules": [{"name": "Empty", "kind": "availability", "series": "hits", "windows": []}]}`, []string{`"Empty"`, "windows: no burn-rate windows"}},
-		{"negative for", `{"rules": [{"name": "For", "kind": "absence", "series": "hits", "for": "-5m"}]}`, []string{`"For"`, "for: -5m0s is negative"}},
+		{"negative for", `{"rules": [{"name": "For", "kind": "absence", "series": "hits", "for": "-5m"}]}`, []string{`"For"`, "for: -5m is negative"}},
 		{"negative period", `{"rules": [{"name": "Per", "kind": "availability", "series": "hits", "period": "-30d"}]}`, []string{`"Per"`, "period: ", "negative"}},
 		{"number duration", `{"rules": [{"name": "Num", "kind": "absence", "series": "hits", "quiet": 900}]}`, []string{`"Num"`, "quiet: a duration is a string"}},
 		{"bad duration", `{"rules": [{"name": "Bad", "kind": "absence", "series": "hits", "quiet": "15 minutes"}]}`, []string{`"Bad"`, `quiet: bad duration "15 minutes"`}},
@@ -146,9 +146,13 @@ func TestDurationText(t *testing.T) {
 		out  string
 	}{
 		{"30d", 30 * 24 * time.Hour, "30d"},
-		{"1d12h", 36 * time.Hour, "36h0m0s"},
-		{"5m", 5 * time.Minute, "5m0s"},
+		{"1d12h", 36 * time.Hour, "1d12h"},
+		{"5m", 5 * time.Minute, "5m"},
 		{"72h", 72 * time.Hour, "3d"},
+		{"1h0m0s", time.Hour, "1h"},
+		{"90m", 90 * time.Minute, "1h30m"},
+		{"1500ms", 1500 * time.Millisecond, "1s500ms"},
+		{"0s", 0, "0s"},
 	} {
 		d, err := ParseDuration(c.in)
 		if err != nil || d.Std() != c.want || d.String() != c.out {
@@ -194,7 +198,7 @@ func TestRuleFileWithManyErrors(t *testing.T) {
 		`rule "AppLatency" (#3, line 4): windows[2]: want an object, got a number`,
 		`rule "AppLatency" (#3, line 4): severity: not read by a latency rule: each of its windows has its own`,
 		`rule "AppLatency" (#3, line 4): threshold: a latency rule needs a threshold above 0, such as "500ms"`,
-		`rule "AppLatency" (#3, line 4): windows[1].short: short 1h0m0s is longer than long 5m0s`,
+		`rule "AppLatency" (#3, line 4): windows[1].short: short 1h is longer than long 5m`,
 		`rule "AppAvailability" (#4, line 6): series: not read by a health rule`,
 		`rule "AppAvailability" (#4, line 6): check: unknown health check "disk" (want redis_down, dropped or flush_stalled)`,
 		`rule "AppAvailability" (#4, line 6): name: "AppAvailability" is the name of rule #1 too`,

@@ -83,7 +83,7 @@ func (r Rule) check() []problem {
 		v     Duration
 	}{{"for", r.For}, {"keep_firing_for", r.KeepFiringFor}, {"quiet", r.Quiet}, {"period", r.Period}} {
 		if d.v < 0 {
-			out = append(out, problem{d.field, fmt.Sprintf("%v is negative", d.v.Std())})
+			out = append(out, problem{d.field, d.v.String() + " is negative"})
 		}
 	}
 	switch r.Kind {

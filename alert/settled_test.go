@@ -34,8 +34,8 @@ func TestSettledBuckets(t *testing.T) {
 		{"into a settled bucket, then a hold", func(t *testing.T, srv *redistest.Server, clock *timeseries.ManualClock, e *Evaluator) {
 			writeBeats(t, srv, clock.Now(), []beat{{id: "b", at: 30, flushedAt: 30}})
 			e.tick(context.Background())
-			if !e.Health().DataMissing {
-				t.Fatal("no hold for a stale instance")
+			if e.Health().ResolvesHeld == "" {
+				t.Fatal("resolves not held for a stale instance")
 			}
 			lateErrors(srv, errs, clock.Now().Unix()-20*60, 3000) // its backlog
 			writeBeats(t, srv, clock.Now(), []beat{{id: "b", at: 0, flushedAt: 0}})

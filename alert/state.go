@@ -43,6 +43,12 @@ type Status struct {
 	// short window in ShortWindow; for an absence alert the quiet window.
 	Window      Duration `json:"window,omitempty"`
 	ShortWindow Duration `json:"short_window,omitempty"`
+	// Unit is what Value and Threshold count: "hits", "s"; "" for a
+	// ratio such as a burn rate.
+	Unit string `json:"unit,omitempty"`
+	// ResolveHeld says why a firing alert whose breach is over is not
+	// resolved yet: another instance may hold hits Redis lacks.
+	ResolveHeld string `json:"resolve_held,omitempty"`
 	// Stale is set while the data to evaluate it is missing (Redis
 	// unreachable, a flush pending): the state is held, not changed.
 	Stale bool `json:"stale,omitempty"`
@@ -63,15 +69,18 @@ type Transition struct {
 
 // step moves s by one observation at now under r's For and
 // KeepFiringFor; it reports whether the state changed. An unknown
-// observation (its data missing) changes nothing but Stale.
-func (s *Status) step(o observation, r *Rule, now time.Time) bool {
+// observation (its data missing) changes nothing but Stale. While wait
+// is not "", a firing alert whose breach is over stays firing, with
+// wait (why) in ResolveHeld.
+func (s *Status) step(o observation, r *Rule, now time.Time, wait string) bool {
 	if o.unknown {
 		s.Stale = true
 		return false
 	}
-	s.Stale = false
+	s.Stale, s.ResolveHeld = false, ""
 	s.Rule, s.Series, s.Labels, s.Annotations = o.Rule, o.Series, o.Labels, maps.Clone(o.Annotations)
 	s.Value, s.Threshold, s.Window, s.ShortWindow = o.Value, o.Threshold, Duration(o.Window), Duration(o.Short)
+	s.Unit = o.Unit
 	if o.Breached {
 		s.LastBreach = now
 	}
@@ -96,9 +105,14 @@ func (s *Status) step(o observation, r *Rule, now time.Time) bool {
 			return s.moveTo(Firing, now)
 		}
 	case Firing:
-		if !o.Breached && now.Sub(s.LastBreach) >= r.KeepFiringFor.Std() {
-			return s.moveTo(Resolved, now)
+		if o.Breached || now.Sub(s.LastBreach) < r.KeepFiringFor.Std() {
+			break
 		}
+		if wait != "" {
+			s.ResolveHeld = wait
+			return false
+		}
+		return s.moveTo(Resolved, now)
 	}
 	return false
 }

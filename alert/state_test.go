@@ -41,7 +41,7 @@ func TestStepForAndKeepFiring(t *testing.T) {
 			var s Status
 			for _, tk := range c.ticks {
 				now := t0.Add(time.Duration(tk.min) * time.Minute)
-				s.step(observation{Breached: tk.breached, unknown: tk.unknown}, r, now)
+				s.step(observation{Breached: tk.breached, unknown: tk.unknown}, r, now, "")
 				if s.State != tk.want {
 					t.Fatalf("minute %d: %s, want %s", tk.min, s.State, tk.want)
 				}

@@ -22,13 +22,14 @@ type memory struct {
 	localSent  map[string]Sent
 	catalog    *catalog
 	lastHealth *healthMark
-	seen       map[string]time.Time // recorder instance -> its latest heartbeat, while alive
-	known      map[string]bool      // every recorder instance heard of, until gone
+	seen       map[string]timeseries.Heartbeat // recorder instance -> its latest heartbeat, while alive
+	known      map[string]bool                 // every recorder instance heard of, until gone
+	localLog   []Transition                    // the Health alerts' transitions, newest first
 }
 
 func newMemory() memory {
 	return memory{states: map[string]*Status{}, sent: map[string]Sent{}, inflight: map[string]bool{},
-		lastResend: map[string]time.Time{}, local: map[string]*Status{}, localSent: map[string]Sent{}, seen: map[string]time.Time{},
+		lastResend: map[string]time.Time{}, local: map[string]*Status{}, localSent: map[string]Sent{}, seen: map[string]timeseries.Heartbeat{},
 		known: map[string]bool{}}
 }
 
@@ -37,6 +38,7 @@ type evalStats struct {
 	lastEval    time.Time
 	lastErr     string
 	dataMissing bool
+	waiting     string // why resolves wait; "" when they do not
 	evals       int64
 }
 
@@ -70,31 +72,33 @@ func (e *Evaluator) tickShared(ctx context.Context, now time.Time) (soon bool, e
 	if missing == "" {
 		if others, err = e.othersMissing(ctx, now); err != nil {
 			missing = err.Error() // unknown, so not known complete
-		} else {
-			missing = others.missing
 		}
 	}
 	if missing != "" {
 		e.hold(ctx, token, now)
 		return false, errors.New("alert: data missing: " + missing)
 	}
-	if others.newcomer || now.Sub(e.cache.filled) >= settledRefresh {
+	// While another instance may hold hits, their backlog may land in
+	// any bucket: none is settled, until one evaluation after.
+	if others.newcomer || others.waiting != "" || e.waited || now.Sub(e.cache.filled) >= settledRefresh {
 		e.cache.reset(now)
 	}
+	e.waited = others.waiting != ""
 	e.settle = settleAfter(others.bound)
-	return false, e.evaluate(ctx, token, now)
+	return false, e.evaluate(ctx, token, now, others.waiting)
 }
 
 // evaluate reads and steps every state under token, stores what
-// changed and queues the notifications due.
-func (e *Evaluator) evaluate(ctx context.Context, token int64, now time.Time) error {
+// changed and queues the notifications due. While wait is not "",
+// firing alerts do not resolve (Status.step).
+func (e *Evaluator) evaluate(ctx context.Context, token int64, now time.Time, wait string) error {
 	obs, err := e.observe(ctx, now)
 	if err != nil {
 		e.hold(ctx, token, now)
 		return err
 	}
 	e.mu.Lock()
-	changed, log := e.applyLocked(obs, now)
+	changed, log := e.applyLocked(obs, now, wait)
 	e.mu.Unlock()
 	if len(changed) > 0 {
 		if err := e.st.write(ctx, token, changed, log); err != nil {
@@ -106,7 +110,7 @@ func (e *Evaluator) evaluate(ctx context.Context, token int64, now time.Time) er
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.stats.lastEval, e.stats.lastErr, e.stats.dataMissing = now, "", false
+	e.stats.lastEval, e.stats.lastErr, e.stats.dataMissing, e.stats.waiting = now, "", false, wait
 	e.stats.evals++
 	e.notifyLocked(e.mem.states, e.mem.sent, token, now)
 	return nil
@@ -163,9 +167,9 @@ func (e *Evaluator) dataMissing(now time.Time) (missing string, notYet bool) {
 	case h.LastFlushOK.IsZero() && h.LastErrorAt.IsZero() && now.Sub(e.startedAt) <= stale:
 		return "", true
 	case h.LastFlushOK.IsZero():
-		return fmt.Sprintf("the recorder has not flushed in the %v since the evaluator started", now.Sub(e.startedAt).Round(time.Second)), false
+		return fmt.Sprintf("the recorder has not flushed in the %s since the evaluator started", formatDuration(now.Sub(e.startedAt).Round(time.Second))), false
 	case now.Sub(h.LastFlushOK) > stale:
-		return fmt.Sprintf("the recorder's last good flush was %v ago", now.Sub(h.LastFlushOK).Round(time.Second)), false
+		return fmt.Sprintf("the recorder's last good flush was %s ago", formatDuration(now.Sub(h.LastFlushOK).Round(time.Second))), false
 	}
 	return "", false
 }
@@ -208,7 +212,7 @@ const valueRefresh = time.Minute
 // applyLocked steps each state by its observation and returns the states
 // to write and the transitions they made. A route gone from the known
 // set has no observation: no requests, so not breached.
-func (e *Evaluator) applyLocked(obs []observation, now time.Time) ([]*Status, []Transition) {
+func (e *Evaluator) applyLocked(obs []observation, now time.Time, wait string) ([]*Status, []Transition) {
 	rules := make(map[string]*Rule, len(e.rules))
 	for i := range e.rules {
 		rules[e.rules[i].Name] = &e.rules[i]
@@ -218,13 +222,13 @@ func (e *Evaluator) applyLocked(obs []observation, now time.Time) ([]*Status, []
 	var log []Transition
 	apply := func(s *Status, o observation, r *Rule) {
 		from, before := s.State, *s
-		moved := s.step(o, r, now)
+		moved := s.step(o, r, now, wait)
 		if moved {
 			log = append(log, Transition{At: now, Key: s.Key, Rule: s.Rule, Labels: s.Labels, From: from, To: s.State, Value: s.Value})
 		}
 		// A new value alone is stored at most once a minute: the values
 		// of every route would otherwise be rewritten each evaluation.
-		if moved || from == "" || before.Stale || (before.Value != s.Value && now.Sub(s.written) >= valueRefresh) {
+		if moved || from == "" || before.Stale || before.ResolveHeld != s.ResolveHeld || (before.Value != s.Value && now.Sub(s.written) >= valueRefresh) {
 			s.written = now
 			changed = append(changed, s)
 		}
@@ -249,7 +253,7 @@ func (e *Evaluator) applyLocked(obs []observation, now time.Time) ([]*Status, []
 			r = &Rule{}
 		}
 		apply(s, observation{Key: key, Rule: s.Rule, Series: s.Series, Labels: s.Labels, Annotations: s.Annotations,
-			Threshold: s.Threshold, Window: s.Window.Std(), Short: s.ShortWindow.Std()}, r)
+			Threshold: s.Threshold, Window: s.Window.Std(), Short: s.ShortWindow.Std(), Unit: s.Unit}, r)
 	}
 	return changed, log
 }

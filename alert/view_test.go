@@ -136,10 +136,10 @@ func TestEveryRuleListsItsAlerts(t *testing.T) {
 	wants := map[string]want{
 		"PulseAppAvailability": {2, 14.4, time.Hour}, // no errors: each severity's first pair
 		"PulseAppAbsent":       {1, 10, 15 * time.Minute},
-		"AppLatency":           {2, 6, 6 * time.Hour}, // half slow, against a 60 % budget: burn 0.83 all over, nearest 6 h/30 min's 6
-		"PulseRedisDown":       {1, 0, 0},
-		"PulseDropped":         {1, 0, 0},
-		"PulseFlushStalled":    {1, 30, 0},
+		"AppLatency":           {2, 6, 6 * time.Hour},    // half slow, against a 60 % budget: burn 0.83 all over, nearest 6 h/30 min's 6
+		"PulseRedisDown":       {1, 0, time.Second},      // the latest flush's
+		"PulseDropped":         {1, 0, 30 * time.Second}, // since the last evaluation: one Interval at the first
+		"PulseFlushStalled":    {1, 30, 30 * time.Second},
 	}
 	body := answer(t, e)
 	if len(body.Rules) != len(wants) {

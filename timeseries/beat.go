@@ -39,6 +39,9 @@ type Heartbeat struct {
 	// PendingHits are the hits it held, not yet in Redis (Health).
 	PendingHits   int64         `json:"pending_hits"`
 	FlushInterval time.Duration `json:"flush_interval"`
+	// MaxPendingAge is how long it keeps hits it cannot write
+	// (Config.MaxPendingAge); 0 from a recorder that did not say.
+	MaxPendingAge time.Duration `json:"max_pending_age,omitempty"`
 	// Closed: the recorder closed with every hit written; it will not
 	// publish again.
 	Closed bool `json:"closed,omitempty"`
@@ -61,7 +64,7 @@ func (r *Recorder) beat(ctx context.Context, closed bool) error {
 	h := r.Health()
 	now := r.clock.Now()
 	hb, _ := json.Marshal(Heartbeat{Host: hostName, PID: os.Getpid(), At: now, LastFlushOK: h.LastFlushOK,
-		PendingHits: h.PendingHits, FlushInterval: r.interval, Closed: closed})
+		PendingHits: h.PendingHits, FlushInterval: r.interval, MaxPendingAge: time.Duration(r.maxPendingAge) * time.Second, Closed: closed})
 	key, slowKey := Schema(r.schema).HeartbeatsKey(), Schema(r.schema).SlowKey()
 	cmds := []redisconn.Cmd{{Key: key, Name: "HSET", Args: []any{key, r.id, hb}}}
 	if !registered {

@@ -53,7 +53,7 @@ function alertItem(a, now) {
     el('span', 'alert-name', a.rule || labels.alertname || ''),
     el('span', 'alert-route', labels.route || a.series || labels.instance || ''),
     el('span', 'alert-value', valueText(a, a.ruleOf) + (labels.severity && !slo ? ' · ' + labels.severity : '') +
-      (a.stale ? ' · data missing, held' : '')),
+      (a.stale ? ' · data missing, held' : '') + (a.resolve_held ? ' · resolve held: ' + a.resolve_held : '')),
     el('span', 'alert-since', 'since ' + sinceText),
   );
   const li = el('li');
@@ -72,8 +72,10 @@ function render(alerts, now) {
 }
 
 // refreshAlerts reads api/alerts; nowJob resolves to the store's clock
-// in unix seconds. A 404 (none configured) or 503 (their Redis down)
-// hides the banner rather than failing the poll: alerts are an extra here.
+// in unix seconds. With Redis down it still answers, with this
+// instance's health alerts (PulseRedisDown among them). A 404 (none
+// configured) or a 503 (an older server) hides the banner rather than
+// failing the poll: alerts are an extra here.
 export async function refreshAlerts(nowJob) {
   let answer;
   try {

@@ -4,11 +4,11 @@
 
 import { rateFormat } from './format.js';
 
-// durationUnits are the units of Go's time.Duration text and the alert
-// package's whole days ("3d"), in seconds.
+// durationUnits are the units of the alert package's durations ("3d",
+// "1h30m", "250ms"), and of Go's time.Duration text, in seconds.
 const durationUnits = { d: 86400, h: 3600, m: 60, s: 1, ms: 1e-3, us: 1e-6, 'µs': 1e-6, ns: 1e-9 };
 
-// parseWindow reads a window such as "1h0m0s" or "3d" in seconds; 0 when
+// parseWindow reads a window such as "1h30m" or "3d" in seconds; 0 when
 // there is none or it does not parse.
 export function parseWindow(text) {
   if (typeof text !== 'string' || text === '') return 0;
@@ -26,14 +26,27 @@ export function parseWindow(text) {
 
 const number = (v) => (typeof v === 'number' && isFinite(v) ? rateFormat.format(v) : '–');
 
-// spanText writes seconds in the largest unit that keeps them short:
-// "250 ms", "5 min", "1 h", "3 d".
+// spanText writes seconds as the alert package writes durations, the
+// largest unit first and zero units left out: "250ms", "5m", "1h30m",
+// "3d". Fractions of a millisecond are rounded.
 export function spanText(seconds) {
   if (!(seconds > 0)) return '–';
-  for (const [unit, size] of [['d', 86400], ['h', 3600], ['min', 60], ['s', 1]]) {
-    if (seconds >= size && (seconds % size === 0 || seconds >= 10 * size)) return number(seconds / size) + ' ' + unit;
+  let ms = Math.round(seconds * 1000);
+  let out = '';
+  for (const [unit, size] of [['d', 86400000], ['h', 3600000], ['m', 60000], ['s', 1000], ['ms', 1]]) {
+    const n = Math.floor(ms / size);
+    if (n > 0) {
+      out += n + unit;
+      ms -= n * size;
+    }
   }
-  return number(seconds * 1000) + ' ms';
+  return out || '0s';
+}
+
+// measured is a value with its unit: "3 drops", "45s", "0 requests".
+function measured(v, unit) {
+  if (unit === 's') return spanText(v) === '–' ? '0s' : spanText(v);
+  return number(v) + (unit ? ' ' + unit : '');
 }
 
 // severityAt says what an SLO's severity does at its burn rate.
@@ -66,17 +79,20 @@ function sloText(a, rule, severity) {
   return burn + ' · ' + share + ' % errors' + windowsText(a);
 }
 
-// healthText reads a health check's value.
+// healthText reads a health check's value, with its unit and limit.
 function healthText(a, rule) {
+  const over = a.window ? ' over ' + spanText(parseWindow(a.window)) : '';
+  const lasting = rule.for ? ', for ' + spanText(parseWindow(rule.for)) : '';
   switch (rule.check) {
     case 'redis_down':
-      return a.value > 0 ? 'the latest flush failed: Redis unreachable' : 'flushes reach Redis';
+      return 'last good flush ' + measured(a.value, a.unit) + ' ago, the latest failed: Redis unreachable (limit: a failed flush' +
+        lasting + ')';
     case 'dropped':
-      return number(a.value) + ' dropped since the last evaluation';
+      return measured(a.value, a.unit || 'drops') + over + ' (limit ' + measured(a.threshold, a.unit || 'drops') + ')';
     case 'flush_stalled':
-      return 'last good flush ' + spanText(a.value) + ' ago (limit ' + spanText(a.threshold) + ')';
+      return 'last good flush ' + measured(a.value, 's') + ' ago (limit ' + measured(a.threshold, 's') + ')';
   }
-  return 'value ' + number(a.value) + ' against ' + number(a.threshold);
+  return measured(a.value, a.unit) + over + ' (limit ' + measured(a.threshold, a.unit) + ')';
 }
 
 // valueText says what a's value is, given its rule (kind, target,
@@ -89,13 +105,15 @@ export function valueText(a, rule) {
     case 'latency':
       return sloText(a, rule, labels.severity);
     case 'absence':
-      return number(a.value) + ' requests in the last ' + spanText(parseWindow(a.window)) +
-        (notes.baseline ? ' (' + notes.baseline + ')' : '');
+      return measured(a.value, a.unit || 'requests') + ' in the last ' + spanText(parseWindow(a.window)) +
+        ' (limit 0, with a baseline of at least ' + measured(a.threshold, a.unit || 'requests') +
+        (notes.baseline ? ': ' + notes.baseline : '') + ')';
     case 'health':
       return healthText(a, rule);
     case 'anomaly':
-      return (notes.anomaly ? notes.anomaly.replace('_', ' ') + ': ' : '') + number(a.value) +
-        ' in the minute, beyond its band at ' + number(a.threshold);
+      return (notes.anomaly ? notes.anomaly.replace('_', ' ') + ': ' : '') + measured(a.value, a.unit || 'requests') +
+        ' in ' + (a.window ? spanText(parseWindow(a.window)) : 'the minute') + ', beyond its band at ' +
+        measured(a.threshold, a.unit || 'requests');
   }
-  return 'value ' + number(a.value) + ' against ' + number(a.threshold);
+  return measured(a.value, a.unit) + ' (limit ' + measured(a.threshold, a.unit) + ')';
 }

@@ -122,13 +122,13 @@ func TestAlertBanner(t *testing.T) {
 	// and the window pair it was read over.
 	want := []alertItem{
 		{State: "firing", Name: "RouteSLO", Route: hostileRoute, Series: hostileRoute, Window: 300,
-			Value: "burn rate 33.3× (pages at 10×) · 33.3 % errors over 5 min and 1 min"},
+			Value: "burn rate 33.3× (pages at 10×) · 33.3 % errors over 5m and 1m"},
 		{State: "firing", Name: "RouteSLO", Route: checkoutRoute, Series: checkoutRoute, Window: 300,
-			Value: "burn rate 33.3× (pages at 10×) · 33.3 % errors over 5 min and 1 min"},
+			Value: "burn rate 33.3× (pages at 10×) · 33.3 % errors over 5m and 1m"},
 		{State: "firing", Name: "CheckoutLatency", Route: checkoutRoute, Series: checkoutRoute, Window: 300,
-			Value: "p99 > 250 ms for 20 % of requests over 5 min and 1 min · burn rate 20× (pages at 10×)"},
+			Value: "p99 > 250ms for 20 % of requests over 5m and 1m · burn rate 20× (pages at 10×)"},
 		{State: "pending", Name: "CheckoutBudget", Route: checkoutRoute, Series: checkoutRoute, Window: 300,
-			Value: "burn rate 33.3× (opens a ticket at 10×) · 33.3 % errors over 5 min and 1 min"},
+			Value: "burn rate 33.3× (opens a ticket at 10×) · 33.3 % errors over 5m and 1m"},
 	}
 	for i, w := range want {
 		if i >= len(got.Items) {

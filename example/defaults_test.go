@@ -67,7 +67,7 @@ func TestMakeRunConfiguration(t *testing.T) {
 	bin := buildExample(t)
 	for _, tc := range []struct{ name, env, msg string }{
 		{"redis-server", "REDIS_SERVER=", "REDIS_URL is not set: using a private redis-server; counts vanish when the example stops"},
-		{"embedded", "REDIS_SERVER=embedded", "REDIS_URL is not set and redis-server is not installed: using an embedded in-process Redis; counts vanish when the example stops; docs/deployment.md lists where it differs from Redis"},
+		{"embedded", "REDIS_SERVER=embedded", "REDIS_URL is not set: using an embedded in-process Redis; counts vanish when the example stops; docs/deployment.md lists where it differs from Redis"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

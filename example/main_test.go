@@ -29,7 +29,7 @@ import (
 func startExample(t *testing.T, srv *redistest.Server, opts options) (string, func() error) {
 	t.Helper()
 	opts.Addr = "127.0.0.1:0"
-	if opts.RedisURL == "" {
+	if opts.RedisURL == "" && srv != nil {
 		opts.RedisURL = "redis://" + srv.Addr
 	}
 	if opts.DatabaseURL == "" {

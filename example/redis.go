@@ -63,14 +63,14 @@ func openRedis(rawURL, localServer string, logger *slog.Logger) (timeseries.Pool
 }
 
 // openEmbeddedRedis starts an in-process Redis; its counts vanish when the
-// example stops.
-func openEmbeddedRedis(logger *slog.Logger) (*redis.Pool, func(), error) {
+// example stops. why says in the log why it is not a redis-server.
+func openEmbeddedRedis(why string, logger *slog.Logger) (*redis.Pool, func(), error) {
 	embedded, err := startEmbeddedRedis()
 	if err != nil {
 		return nil, nil, err
 	}
-	logger.Warn("REDIS_URL is not set and redis-server is not installed: using an embedded in-process Redis; counts vanish when the example stops; docs/deployment.md lists where it differs from Redis",
-		"addr", embedded.Addr(), "redis", "embedded")
+	logger.Warn("REDIS_URL is not set: using an embedded in-process Redis; counts vanish when the example stops; docs/deployment.md lists where it differs from Redis",
+		"addr", embedded.Addr(), "redis", "embedded", "why", why)
 	pool := newPool(func(ctx context.Context) (redis.Conn, error) {
 		return redis.DialContext(ctx, "tcp", embedded.Addr(), redisDialOptions...)
 	})

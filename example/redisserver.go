@@ -116,6 +116,7 @@ func openLocalRedis(bin string, logger *slog.Logger) (*redis.Pool, func(), error
 	if bin == "" {
 		bin = "redis-server"
 	}
+	why := "REDIS_SERVER=" + embeddedRedis
 	if bin != embeddedRedis {
 		p, err := startPrivateRedis(bin)
 		if err == nil {
@@ -126,9 +127,10 @@ func openLocalRedis(bin string, logger *slog.Logger) (*redis.Pool, func(), error
 			})
 			return pool, func() { pool.Close(); p.Close() }, nil
 		}
+		why = bin + " is not installed"
 		if !errors.Is(err, exec.ErrNotFound) {
-			logger.Warn("redis-server did not start; falling back to the embedded Redis", "err", err)
+			why = bin + " did not start: " + err.Error()
 		}
 	}
-	return openEmbeddedRedis(logger)
+	return openEmbeddedRedis(why, logger)
 }

@@ -406,8 +406,6 @@ func TestEntities(t *testing.T) {
 			`{"kind":"post","id":"7","counts":{"views":12,"replies":0,"likes":3,"favorites":0}}`},
 		{"one never counted", "api/entities/user/42",
 			`{"kind":"user","id":"42","counts":{"posts":0,"followers":0}}`},
-		{"negative id", "api/entities/user/-1",
-			`{"kind":"user","id":"-1","counts":{"posts":0,"followers":0}}`},
 		{"batch, in the order asked", "api/entities/post?ids=9,7,100",
 			`{"kind":"post","entities":[{"id":"9","counts":{"views":12,"replies":0,"likes":0,"favorites":1}},{"id":"7","counts":{"views":12,"replies":0,"likes":3,"favorites":0}},{"id":"100","counts":{"views":0,"replies":0,"likes":0,"favorites":0}}]}`},
 		{"batch with spaces", "api/entities/user?ids=1,%201",

@@ -1,7 +1,9 @@
 package dashboard
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -33,6 +35,9 @@ func intParam(r *http.Request, name string, def, lo, hi int64) (int64, error) {
 		return def, nil
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, badRequest(fmt.Sprintf("%s %q is out of range: want %d..%d", name, v, lo, hi))
+	}
 	if err != nil {
 		return 0, badRequest(fmt.Sprintf("%s %q is not an integer", name, v))
 	}
@@ -125,10 +130,36 @@ func entityKind(r *http.Request, ents Entities) (kind string, fields []string, e
 	return "", nil, entity.ErrUnknownKind
 }
 
+// parseID reads an entity id: a decimal integer in 0..MaxInt64, with a
+// message that tells a malformed id from a negative or too large one.
 func parseID(v string) (int64, error) {
-	id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil {
+	v = strings.TrimSpace(v)
+	id, err := strconv.ParseInt(v, 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange) && strings.HasPrefix(v, "-"):
+		return 0, badRequest(fmt.Sprintf("id %q is negative", v))
+	case errors.Is(err, strconv.ErrRange):
+		return 0, badRequest(fmt.Sprintf("id %q is out of range: ids are at most %d", v, int64(math.MaxInt64)))
+	case err != nil:
 		return 0, badRequest(fmt.Sprintf("id %q is not an integer", v))
+	case id < 0:
+		return 0, badRequest(fmt.Sprintf("id %q is negative", v))
 	}
 	return id, nil
+}
+
+// repeatableParams are the query parameters an API request may give more
+// than once: api/overview's series, one per series to pin.
+var repeatableParams = map[string]bool{"series": true}
+
+// checkRepeated refuses a query parameter given twice, which a handler
+// would otherwise read as its first value and silently drop the rest
+// (precision=5&precision=60). Only api/overview's series repeats.
+func checkRepeated(r *http.Request) error {
+	for name, values := range r.URL.Query() {
+		if len(values) > 1 && !(repeatableParams[name] && r.URL.Path == "/api/overview") {
+			return badRequest(fmt.Sprintf("%s is given %d times; give it once", name, len(values)))
+		}
+	}
+	return nil
 }

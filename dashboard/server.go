@@ -154,6 +154,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if redirectUnclean(w, r) {
 		return
 	}
+	if err := checkRepeated(r); err != nil {
+		jsonError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {

@@ -41,7 +41,7 @@ type process struct {
 // exampleVars are the environment variables the example reads; a run
 // here starts with none of them set, as `make run` on a fresh shell does.
 var exampleVars = []string{"REDIS_URL", "DATABASE_URL", "ADDR", "SPILL_DIR", "ALERT_RULES", "ALERTMANAGER_URL",
-	"DASHBOARD_USER", "DASHBOARD_PASSWORD", "TRUSTED_PROXIES"}
+	"DASHBOARD_USER", "DASHBOARD_PASSWORD", "TRUSTED_PROXIES", "REDIS_SERVER"}
 
 // startBinary runs bin in a new directory with env added to a cleaned
 // environment and waits until its log says where it listens.

@@ -15,6 +15,10 @@ import (
 type options struct {
 	Addr     string
 	RedisURL string
+	// RedisServer is the redis-server binary started when RedisURL is
+	// empty (REDIS_SERVER); empty means "redis-server" from PATH, and
+	// "embedded" skips it for the in-process server.
+	RedisServer string
 	// SpillDir keeps the hits that could not be written at shutdown, for
 	// the next start to send.
 	SpillDir      string
@@ -81,6 +85,7 @@ func parseOptions() options {
 	}
 	opts := options{
 		RedisURL:        os.Getenv("REDIS_URL"),
+		RedisServer:     os.Getenv("REDIS_SERVER"),
 		SpillDir:        os.Getenv("SPILL_DIR"),
 		DatabaseURL:     os.Getenv("DATABASE_URL"),
 		DashboardUser:   os.Getenv("DASHBOARD_USER"),
@@ -95,6 +100,8 @@ func parseOptions() options {
 	}
 	opts.TrustedProxies = proxies
 	flag.StringVar(&opts.Addr, "addr", addr, "listen address (env ADDR)")
+	flag.StringVar(&opts.RedisServer, "redis-server", opts.RedisServer,
+		`with no REDIS_URL, the redis-server binary to start privately; "embedded" for the in-process server (env REDIS_SERVER)`)
 	flag.BoolVar(&opts.DemoTraffic, "demo-traffic", false, "generate light background traffic")
 	timeoutFlags(&opts.Timeouts)
 	flag.Parse()

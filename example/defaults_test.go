@@ -57,21 +57,38 @@ func defaultRuleNames() []string {
 // the newest 120 after the cleaner's next pass, a minute after the first:
 // on the real clock, at the real interval. api/alerts lists the default
 // rules. SIGINT stops it with exit 0.
+//
+// It runs on each local server `make run` may start: a private
+// redis-server when one is installed (the default), and the embedded one
+// (REDIS_SERVER=embedded, as on a machine without redis-server). The log
+// says which; the private server stops with the example.
 func TestMakeRunConfiguration(t *testing.T) {
 	t.Parallel()
 	bin := buildExample(t)
+	for _, tc := range []struct{ name, env, msg string }{
+		{"redis-server", "REDIS_SERVER=", "REDIS_URL is not set: using a private redis-server; counts vanish when the example stops"},
+		{"embedded", "REDIS_SERVER=embedded", "REDIS_URL is not set: using an embedded in-process Redis; counts vanish when the example stops; docs/deployment.md lists where it differs from Redis"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testMakeRun(t, bin, tc.env, tc.msg)
+		})
+	}
+}
+
+func testMakeRun(t *testing.T, bin, env, msg string) {
 	addr := ":" + freePort(t) // the form of the default, ":8080"
-	p := startBinary(t, bin, "ADDR="+addr)
+	p := startBinary(t, bin, "ADDR="+addr, env)
 	if want := "http://localhost" + addr + "/"; p.url != want {
 		t.Errorf("the log says url=%s, want %s", p.url, want)
 	}
 	if got := p.logValue("forum listening", "dashboard"); got != p.url+"dashboard/" {
 		t.Errorf("the log says dashboard=%s, want %sdashboard/", got, p.url)
 	}
-	embedded := p.logValue("REDIS_URL is not set: using an embedded in-process Redis; counts vanish when the example stops", "addr")
-	conn, err := redis.Dial("tcp", embedded)
+	local := p.logValue(msg, "addr")
+	conn, err := redis.Dial("tcp", local)
 	if err != nil {
-		t.Fatalf("the embedded Redis at %q: %v\n%s", embedded, err, p.logs.String())
+		t.Fatalf("the local Redis at %q: %v\n%s", local, err, p.logs.String())
 	}
 	defer conn.Close()
 
@@ -129,6 +146,10 @@ func TestMakeRunConfiguration(t *testing.T) {
 		t.Errorf("the cleaner reported errors:\n%s", p.logs.String())
 	}
 	p.interrupt(t)
+	if c, err := redis.Dial("tcp", local); err == nil {
+		c.Close()
+		t.Errorf("the local Redis at %s still accepts connections after the example exited", local)
+	}
 }
 
 // waitTrimmed looks at the hash key every 200 ms until it has fewer than

@@ -29,7 +29,7 @@ import (
 func startExample(t *testing.T, srv *redistest.Server, opts options) (string, func() error) {
 	t.Helper()
 	opts.Addr = "127.0.0.1:0"
-	if opts.RedisURL == "" {
+	if opts.RedisURL == "" && srv != nil {
 		opts.RedisURL = "redis://" + srv.Addr
 	}
 	if opts.DatabaseURL == "" {
@@ -192,10 +192,10 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-// With no REDIS_URL the example runs on an embedded Redis: nothing to
-// start, and requests are counted there.
+// With no REDIS_URL and REDIS_SERVER=embedded the example runs on the
+// embedded Redis: nothing to start, and requests are counted there.
 func TestEmbeddedDefaults(t *testing.T) {
-	opts := options{Addr: "127.0.0.1:0", DatabaseURL: "sqlite:" + filepath.Join(t.TempDir(), "forum.db")}
+	opts := options{Addr: "127.0.0.1:0", RedisServer: embeddedRedis, DatabaseURL: "sqlite:" + filepath.Join(t.TempDir(), "forum.db")}
 	ready := make(chan string, 1)
 	opts.Ready = func(addr string) { ready <- addr }
 	ctx, cancel := context.WithCancel(context.Background())

@@ -21,7 +21,7 @@ func openRecorder(opts options, slow []time.Duration, c *closers, logger *slog.L
 	if opts.SpillDir == "" {
 		opts.SpillDir = defaultSpillDir
 	}
-	pool, closeRedis, err := openRedis(opts.RedisURL, logger)
+	pool, closeRedis, err := openRedis(opts.RedisURL, opts.RedisServer, logger)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,9 +6,11 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	miniserver "github.com/alicebob/miniredis/v2/server"
 	"github.com/gomodule/redigo/redis"
 	"github.com/mna/redisc"
 
@@ -23,14 +25,16 @@ var redisDialOptions = []redis.DialOption{
 	redis.DialWriteTimeout(2 * time.Second),
 }
 
-// openRedis connects to REDIS_URL, or with none set starts an in-process
-// Redis so the example runs on a machine with no servers. When the server
+// openRedis connects to REDIS_URL. With none set it starts a private
+// redis-server (the binary localServer names, redis-server by default),
+// or, when none is installed or localServer is "embedded", an in-process
+// Redis, so the example runs on a machine with no servers. When the server
 // named is a Redis Cluster node (INFO cluster says cluster_enabled:1) it
 // returns a cluster client seeded with that node and every addr=host:port
 // query parameter of the URL.
-func openRedis(rawURL string, logger *slog.Logger) (timeseries.Pool, func(), error) {
+func openRedis(rawURL, localServer string, logger *slog.Logger) (timeseries.Pool, func(), error) {
 	if rawURL == "" {
-		return openEmbeddedRedis(logger)
+		return openLocalRedis(localServer, logger)
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
@@ -59,13 +63,14 @@ func openRedis(rawURL string, logger *slog.Logger) (timeseries.Pool, func(), err
 }
 
 // openEmbeddedRedis starts an in-process Redis; its counts vanish when the
-// example stops.
-func openEmbeddedRedis(logger *slog.Logger) (timeseries.Pool, func(), error) {
+// example stops. why says in the log why it is not a redis-server.
+func openEmbeddedRedis(why string, logger *slog.Logger) (*redis.Pool, func(), error) {
 	embedded, err := startEmbeddedRedis()
 	if err != nil {
 		return nil, nil, err
 	}
-	logger.Warn("REDIS_URL is not set: using an embedded in-process Redis; counts vanish when the example stops", "addr", embedded.Addr())
+	logger.Warn("REDIS_URL is not set: using an embedded in-process Redis; counts vanish when the example stops; docs/deployment.md lists where it differs from Redis",
+		"addr", embedded.Addr(), "redis", "embedded", "why", why)
 	pool := newPool(func(ctx context.Context) (redis.Conn, error) {
 		return redis.DialContext(ctx, "tcp", embedded.Addr(), redisDialOptions...)
 	})
@@ -75,14 +80,43 @@ func openEmbeddedRedis(logger *slog.Logger) (timeseries.Pool, func(), error) {
 // startEmbeddedRedis starts the embedded server on a free loopback port.
 // Its keys expire as the clock passes, as a server's do: left to itself
 // it expires nothing, and a lock or lease whose holder stopped renewing
-// it would be held for good.
+// it would be held for good. PFCOUNT of several keys answers the count of
+// their union, as Redis does (see unionPFCOUNT).
 func startEmbeddedRedis() (*miniredis.Miniredis, error) {
 	embedded, err := miniredis.Run()
 	if err != nil {
 		return nil, fmt.Errorf("example: embedded redis: %w", err)
 	}
 	embedded.ClockTTL(true)
+	embedded.Server().SetPreHook(unionPFCOUNT(embedded))
 	return embedded, nil
+}
+
+// unionPFCOUNT answers PFCOUNT of several keys with the cardinality of
+// their union, where the embedded server sums their counts: it merges
+// them into a key of its own, counts it and deletes it. Every other
+// command, and PFCOUNT of one key, goes to the server as sent.
+func unionPFCOUNT(m *miniredis.Miniredis) miniserver.Hook {
+	var seq atomic.Uint64
+	return func(c *miniserver.Peer, cmd string, args ...string) bool {
+		if cmd != "PFCOUNT" || len(args) < 2 {
+			return false
+		}
+		db := m.DB(0)
+		tmp := fmt.Sprintf("pulse:embedded:pfcount:%d", seq.Add(1))
+		defer db.Del(tmp)
+		if err := db.HllMerge(tmp, args...); err != nil {
+			c.WriteError(err.Error())
+			return true
+		}
+		n, err := db.HllCount(tmp)
+		if err != nil {
+			c.WriteError(err.Error())
+			return true
+		}
+		c.WriteInt(n)
+		return true
+	}
 }
 
 // isCluster asks the server behind pool whether it is a Redis Cluster

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +91,80 @@ func TestSpillAcrossRestart(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(spill, "*")); len(left) != 0 {
 		t.Errorf("left in the spill dir: %v", left)
+	}
+}
+
+// The embedded server's PFCOUNT of several keys is the count of their
+// union, as on redis-server, and leaves no key behind; a key of another
+// type is refused with Redis's error.
+func TestEmbeddedPFCOUNTUnion(t *testing.T) {
+	for _, s := range servers {
+		t.Run(s.name, func(t *testing.T) {
+			srv := s.start(t)
+			srv.do(t, "PFADD", "a", "v1", "v2", "v3")
+			srv.do(t, "PFADD", "b", "v2", "v3", "v4")
+			srv.do(t, "SET", "s", "x")
+			for _, tc := range []struct {
+				keys []any
+				want int64
+			}{
+				{[]any{"a"}, 3}, {[]any{"a", "b"}, 4}, {[]any{"a", "b", "a", "missing"}, 4}, {[]any{"missing", "other"}, 0},
+			} {
+				if got, err := redis.Int64(srv.do(t, "PFCOUNT", tc.keys...), nil); err != nil || got != tc.want {
+					t.Errorf("PFCOUNT %v = %d (%v), want %d", tc.keys, got, err, tc.want)
+				}
+			}
+			if n, _ := redis.Int64(srv.do(t, "DBSIZE"), nil); n != 3 {
+				t.Errorf("DBSIZE = %d after the counts, want 3 (a, b, s)", n)
+			}
+			err, isErr := srv.do(t, "PFCOUNT", "a", "s").(redis.Error)
+			if !isErr || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
+				t.Errorf("PFCOUNT a s = %v, want WRONGTYPE", err)
+			}
+		})
+	}
+}
+
+// With no REDIS_URL the example starts a private redis-server when one is
+// installed, says so, and stops it and removes its dir on exit; a binary
+// that is not there falls back to the embedded server.
+func TestLocalRedisChoice(t *testing.T) {
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	pool, closeRedis, err := openLocalRedis("", logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := pool.Get()
+	info, err := redis.String(conn.Do("INFO", "server"))
+	conn.Close()
+	if err != nil || !strings.Contains(info, "redis_version:") {
+		t.Fatalf("INFO server: %v %q", err, info)
+	}
+	addr := regexp.MustCompile(`addr=(\S+)`).FindStringSubmatch(logs.String())
+	if !strings.Contains(logs.String(), "using a private redis-server") || addr == nil {
+		t.Fatalf("the log does not say a private redis-server is in use:\n%s", logs.String())
+	}
+	closeRedis()
+	if c, err := redis.Dial("tcp", addr[1]); err == nil {
+		c.Close()
+		t.Errorf("redis-server at %s still up after close", addr[1])
+	}
+	dir := regexp.MustCompile(`dir=(\S+)`).FindStringSubmatch(logs.String())
+	if dir == nil {
+		t.Fatalf("the log does not name the server's dir:\n%s", logs.String())
+	}
+	if _, err := os.Stat(dir[1]); !os.IsNotExist(err) {
+		t.Errorf("the server's dir %s is still there after close (%v)", dir[1], err)
+	}
+
+	var logs2 syncBuffer
+	_, closeRedis, err = openLocalRedis("/nonexistent/redis-server", slog.New(slog.NewTextHandler(&logs2, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeRedis()
+	if !strings.Contains(logs2.String(), "redis=embedded") {
+		t.Errorf("with no redis-server binary the log does not say embedded:\n%s", logs2.String())
 	}
 }

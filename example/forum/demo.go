@@ -24,11 +24,8 @@ import (
 // dashboard's unique visitors move too without the forum trusting any
 // proxy header.
 func RunDemoTraffic(ctx context.Context, base string) {
-	clients := make([]*http.Client, demoVisitors)
-	for v := range clients {
-		clients[v] = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: demoDialer(v)}}
-		defer clients[v].CloseIdleConnections()
-	}
+	visitors := NewDemoVisitors()
+	defer visitors.Close()
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	plan := newDemoPlan(time.Now(), rng.Uint64())
 	ticker := time.NewTicker(demoTick)
@@ -42,8 +39,7 @@ func RunDemoTraffic(ctx context.Context, base string) {
 		}
 		rate, inc := plan.at(now)
 		for _, r := range demoTickRequests(rng, rate, inc) {
-			v := rng.IntN(demoVisitors)
-			demoSend(ctx, clients[v], v, r.method, base+r.path, r.body)
+			visitors.Send(ctx, base, DemoStep{Visitor: rng.IntN(demoVisitors), Method: r.method, Path: r.path, Body: r.body})
 		}
 	}
 }
@@ -106,26 +102,70 @@ func demoRequest(rng *rand.Rand) (method, path string, body any) {
 // demoVisitors is how many visitors the demo traffic plays.
 const demoVisitors = 40
 
-// demoSend sends one request of visitor v, body as JSON, and reads the
-// answer away; a failure is of no interest.
-func demoSend(ctx context.Context, client *http.Client, v int, method, url string, body any) {
+// DemoStep is one request of the demo traffic: which of its visitors
+// sends it, and what; Body is sent as JSON, nil for none.
+type DemoStep struct {
+	Visitor      int
+	Method, Path string
+	Body         any
+}
+
+// DemoSteps are n requests of the demo traffic's mix at its everyday
+// rate, the same for the same seed, so that one sequence can be played
+// to two forums and their figures compared.
+func DemoSteps(seed uint64, n int) []DemoStep {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	steps := make([]DemoStep, n)
+	for i := range steps {
+		method, path, body := demoRequest(rng)
+		steps[i] = DemoStep{Visitor: rng.IntN(demoVisitors), Method: method, Path: path, Body: body}
+	}
+	return steps
+}
+
+// DemoVisitors are the demo's visitors, each with a browser and a source
+// address of its own.
+type DemoVisitors struct{ clients []*http.Client }
+
+// NewDemoVisitors makes the demo's visitors; Close releases their
+// connections.
+func NewDemoVisitors() *DemoVisitors {
+	d := &DemoVisitors{clients: make([]*http.Client, demoVisitors)}
+	for v := range d.clients {
+		d.clients[v] = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: demoDialer(v)}}
+	}
+	return d
+}
+
+// Close closes the visitors' idle connections.
+func (d *DemoVisitors) Close() {
+	for _, c := range d.clients {
+		c.CloseIdleConnections()
+	}
+}
+
+// Send sends step to the forum at base and reads the answer away,
+// returning its status (0 when it failed, which the demo ignores).
+func (d *DemoVisitors) Send(ctx context.Context, base string, step DemoStep) int {
 	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
+	if step.Body != nil {
+		b, _ := json.Marshal(step.Body)
 		r = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, r)
+	req, err := http.NewRequestWithContext(ctx, step.Method, base+step.Path, r)
 	if err != nil {
-		return
+		return 0
 	}
+	v := step.Visitor % len(d.clients)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", fmt.Sprintf("Mozilla/5.0 (demo visitor %d) Gecko/20100101 Firefox/%d.0", v, 120+v%15))
-	resp, err := client.Do(req)
+	resp, err := d.clients[v].Do(req)
 	if err != nil {
-		return
+		return 0
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // demoDialer connects visitor v to a forum on this machine from

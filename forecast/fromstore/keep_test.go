@@ -3,9 +3,12 @@ package fromstore_test
 import (
 	"context"
 	"math"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/forecast"
 	"github.com/pulse-dev/pulse/forecast/fromstore"
@@ -171,4 +174,14 @@ func TestIncidentWrittenAfterAnOutage(t *testing.T) {
 	if n := len(burstRecords(recorded(t, scs[0].Store), names[0])); n != 1 {
 		t.Errorf("after the outage the burst is recorded %d times, want 1", n)
 	}
+}
+
+// count is what the series holds in the minute starting at t.
+func count(t *testing.T, srv *redistest.Server, name string, at time.Time) float64 {
+	t.Helper()
+	n, err := redis.Int(srv.Do("HGET", "count:60:"+name, strconv.FormatInt(at.Unix(), 10)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return float64(n)
 }

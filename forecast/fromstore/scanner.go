@@ -175,8 +175,14 @@ func (sc *Scanner) memoryOf(p int) *memory {
 	return m
 }
 
-// settledBy is the start of the newest bucket at p whose counts are in
-// at now: closed for Settle.
+// SettledBy is the start of the newest bucket at precision p (seconds)
+// whose counts are in at now: closed for Settle. It is the bucket an
+// alert on the scans judges.
+func (sc *Scanner) SettledBy(p int, now time.Time) time.Time {
+	return sc.settledBy(p, now)
+}
+
+// settledBy is SettledBy.
 func (sc *Scanner) settledBy(p int, now time.Time) time.Time {
 	last := timeseries.BucketStart(now.Unix(), p) - int64(p)
 	if now.Before(time.Unix(last+int64(p), 0).Add(sc.settle())) {

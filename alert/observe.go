@@ -30,7 +30,7 @@ type observation struct {
 
 // Detector is what an Anomaly rule asks whether a series breaks from its
 // expectation at now. Package forecast/fromstore provides one from the
-// forecasts (fromstore.Detector); an app may bring its own.
+// forecasts (anomaly.Detector, in alert/anomaly); an app may bring its own.
 type Detector interface {
 	Detect(ctx context.Context, series string, now time.Time) (Finding, error)
 }

@@ -47,6 +47,10 @@ type Config struct {
 	// OnError receives the errors of passes run in the background; nil
 	// logs them with log/slog, at most one line a minute.
 	OnError func(error)
+	// IncidentRetention is how long an incident kept by the forecasts
+	// (forecast/fromstore) is kept after its end (default
+	// DefaultIncidentRetention); negative keeps them all.
+	IncidentRetention time.Duration
 	// Manual, when true, starts no background passes: call Pass yourself
 	// (a cron job, a test), or Start or Run later.
 	Manual bool
@@ -70,6 +74,9 @@ type Stats struct {
 	// Deferred counts the due series left for a later pass: their node
 	// failed or no longer served their hash (its slot was being moved).
 	Deferred int
+	// IncidentsRemoved counts the incident records deleted for being
+	// older than the retention.
+	IncidentsRemoved int
 	// RoundTrips counts the waits for Redis replies the pass made; on a
 	// cluster each is one pipeline per node, the nodes served at once.
 	RoundTrips int
@@ -90,10 +97,12 @@ type Cleaner struct {
 	interval time.Duration
 	samples  int
 	pageSize int
-	clock    timeseries.Clock
-	onError  func(error)
-	lockKey  string
-	lockTTL  time.Duration
+	// retention is Config.IncidentRetention, its default filled in.
+	retention time.Duration
+	clock     timeseries.Clock
+	onError   func(error)
+	lockKey   string
+	lockTTL   time.Duration
 
 	passMu   sync.Mutex // one pass at a time; guards the fields below
 	passes   int64
@@ -144,6 +153,9 @@ func New(cfg Config) (*Cleaner, error) {
 	if cfg.PageSize == 0 {
 		cfg.PageSize = DefaultPageSize
 	}
+	if cfg.IncidentRetention == 0 {
+		cfg.IncidentRetention = DefaultIncidentRetention
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = timeseries.SystemClock{}
 	}
@@ -152,14 +164,15 @@ func New(cfg Config) (*Cleaner, error) {
 	}
 	stopped, stop := context.WithCancel(context.Background())
 	c := &Cleaner{
-		router:   redisconn.NewRouter(cfg.Pool),
-		schema:   schema,
-		interval: cfg.Interval,
-		samples:  cfg.Samples,
-		pageSize: cfg.PageSize,
-		clock:    cfg.Clock,
-		onError:  cfg.OnError,
-		lockKey:  schema.Prefix + "pulse:cleaner:lock",
+		router:    redisconn.NewRouter(cfg.Pool),
+		schema:    schema,
+		interval:  cfg.Interval,
+		samples:   cfg.Samples,
+		pageSize:  cfg.PageSize,
+		retention: cfg.IncidentRetention,
+		clock:     cfg.Clock,
+		onError:   cfg.OnError,
+		lockKey:   schema.Prefix + "pulse:cleaner:lock",
 		// Held for one pass; the expiry only matters when a cleaner dies
 		// holding it.
 		lockTTL: max(cfg.Interval, 10*time.Second),

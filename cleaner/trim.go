@@ -48,9 +48,9 @@ func (c *Cleaner) trim(ctx context.Context, do func(...redisconn.Cmd) []rediscon
 	page := func(after string) redisconn.Cmd {
 		return redisconn.Cmd{Key: known, Name: "ZRANGEBYLEX", Args: []any{known, after, "+", "LIMIT", 0, c.pageSize}}
 	}
-	members, err := c.firstPage(do, page("-"))
+	members, incErr, err := c.firstPage(do, page("-"), st)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, incErr)
 	}
 	if c.deferred {
 		// The slot map was read again after the last pass deferred
@@ -73,7 +73,7 @@ func (c *Cleaner) trim(ctx context.Context, do func(...redisconn.Cmd) []rediscon
 		}
 		replies, err := t.send(do, b, next)
 		if err != nil || !more {
-			return t.empty, errors.Join(err, t.err())
+			return t.empty, errors.Join(err, t.err(), incErr)
 		}
 		if members, err = redis.Strings(replies[0].Value, replies[0].Err); err != nil {
 			return t.empty, fmt.Errorf("read known set: %w", err)
@@ -118,14 +118,17 @@ func unsupported(replies []redisconn.Reply) bool {
 	return false
 }
 
-// firstPage reads the first page of the known set.
-func (c *Cleaner) firstPage(do func(...redisconn.Cmd) []redisconn.Reply, page redisconn.Cmd) ([]string, error) {
-	rep := do(page)[0]
-	members, err := redis.Strings(rep.Value, rep.Err)
+// firstPage reads the first page of the known set, and trims the
+// incidents past their retention in the same round trip (their error
+// second).
+func (c *Cleaner) firstPage(do func(...redisconn.Cmd) []redisconn.Reply, page redisconn.Cmd, st *Stats) ([]string, error, error) {
+	replies := do(append([]redisconn.Cmd{page}, c.incidentTrims()...)...)
+	incErr := c.countIncidents(replies[1:], st)
+	members, err := redis.Strings(replies[0].Value, replies[0].Err)
 	if err != nil {
-		return nil, fmt.Errorf("read known set: %w", err)
+		return nil, incErr, fmt.Errorf("read known set: %w", err)
 	}
-	return members, nil
+	return members, incErr, nil
 }
 
 // dueBatch picks the members of a page that are due in pass, at unix

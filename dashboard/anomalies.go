@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/pulse-dev/pulse/forecast"
 	"github.com/pulse-dev/pulse/forecast/fromstore"
@@ -46,16 +47,27 @@ type eventJSON struct {
 	Related []incidentJSON `json:"related"`
 }
 
-func incidentOf(in forecast.Incident) incidentJSON {
-	return incidentJSON{Series: in.Series, Precision: int(in.Precision.Seconds()), Kind: string(in.Kind), Direction: string(in.Direction),
-		Start: in.Start.Unix(), End: in.End.Unix(), Open: in.Open, Buckets: in.Buckets, Peak: in.Peak.Bucket.Unix(),
-		Observed: num(in.Peak.Observed), Expected: num(in.Peak.Expected), Score: num(in.Score)}
+// eventOf is a kept incident as the API gives it: its root's incident,
+// and its related series over the same span.
+func eventOf(rec fromstore.Record) eventJSON {
+	in := incidentJSON{Series: rec.Series, Precision: rec.Precision, Kind: string(rec.Kind), Direction: string(rec.Direction),
+		Start: rec.Start, End: rec.End, Open: rec.Open, Buckets: int((rec.End-rec.Start)/int64(max(rec.Precision, 1))) + 1,
+		Peak: rec.Peak.Bucket, Observed: num(rec.Peak.Observed), Expected: num(rec.Peak.Expected), Score: num(rec.Peak.Score)}
+	e := eventJSON{incidentJSON: in, Related: []incidentJSON{}}
+	for _, r := range rec.Related {
+		e.Related = append(e.Related, incidentJSON{Series: r, Precision: in.Precision, Kind: in.Kind, Direction: in.Direction,
+			Start: in.Start, End: in.End, Open: in.Open, Buckets: in.Buckets, Peak: in.Peak})
+	}
+	return e
 }
 
 // anomalies scans every series at a precision (or the one named by
-// series=) and lists the incidents of its last buckets as events (one per
-// incident, related series under its root), newest first, and every
-// flagged bucket; kind= keeps one kind.
+// series=, 404 when the store does not keep it there) and lists the
+// incidents kept (fromstore.Record) that reach its last buckets as events
+// (one per incident, related series under its root), newest end first,
+// and every flagged bucket within one, with its kept score; kind= keeps
+// one kind. The scan records what it finds before the list is read, so
+// every instance, and every refresh, lists the same incidents.
 func (s *server) anomalies(r *http.Request) (anomaliesResponse, error) {
 	p, err := s.precisionParam(r)
 	if err != nil {
@@ -85,34 +97,32 @@ func (s *server) anomalies(r *http.Request) (anomaliesResponse, error) {
 	if err != nil {
 		return anomaliesResponse{}, err
 	}
+	if _, ok := fits[name]; name != "" && !ok {
+		return anomaliesResponse{}, fmt.Errorf("dashboard: %q at precision %d: %w", name, p, timeseries.ErrUnknownSeries)
+	}
 	from := current - last*int64(p)
+	recs, err := fromstore.Incidents(ctx, s.cfg.Store, p, time.Unix(from, 0), time.Unix(current, 0))
+	if err != nil {
+		return anomaliesResponse{}, err
+	}
 	resp := anomaliesResponse{Precision: p, Last: last, Series: len(fits), Events: []eventJSON{}, Anomalies: []*flagJSON{}}
-	var incs []forecast.Incident
+	var kept []fromstore.Record
+	for _, rec := range recs {
+		if (kind == "" || rec.Kind == kind) && (name == "" || rec.Has(name)) {
+			resp.Events = append(resp.Events, eventOf(rec))
+			kept = append(kept, rec)
+		}
+	}
 	for _, fit := range fits {
 		fd := fit.Fitted
 		if fd == nil { // too little history to judge: no flags, not a failed scan
 			continue
 		}
 		for i := range fd.Flags {
-			if f := &fd.Flags[i]; f.Bucket.Unix() >= from && (kind == "" || f.Kind == kind) {
+			if f := &fd.Flags[i]; f.Bucket.Unix() >= from && inRecord(kept, f) {
 				resp.Anomalies = append(resp.Anomalies, flagOf(f))
 			}
 		}
-		for _, in := range fd.Incidents {
-			if in.End.Unix() >= from {
-				incs = append(incs, in)
-			}
-		}
-	}
-	for _, ev := range fromstore.Group(incs) {
-		if kind != "" && ev.Kind != kind {
-			continue
-		}
-		e := eventJSON{incidentJSON: incidentOf(ev.Incident), Related: []incidentJSON{}}
-		for _, r := range ev.Related {
-			e.Related = append(e.Related, incidentOf(r))
-		}
-		resp.Events = append(resp.Events, e)
 	}
 	slices.SortFunc(resp.Anomalies, func(a, b *flagJSON) int {
 		if c := cmp.Compare(b.Bucket, a.Bucket); c != 0 {
@@ -121,6 +131,16 @@ func (s *server) anomalies(r *http.Request) (anomaliesResponse, error) {
 		return cmp.Compare(a.Series, b.Series)
 	})
 	return resp, nil
+}
+
+// inRecord reports whether flag f is a bucket of one of recs: the
+// flags of a fit outside the incidents kept (a return to normal, a
+// break under the band) are not anomalies.
+func inRecord(recs []fromstore.Record, f *forecast.Flag) bool {
+	b := f.Bucket.Unix()
+	return slices.ContainsFunc(recs, func(r fromstore.Record) bool {
+		return r.Has(f.Series) && r.Direction == f.Direction && b >= r.Start && b <= r.End
+	})
 }
 
 // namesAt is the known series at precision p, or only name when given.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
+	"time"
 
 	"github.com/pulse-dev/pulse/forecast"
 	"github.com/pulse-dev/pulse/forecast/fromstore"
@@ -116,6 +118,11 @@ func (s *server) forecast(r *http.Request) (forecastResponse, error) {
 	if err != nil {
 		return forecastResponse{}, err
 	}
+	if kind == "hits" {
+		if err := s.markIncidents(ctx, fd, name, p); err != nil {
+			return forecastResponse{}, err
+		}
+	}
 	resp := forecastResponse{Name: name, Precision: p, Kind: kind, Model: fd.Model}
 	for _, pt := range fd.History {
 		resp.History = append(resp.History, pointOf(pt, true))
@@ -133,7 +140,7 @@ func (s *server) fit(ctx context.Context, name string, p int, kind string) (*for
 	var err error
 	switch kind {
 	case "hits":
-		fd, err = fromstore.Fit(ctx, st, name, p, forecast.Config{})
+		fd, err = s.keptFit(ctx, name, p)
 	case "errors":
 		fd, err = fromstore.FitErrors(ctx, st, name, errorsOf(name), p, forecast.Config{})
 	default:
@@ -146,6 +153,49 @@ func (s *server) fit(ctx context.Context, name string, p int, kind string) (*for
 		return nil, unprocessable(err.Error())
 	}
 	return fd, err
+}
+
+// keptFit fits the hits of name through the dashboard's Scanner, so
+// that each settled bucket has the score kept in Redis: the one
+// api/anomalies and the incident record give it.
+func (s *server) keptFit(ctx context.Context, name string, p int) (*forecast.Fitted, error) {
+	all, err := s.scanner.FitAll(ctx, []string{name}, p, forecast.Config{})
+	if err != nil {
+		return nil, err
+	}
+	r, ok := all[name]
+	if !ok {
+		return nil, fmt.Errorf("dashboard: %q at precision %d: %w", name, p, timeseries.ErrUnknownSeries)
+	}
+	return r.Fitted, r.Err
+}
+
+// markIncidents makes the flags of fd's history those of the incidents
+// kept: a bucket of a kept incident of name is marked (with its kept
+// score), one outside none is not, so the chart marks what the list
+// lists.
+func (s *server) markIncidents(ctx context.Context, fd *forecast.Fitted, name string, p int) error {
+	if len(fd.History) == 0 {
+		return nil
+	}
+	recs, err := fromstore.Incidents(ctx, s.cfg.Store, p, fd.History[0].Time, fd.History[len(fd.History)-1].Time.Add(time.Duration(p)*time.Second))
+	if err != nil {
+		return err
+	}
+	for i := range fd.History {
+		pt := &fd.History[i]
+		b := pt.Time.Unix()
+		at := slices.IndexFunc(recs, func(r fromstore.Record) bool { return r.Has(name) && b >= r.Start && b <= r.End })
+		switch {
+		case at < 0:
+			pt.Anomaly = nil
+		case pt.Anomaly == nil || pt.Anomaly.Direction != recs[at].Direction:
+			r := recs[at]
+			pt.Anomaly = &forecast.Flag{Series: name, Precision: time.Duration(p) * time.Second, Bucket: pt.Time, Kind: r.Kind,
+				Direction: r.Direction, Observed: pt.Value, Expected: pt.Expected, Band: pt.Band95, Score: pt.Score}
+		}
+	}
+	return nil
 }
 
 // errorsOf is the series that counts name's 5xx answers: a route's own

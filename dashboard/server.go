@@ -40,7 +40,7 @@ func newServer(cfg Config) (*server, error) {
 	}
 	store := storeView{Store: cfg.Store, Schema: cfg.Store.Schema()}
 	s := &server{cfg: cfg, store: store, reads: make(chan struct{}, cfg.ConcurrentReads), started: store.Now(),
-		scanner: &fromstore.Scanner{Store: cfg.Store, Settle: max(fromstore.DefaultSettle, 3*cfg.FlushInterval)}}
+		scanner: &fromstore.Scanner{Store: cfg.Store, Settle: max(fromstore.DefaultSettle, 3*cfg.FlushInterval), Keep: true}}
 	switch {
 	case len(cfg.Echarts) > 0:
 		s.echarts = newAsset(echartsFile, cfg.Echarts)
@@ -119,6 +119,7 @@ func (s *server) routes() *http.ServeMux {
 	mux.HandleFunc("/api/routes", s.handleRoutes)
 	mux.HandleFunc("/api/forecast/{name}", answer(s, s.forecast))
 	mux.HandleFunc("/api/anomalies", answer(s, s.anomalies))
+	mux.HandleFunc("/api/incidents", answer(s, s.incidents))
 	mux.HandleFunc("/api/health", s.handleHealth)
 	mux.HandleFunc("/api/alerts", s.handleAlerts)
 	mux.HandleFunc("/api/entities", s.handleKinds)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/alert"
+	"github.com/pulse-dev/pulse/alert/anomaly"
 	"github.com/pulse-dev/pulse/forecast/fromstore"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -39,7 +40,7 @@ func openAlerts(opts options, rules []alert.Rule, rec *timeseries.Recorder, pool
 		receivers = append(receivers, alert.Receiver{Name: "alertmanager", Kind: alert.ToAlertmanager, URL: opts.AlertmanagerURL})
 	}
 	// Anomaly rules judge each minute against its forecast.
-	detector := &fromstore.Detector{Scanner: &fromstore.Scanner{Store: rec.Store()}}
+	detector := &anomaly.Detector{Scanner: &fromstore.Scanner{Store: rec.Store(), Keep: true}}
 	ev, err := alert.New(alert.Config{Pool: pool, Recorder: rec, Rules: rules, Receivers: receivers, Detector: detector,
 		DashboardURL: dashboardURL(opts.Addr), Logger: logger})
 	if err != nil {

@@ -6,8 +6,10 @@
 //
 // Fit forecasts one series and FitAll many. A Scanner scans again and
 // again, as a dashboard does, reading the 1 h and 1 d series once per
-// closed bucket of theirs; a Detector answers the anomaly rules of
-// package alert from a Scanner's scans.
+// closed bucket of theirs, and with Keep keeps each settled bucket's
+// score and each incident in Redis (Incidents reads them). Package
+// alert/anomaly answers the anomaly rules of package alert from a
+// Scanner's scans.
 package fromstore
 
 import (

@@ -17,12 +17,33 @@ import (
 type memory struct {
 	mu     sync.Mutex
 	series map[string]*seen
+	// pending are the incident records a write to Redis failed for, by
+	// ID: sent again with the next scan's, so none is lost to an outage.
+	pending map[string]Record
+	// recording is held through a scan's record, so that two scans at
+	// once do not both make a record of one new incident.
+	recording sync.Mutex
 }
 
 // seen is one series' settled buckets and incidents.
 type seen struct {
 	scores    map[int64]float64 // a settled bucket's start → its score when first judged settled
+	unsaved   map[int64]bool    // kept scores not yet in Redis (with Scanner.Keep): sent again
+	asked     bool              // Redis was asked for its scores (with Scanner.Keep)
 	incidents []forecast.Incident
+}
+
+// seenOf is name's seen, made if new; m.mu must be held.
+func (m *memory) seenOf(name string) *seen {
+	if m.series == nil {
+		m.series = make(map[string]*seen)
+	}
+	s := m.series[name]
+	if s == nil {
+		s = &seen{scores: make(map[int64]float64), unsaved: make(map[int64]bool)}
+		m.series[name] = s
+	}
+	return s
 }
 
 // keep makes fd agree with what earlier scans saw of it: the scores of
@@ -34,18 +55,12 @@ func (m *memory) keep(name string, fd *forecast.Fitted, settledBy time.Time) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.series == nil {
-		m.series = make(map[string]*seen)
-	}
-	s := m.series[name]
-	if s == nil {
-		s = &seen{scores: make(map[int64]float64)}
-		m.series[name] = s
-	}
+	s := m.seenOf(name)
 	from := fd.History[0].Time
 	for b := range s.scores {
 		if b < from.Unix() {
 			delete(s.scores, b)
+			delete(s.unsaved, b)
 		}
 	}
 	byBucket := make(map[int64]float64, len(fd.History))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/forecast"
+	"github.com/pulse-dev/pulse/internal/redisconn"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -47,8 +48,20 @@ type Scanner struct {
 	// retried through an outage) reach the scans from the next closed
 	// bucket on. Zero means DefaultSettle; negative, no wait.
 	Settle time.Duration
+	// Keep, when true, keeps each settled bucket's score and each
+	// incident in Redis beside the series (docs/forecasts.md lists the
+	// keys): every Scanner on that Redis, now or after a restart, then
+	// gives a bucket one score, and Incidents lists each incident once.
+	// False keeps them in this Scanner only, and writes nothing.
+	Keep bool
+	// App names the app in the incidents it records; empty leaves it so.
+	App string
+	// OnError receives the failures of Keep's writes, which do not fail a
+	// scan (what failed is sent again with the next one); nil drops them.
+	OnError func(error)
 
 	mu       sync.Mutex
+	conns    *redisconn.Router
 	lends    map[int]*lent               // by precision: 1 h, 1 d
 	mems     map[int]*memory             // by precision: what earlier scans saw
 	contexts map[string]forecast.Context // by precision and name: the shapes lent, fitted once
@@ -96,10 +109,35 @@ func (sc *Scanner) FitAll(ctx context.Context, names []string, precision int, cf
 		c := cfg
 		c.Context = sc.context(precision, name, hourly[name], daily[name])
 		fd, err := forecast.FitWithConfig(closed(name, precision, byPrecision[precision]), c)
-		mem.keep(name, fd, settledBy)
 		out[name] = Result{Fitted: fd, Err: err}
 	}
+	if sc.Keep {
+		sc.report(sc.shareScores(ctx, precision, mem, out, settledBy))
+	}
+	for name, r := range out {
+		mem.keep(name, r.Fitted, settledBy)
+	}
+	if sc.Keep {
+		sc.report(sc.record(ctx, precision, cfg, mem, out, settledBy))
+	}
 	return out, nil
+}
+
+// report hands err, if any, to OnError.
+func (sc *Scanner) report(err error) {
+	if err != nil && sc.OnError != nil {
+		sc.OnError(err)
+	}
+}
+
+// router is the Router the Scanner writes through, made once.
+func (sc *Scanner) router() *redisconn.Router {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.conns == nil {
+		sc.conns = redisconn.NewRouter(sc.Store.Pool())
+	}
+	return sc.conns
 }
 
 // context is the Context of name at precision p, its shapes fitted once
@@ -137,8 +175,14 @@ func (sc *Scanner) memoryOf(p int) *memory {
 	return m
 }
 
-// settledBy is the start of the newest bucket at p whose counts are in
-// at now: closed for Settle.
+// SettledBy is the start of the newest bucket at precision p (seconds)
+// whose counts are in at now: closed for Settle. It is the bucket an
+// alert on the scans judges.
+func (sc *Scanner) SettledBy(p int, now time.Time) time.Time {
+	return sc.settledBy(p, now)
+}
+
+// settledBy is SettledBy.
 func (sc *Scanner) settledBy(p int, now time.Time) time.Time {
 	last := timeseries.BucketStart(now.Unix(), p) - int64(p)
 	if now.Before(time.Unix(last+int64(p), 0).Add(sc.settle())) {

@@ -1,4 +1,8 @@
-package fromstore
+// Package anomaly answers the anomaly rules of package alert from the
+// forecasts of package forecast/fromstore. It lives beside alert, not in
+// forecast, so that the forecasts, and a dashboard drawing them, link no
+// alert engine.
+package anomaly
 
 import (
 	"cmp"
@@ -11,6 +15,7 @@ import (
 
 	"github.com/pulse-dev/pulse/alert"
 	"github.com/pulse-dev/pulse/forecast"
+	"github.com/pulse-dev/pulse/forecast/fromstore"
 )
 
 // DefaultDetectPrecision is Detector.Precision when left zero: a
@@ -33,8 +38,9 @@ const DefaultDetectPrecision = 60
 // The evaluator and the Scanner's store must tell the same time (one
 // Clock). A Detector is safe for concurrent use; Scanner must be set.
 type Detector struct {
-	// Scanner reads and fits the series.
-	Scanner *Scanner
+	// Scanner reads and fits the series. With its Keep set, the events
+	// are the incidents it keeps in Redis, the ones the dashboard lists.
+	Scanner *fromstore.Scanner
 	// Precision is the precision, in seconds, whose buckets are judged.
 	// Zero means DefaultDetectPrecision.
 	Precision int
@@ -44,8 +50,8 @@ type Detector struct {
 
 	mu     sync.Mutex
 	bucket int64 // the bucket judged by fits
-	fits   map[string]Result
-	events map[string]Event // each series' newest event, under its root or among its related
+	fits   map[string]fromstore.Result
+	events map[string]fromstore.Event // each series' newest event, under its root or among its related
 }
 
 // Detect judges the series' last settled bucket at the Precision. A
@@ -53,10 +59,10 @@ type Detector struct {
 // judge, is not breached; an error is a failed read.
 func (d *Detector) Detect(ctx context.Context, series string, now time.Time) (alert.Finding, error) {
 	if d.Scanner == nil || d.Scanner.Store == nil {
-		return alert.Finding{}, fmt.Errorf("forecast: a Detector without a Scanner and its Store")
+		return alert.Finding{}, fmt.Errorf("anomaly: a Detector without a Scanner and its Store")
 	}
 	p := int64(cmp.Or(d.Precision, DefaultDetectPrecision))
-	bucket := d.Scanner.settledBy(int(p), now).Unix()
+	bucket := d.Scanner.SettledBy(int(p), now).Unix()
 	fits, events, err := d.scan(ctx, int(p), bucket)
 	if err != nil {
 		return alert.Finding{}, err
@@ -79,7 +85,7 @@ func (d *Detector) Detect(ctx context.Context, series string, now time.Time) (al
 // inEvent is the finding of a flagged series as part of its event: the
 // root's says which related series broke with it; a related series' is
 // not breached, its root's alert speaks for the event.
-func inEvent(f alert.Finding, series string, ev Event) alert.Finding {
+func inEvent(f alert.Finding, series string, ev fromstore.Event) alert.Finding {
 	if ev.Series != series {
 		f.Breached = false
 		f.What = string(ev.Kind) + " " + string(ev.Direction) + " under " + ev.Series
@@ -113,7 +119,7 @@ func finding(pt forecast.Point) alert.Finding {
 // scan returns the fits made for bucket and the events of their open
 // incidents by series, scanning every series known at precision p if
 // there are none yet.
-func (d *Detector) scan(ctx context.Context, p int, bucket int64) (map[string]Result, map[string]Event, error) {
+func (d *Detector) scan(ctx context.Context, p int, bucket int64) (map[string]fromstore.Result, map[string]fromstore.Event, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.fits != nil && d.bucket == bucket {
@@ -121,7 +127,7 @@ func (d *Detector) scan(ctx context.Context, p int, bucket int64) (map[string]Re
 	}
 	names, err := d.Scanner.Store.NamesAt(ctx, p)
 	if err != nil {
-		return nil, nil, fmt.Errorf("forecast: detect: %w", err)
+		return nil, nil, fmt.Errorf("anomaly: detect: %w", err)
 	}
 	cfg := d.Config
 	cfg.FlagsOnly = true
@@ -129,13 +135,21 @@ func (d *Detector) scan(ctx context.Context, p int, bucket int64) (map[string]Re
 	if err != nil {
 		return nil, nil, err
 	}
-	d.bucket, d.fits, d.events = bucket, fits, eventsBySeries(fits, time.Unix(bucket, 0))
+	events := eventsBySeries(fits, time.Unix(bucket, 0))
+	if d.Scanner.Keep {
+		recs, err := fromstore.Incidents(ctx, d.Scanner.Store, p, time.Unix(bucket, 0), time.Unix(math.MaxInt32, 0))
+		if err != nil {
+			return nil, nil, fmt.Errorf("anomaly: detect: %w", err)
+		}
+		events = recordsBySeries(recs)
+	}
+	d.bucket, d.fits, d.events = bucket, fits, events
 	return fits, d.events, nil
 }
 
 // eventsBySeries groups the incidents of fits that reach bucket at into
 // events, and maps each series in one to it.
-func eventsBySeries(fits map[string]Result, at time.Time) map[string]Event {
+func eventsBySeries(fits map[string]fromstore.Result, at time.Time) map[string]fromstore.Event {
 	var incs []forecast.Incident
 	for _, r := range fits {
 		if r.Fitted == nil {
@@ -147,11 +161,33 @@ func eventsBySeries(fits map[string]Result, at time.Time) map[string]Event {
 			}
 		}
 	}
-	out := map[string]Event{}
-	for _, ev := range Group(incs) {
+	out := map[string]fromstore.Event{}
+	for _, ev := range fromstore.Group(incs) {
 		out[ev.Series] = ev
 		for _, r := range ev.Related {
 			out[r.Series] = ev
+		}
+	}
+	return out
+}
+
+// recordsBySeries maps each series of the incidents kept to its event:
+// the record's root, and its related series.
+func recordsBySeries(recs []fromstore.Record) map[string]fromstore.Event {
+	out := map[string]fromstore.Event{}
+	for _, r := range recs {
+		in := forecast.Incident{Series: r.Series, Precision: time.Duration(r.Precision) * time.Second, Kind: r.Kind,
+			Direction: r.Direction, Start: time.Unix(r.Start, 0), End: time.Unix(r.End, 0), Open: r.Open, Score: r.Peak.Score}
+		ev := fromstore.Event{Incident: in}
+		for _, s := range r.Related {
+			rel := in
+			rel.Series = s
+			ev.Related = append(ev.Related, rel)
+		}
+		for _, s := range append([]string{r.Series}, r.Related...) {
+			if _, ok := out[s]; !ok { // newest end first: the newest event wins
+				out[s] = ev
+			}
 		}
 	}
 	return out

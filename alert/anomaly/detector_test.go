@@ -1,8 +1,11 @@
-package fromstore_test
+package anomaly_test
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -12,22 +15,58 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/alert"
+	"github.com/pulse-dev/pulse/alert/anomaly"
 	"github.com/pulse-dev/pulse/forecast/fromstore"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// detectorFixture is scannerFixture's three routes at 10:10:30, the
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// seed writes three routes' buckets at 1 min, 1 h and 1 d around start,
+// two hours either side, into the count hashes as a recorder would: a
+// daily rhythm of about 20 a minute with normal noise.
+func seed(t *testing.T, srv *redistest.Server, start time.Time) []string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(5, 5))
+	names := []string{"GET /route/0", "GET /route/1", "GET /route/2"}
+	for _, name := range names {
+		for _, p := range []int{60, 3600, 86400} {
+			args := []any{fmt.Sprintf("count:%d:%s", p, name)}
+			cur := start.Add(2*time.Hour).Unix() / int64(p) * int64(p)
+			for k := int64(0); k <= 2*fromstore.Window; k++ {
+				at := cur - k*int64(p)
+				h := float64(at%86400) / 3600
+				mu := 20 * math.Exp(0.7*math.Cos(2*math.Pi*(h-15)/24)) * float64(p) / 60
+				args = append(args, at, int(math.Max(0, math.Round(mu+math.Sqrt(mu)*rng.NormFloat64()))))
+			}
+			srv.Do("HSET", args...)
+			srv.Do("ZADD", "known:", 0, fmt.Sprintf("%d:%s", p, name))
+		}
+	}
+	return names
+}
+
+// detectorFixture is three routes at 10:10:30, on a Scanner keeping
+// its incidents in Redis or not,, the
 // second of which served nothing in its last three closed minutes, and
 // a Detector on them.
-func detectorFixture(t *testing.T) (*redistest.Server, *timeseries.ManualClock, *fromstore.Detector, []string) {
+func detectorFixture(t *testing.T, keep bool) (*redistest.Server, *timeseries.ManualClock, *anomaly.Detector, []string) {
 	t.Helper()
-	srv, clock, sc, names := scannerFixture(t)
+	srv := redistest.Start(t)
+	start := time.Date(2026, 3, 4, 10, 10, 0, 0, time.UTC) // the hashes have no expiry: a fixed day
+	names := seed(t, srv, start)
+	clock := timeseries.NewManualClock(start)
+	store, err := timeseries.NewStore(srv.Pool(), timeseries.Schema{}, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &fromstore.Scanner{Store: store, Keep: keep}
 	clock.Advance(30 * time.Second)
 	for m := 1; m <= 3; m++ {
 		srv.Do("HSET", "count:60:"+names[1], clock.Now().Truncate(time.Minute).Add(-time.Duration(m)*time.Minute).Unix(), 0)
 	}
-	return srv, clock, &fromstore.Detector{Scanner: sc}, names
+	return srv, clock, &anomaly.Detector{Scanner: sc}, names
 }
 
 // count is what the series holds in the minute starting at t.
@@ -44,7 +83,13 @@ func count(t *testing.T, srv *redistest.Server, name string, at time.Time) float
 // not; one scan answers every question in a bucket, and a bucket is
 // judged once Settle has passed since it closed.
 func TestDetectorFindsADrop(t *testing.T) {
-	srv, clock, d, names := detectorFixture(t)
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) { testDetectorFindsADrop(t, keep) })
+	}
+}
+
+func testDetectorFindsADrop(t *testing.T, keep bool) {
+	srv, clock, d, names := detectorFixture(t, keep)
 	ctx := context.Background()
 	detect := func(name string, reads int) alert.Finding {
 		t.Helper()
@@ -52,6 +97,9 @@ func TestDetectorFindsADrop(t *testing.T) {
 		f, err := d.Detect(ctx, name, clock.Now())
 		if err != nil {
 			t.Fatal(err)
+		}
+		if reads > 0 && keep {
+			reads++ // the read of the incidents kept, a script's HMGET
 		}
 		if got := srv.Calls("HMGET") - before; got != reads {
 			t.Errorf("%s at %v: %d HMGET, want %d", name, clock.Now(), got, reads)
@@ -90,7 +138,7 @@ func TestDetectorFindsADrop(t *testing.T) {
 // An evaluator with the Detector fires an anomaly alert on the quiet
 // route, and on no other; with Redis down the Detector says so.
 func TestDetectorInAnAlert(t *testing.T) {
-	srv, clock, d, names := detectorFixture(t)
+	srv, clock, d, names := detectorFixture(t, true)
 	ctx := context.Background()
 	e, err := alert.New(alert.Config{Pool: srv.Pool(), Clock: clock, Instance: "a", Interval: 50 * time.Millisecond,
 		Rules: []alert.Rule{{Name: "RouteAnomaly", Kind: alert.Anomaly, Series: alert.EveryRoute}}, Detector: d})
@@ -119,11 +167,11 @@ func TestDetectorInAnAlert(t *testing.T) {
 	}
 
 	srv.Stop()
-	fresh := &fromstore.Detector{Scanner: &fromstore.Scanner{Store: d.Scanner.Store}}
+	fresh := &anomaly.Detector{Scanner: &fromstore.Scanner{Store: d.Scanner.Store}}
 	if _, err := fresh.Detect(ctx, names[1], clock.Now()); err == nil {
 		t.Error("no error with Redis down")
 	}
-	if _, err := (&fromstore.Detector{}).Detect(ctx, names[1], clock.Now()); err == nil {
+	if _, err := (&anomaly.Detector{}).Detect(ctx, names[1], clock.Now()); err == nil {
 		t.Error("a Detector without a Scanner: no error")
 	}
 }

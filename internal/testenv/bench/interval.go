@@ -2,8 +2,8 @@ package bench
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"slices"
+
+	"github.com/pulse-dev/pulse/internal/testenv/redisstat"
 )
 
 // medianInterval is a 90 % bootstrap interval of the median of xs: the
@@ -12,23 +12,7 @@ import (
 // machine, so a median alone does not say whether 0.96 and 0.97 differ;
 // the interval does. The seed is fixed, so the same runs give the same
 // interval.
-func medianInterval(xs []float64) (lo, hi float64) {
-	if len(xs) == 0 {
-		return 0, 0
-	}
-	const resamples = 2000
-	rng := rand.New(rand.NewPCG(1, 2))
-	medians := make([]float64, resamples)
-	sample := make([]float64, len(xs))
-	for i := range medians {
-		for j := range sample {
-			sample[j] = xs[rng.IntN(len(xs))]
-		}
-		medians[i] = median(sample)
-	}
-	slices.Sort(medians)
-	return medians[resamples*5/100], medians[resamples*95/100-1]
-}
+func medianInterval(xs []float64) (lo, hi float64) { return redisstat.Interval(xs) }
 
 // ratioSummary says the median of the runs' throughput ratios to bare
 // and its interval, e.g. "median 0.97, 90 % interval 0.96–0.98 over 20

@@ -1,8 +1,9 @@
 package bench
 
 import (
-	"slices"
 	"time"
+
+	"github.com/pulse-dev/pulse/internal/testenv/redisstat"
 )
 
 // RunResult is one server process under one load.
@@ -114,14 +115,4 @@ func (r RunResult) cpuPerRequest() time.Duration {
 }
 
 // median of xs; 0 for none.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+func median(xs []float64) float64 { return redisstat.Median(xs) }

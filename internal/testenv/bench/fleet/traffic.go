@@ -1,0 +1,62 @@
+package fleet
+
+import (
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/pulse-dev/pulse/adapter"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// traffic makes one instance's requests: routes by a Zipf law (a few
+// routes take most requests, as on a real site), status classes 93 % 2xx,
+// 3 % 3xx, 3.5 % 4xx and 0.5 % 5xx, durations log-normal around 20 ms,
+// and visitors drawn, by a Zipf law too, from a pool of cfg.Visitors.
+type traffic struct {
+	rng      *rand.Rand
+	routes   *rand.Zipf
+	visitors *rand.Zipf
+	names    []string
+}
+
+func newTraffic(seed uint64, cfg Config) *traffic {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	t := &traffic{rng: rng,
+		routes:   rand.NewZipf(rng, 1.1, 1, uint64(cfg.Routes-1)),
+		visitors: rand.NewZipf(rng, 1.05, 1, uint64(max(cfg.Visitors, 2)-1)),
+	}
+	for i := range cfg.Routes {
+		t.names = append(t.names, "/api/v1/r"+strconv.Itoa(i)+"/:id")
+	}
+	return t
+}
+
+// next is one finished request.
+func (t *traffic) next() adapter.Request {
+	status := http.StatusOK
+	switch p := t.rng.Float64(); {
+	case p < 0.005:
+		status = http.StatusInternalServerError
+	case p < 0.04:
+		status = http.StatusNotFound
+	case p < 0.07:
+		status = http.StatusFound
+	}
+	d := time.Duration(20e6 * math.Exp(t.rng.NormFloat64()))
+	v := t.visitors.Uint64()
+	return adapter.Request{Method: http.MethodGet, Route: t.names[t.routes.Uint64()], Status: status, Duration: d,
+		Visitor: timeseries.Visitor{Addr: "10." + strconv.Itoa(int(v>>16&255)) + "." + strconv.Itoa(int(v>>8&255)) + "." + strconv.Itoa(int(v&255)), UserAgent: "sim"}}
+}
+
+// every is one request for each route, so that a run's first second
+// creates every series, and a short run writes them all.
+func (t *traffic) every(rec func(adapter.Request)) {
+	for _, name := range t.names {
+		r := t.next()
+		r.Route = name
+		rec(r)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pulse-dev/pulse/forecast"
 	"github.com/pulse-dev/pulse/forecast/fromstore"
+	"github.com/pulse-dev/pulse/internal/seriesname"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -18,7 +19,7 @@ const maxHorizon = fromstore.Window
 
 // forecastKinds are what api/forecast forecasts: the series' hits, its
 // share of 5xx answers, or a quantile of its durations.
-var forecastKinds = map[string]float64{"hits": 0, "errors": 0, "p50": 0.5, "p90": 0.9, "p99": 0.99}
+var forecastKinds = map[string]float64{"hits": 0, "errors": 0, "p50": 0.5, "p90": 0.9, "p99": 0.99} // query words, not series names
 
 // forecastPoint is one bucket of api/forecast; null where a value has no
 // meaning (a future bucket's value, a warm-up bucket's band).
@@ -100,7 +101,7 @@ func (s *server) forecast(r *http.Request) (forecastResponse, error) {
 	}
 	kind := r.URL.Query().Get("kind")
 	if kind == "" {
-		kind = "hits"
+		kind = "hits" // a query word, not a series name
 	}
 	if _, ok := forecastKinds[kind]; !ok {
 		return forecastResponse{}, badRequest(fmt.Sprintf("kind %q: one of hits, errors, p50, p90, p99", kind))
@@ -132,7 +133,7 @@ func (s *server) fit(ctx context.Context, name string, p int, kind string) (*for
 	var fd *forecast.Fitted
 	var err error
 	switch kind {
-	case "hits":
+	case "hits": // a query word, not a series name
 		fd, err = fromstore.Fit(ctx, st, name, p, forecast.Config{})
 	case "errors":
 		fd, err = fromstore.FitErrors(ctx, st, name, errorsOf(name), p, forecast.Config{})
@@ -152,9 +153,9 @@ func (s *server) fit(ctx context.Context, name string, p int, kind string) (*for
 // class, or the app's.
 func errorsOf(name string) string {
 	if r, ok := timeseries.ParseRouteName(name); ok && r.Class == "" {
-		return name + " status:5xx"
+		return seriesname.WithClass(name, 500)
 	}
-	return "status:5xx"
+	return seriesname.Status(500)
 }
 
 // unprocessable is a well-formed request the data cannot answer, such as

@@ -182,7 +182,7 @@ func (t *Tracker) route(r Request) *routeSeries {
 	}
 	rs, ok := (*t.routes[m].Load())[r.Route]
 	if !ok {
-		name := methodNames[m] + " " + r.Route
+		name := RouteSeries(r.Method, r.Route)
 		ctr, err := t.rec.Counter(name)
 		if err != nil {
 			return t.unmatched // a template no series name can hold
@@ -199,7 +199,7 @@ func (t *Tracker) routeStatus(rs *routeSeries, class int) *timeseries.Counter {
 	if ctr := rs.status[class].Load(); ctr != nil {
 		return ctr
 	}
-	ctr, err := t.rec.Counter(rs.name + " " + StatusClassName(class*100))
+	ctr, err := t.rec.Counter(classSeries(rs.name, class*100))
 	if err != nil {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pulse-dev/pulse/internal/seriesname"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -87,9 +88,9 @@ func (r *Rule) targets(routes []string) []string {
 // errorSeries is the series that counts base's 5xx answers.
 func errorSeries(base string) string {
 	if base == App {
-		return "status:5xx"
+		return seriesname.Status(500)
 	}
-	return base + " status:5xx"
+	return seriesname.WithClass(base, 500)
 }
 
 // newObservation labels an instance of r on series at severity.

@@ -3,6 +3,8 @@ package alert
 import (
 	"maps"
 	"time"
+
+	"github.com/pulse-dev/pulse/internal/seriesname"
 )
 
 // Kind says what a rule watches.
@@ -38,7 +40,7 @@ const (
 // Series a rule may name besides one series.
 const (
 	// App is the series of every request the middlewares count.
-	App = "hits"
+	App = seriesname.Hits
 	// EveryRoute makes the rule a template applied to each route series
 	// in the known set; its alerts carry the route as a label.
 	EveryRoute = "*"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	entity "github.com/pulse-dev/pulse/internal/entityapi"
+	"github.com/pulse-dev/pulse/internal/seriesname"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -27,10 +28,6 @@ type Entities interface {
 	BatchGet(ctx context.Context, kind string, ids []int64) ([]entity.Counts, error)
 	Top(ctx context.Context, kind, field string, n int) ([]entity.Ranked, error)
 }
-
-// hitsSeries is the series every shipped adapter counts each request in,
-// by default: the visitors chart's default.
-const hitsSeries = "hits"
 
 // Defaults and bounds of Config and of the API.
 const (
@@ -130,7 +127,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Title = DefaultTitle
 	}
 	if cfg.VisitorsSeries == "" {
-		cfg.VisitorsSeries = hitsSeries
+		cfg.VisitorsSeries = seriesname.Hits // every shipped adapter counts each request in it, by default
 	} else if err := timeseries.ValidateName(cfg.VisitorsSeries); err != nil {
 		return cfg, fmt.Errorf("dashboard: VisitorsSeries: %w", err)
 	}

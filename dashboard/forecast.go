@@ -11,6 +11,7 @@ import (
 
 	"github.com/pulse-dev/pulse/forecast"
 	"github.com/pulse-dev/pulse/forecast/fromstore"
+	"github.com/pulse-dev/pulse/internal/seriesname"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -20,7 +21,7 @@ const maxHorizon = fromstore.Window
 
 // forecastKinds are what api/forecast forecasts: the series' hits, its
 // share of 5xx answers, or a quantile of its durations.
-var forecastKinds = map[string]float64{"hits": 0, "errors": 0, "p50": 0.5, "p90": 0.9, "p99": 0.99}
+var forecastKinds = map[string]float64{"hits": 0, "errors": 0, "p50": 0.5, "p90": 0.9, "p99": 0.99} // query words, not series names
 
 // forecastPoint is one bucket of api/forecast; null where a value has no
 // meaning (a future bucket's value, a warm-up bucket's band).
@@ -102,7 +103,7 @@ func (s *server) forecast(r *http.Request) (forecastResponse, error) {
 	}
 	kind := r.URL.Query().Get("kind")
 	if kind == "" {
-		kind = "hits"
+		kind = "hits" // a query word, not a series name
 	}
 	if _, ok := forecastKinds[kind]; !ok {
 		return forecastResponse{}, badRequest(fmt.Sprintf("kind %q: one of hits, errors, p50, p90, p99", kind))
@@ -139,7 +140,7 @@ func (s *server) fit(ctx context.Context, name string, p int, kind string) (*for
 	var fd *forecast.Fitted
 	var err error
 	switch kind {
-	case "hits":
+	case "hits": // a query word, not a series name
 		fd, err = s.keptFit(ctx, name, p)
 	case "errors":
 		fd, err = fromstore.FitErrors(ctx, st, name, errorsOf(name), p, forecast.Config{})
@@ -202,9 +203,9 @@ func (s *server) markIncidents(ctx context.Context, fd *forecast.Fitted, name st
 // class, or the app's.
 func errorsOf(name string) string {
 	if r, ok := timeseries.ParseRouteName(name); ok && r.Class == "" {
-		return name + " status:5xx"
+		return seriesname.WithClass(name, 500)
 	}
-	return "status:5xx"
+	return seriesname.Status(500)
 }
 
 // unprocessable is a well-formed request the data cannot answer, such as

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/pulse-dev/pulse/internal/seriesname"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -121,7 +122,7 @@ func wantsHeatmap(r *http.Request) (bool, error) {
 // classNames are the series read besides name for a heatmap: its 4xx and
 // 5xx status class series.
 func classNames(name string) []string {
-	return []string{name + " status:4xx", name + " status:5xx"}
+	return []string{seriesname.WithClass(name, 400), seriesname.WithClass(name, 500)}
 }
 
 // newHeatmap builds the heatmap of d, whose buckets are those of the

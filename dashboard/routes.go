@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/pulse-dev/pulse/internal/seriesname"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -19,31 +20,17 @@ const (
 	MaxRoutes     = 1000
 )
 
-// unmatchedName is the route series of requests no route matched, by the
-// middleware's default name.
-const unmatchedName = "unmatched"
-
-// routeMethods start the name of every route series: the standard methods
-// and OTHER, each followed by " /".
-var routeMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE", "OTHER"}
-
 // isRouteName reports whether name is a route's own series.
 func isRouteName(name string) bool {
-	if name == unmatchedName {
-		return true
-	}
-	method, rest, ok := strings.Cut(name, " ")
-	return ok && strings.HasPrefix(rest, "/") && slices.Contains(routeMethods, method)
+	_, _, ok := seriesname.SplitRoute(name)
+	return ok || name == seriesname.Unmatched
 }
-
-// statusClasses are the classes track names a route's class series by.
-var statusClasses = []string{"1xx", "2xx", "3xx", "4xx", "5xx", "other"}
 
 // isClassOf reports whether name is the status class series of a route
 // series among listed ("GET /posts/:id status:5xx"), not a route.
 func isClassOf(name string, listed map[string]bool) bool {
-	route, class, ok := cutLast(name, " status:")
-	return ok && slices.Contains(statusClasses, class) && listed[route] && isRouteName(route)
+	route, _, ok := seriesname.CutClass(name)
+	return ok && listed[route] && isRouteName(route)
 }
 
 // isSlowOf reports whether name counts the slow requests of a series
@@ -51,14 +38,6 @@ func isClassOf(name string, listed map[string]bool) bool {
 func isSlowOf(name string, listed map[string]bool) bool {
 	series, _, ok := timeseries.ParseSlowSeries(name)
 	return ok && listed[series]
-}
-
-func cutLast(s, sep string) (before, after string, ok bool) {
-	i := strings.LastIndex(s, sep)
-	if i < 0 {
-		return s, "", false
-	}
-	return s[:i], s[i+len(sep):], true
 }
 
 // routeRow is one route of the RED table; durations in milliseconds.
@@ -110,8 +89,8 @@ func (s *server) routesParams(r *http.Request) (q routesQuery, err error) {
 	if q.n, err = intParam(r, "n", DefaultRoutes, 1, MaxRoutes); err != nil {
 		return q, err
 	}
-	switch q.sort = cmp.Or(values.Get("sort"), "hits"); q.sort {
-	case "hits", "errors", "p99":
+	switch q.sort = cmp.Or(values.Get("sort"), "hits"); q.sort { // query words, not series names
+	case "hits", "errors", "p99": // query words, not series names
 	default:
 		return q, badRequest("sort " + q.sort + ": sort by hits, errors or p99")
 	}
@@ -168,7 +147,7 @@ func routeCounts(names []string, windows map[string][]timeseries.Sample) []route
 			continue
 		}
 		rows = append(rows, routeRow{Name: name, Hits: total(name),
-			Errors4xx: total(name + " status:4xx"), Errors5xx: total(name + " status:5xx")})
+			Errors4xx: total(seriesname.WithClass(name, 400)), Errors5xx: total(seriesname.WithClass(name, 500))})
 	}
 	return rows
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/pulse-dev/pulse/adapter"
 	"github.com/pulse-dev/pulse/cleaner"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -35,7 +36,7 @@ func openRecorder(opts options, slow []time.Duration, c *closers, logger *slog.L
 	// recorded before shutdown is lost while Redis is up.
 	c.add(func(ctx context.Context) error {
 		err := rec.Close(ctx)
-		logger.Info("recorder closed", "hits", seriesTotal(rec, "hits"))
+		logger.Info("recorder closed", adapter.DefaultHitsName, seriesTotal(rec, adapter.DefaultHitsName))
 		return err
 	})
 

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/pulse-dev/pulse/internal/seriesname"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -98,10 +99,10 @@ func (p *Producer) counts(totals []timeseries.SeriesTotal, now time.Time) []metr
 const otherMethod = "_OTHER"
 
 // method is a route's method as the conventions give it: the method the
-// middlewares name, or otherMethod for those they fold into "OTHER" and
+// middlewares name, or otherMethod for those they fold into OTHER and
 // for the unmatched requests, whose series keep no method.
 func method(m string) string {
-	if m == "" || m == "OTHER" {
+	if m == "" || m == seriesname.OtherMethod {
 		return otherMethod
 	}
 	return m

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -12,47 +11,6 @@ import (
 // MaxSlowThresholds bounds Config.SlowThresholds: each one is a series
 // more for every series a request is timed in.
 const MaxSlowThresholds = 8
-
-// SlowSeries is the series that counts the requests of series name that
-// took longer than threshold, for a Recorder whose Config.SlowThresholds
-// has it: SlowSeries("GET /posts/:id", 500*time.Millisecond) is
-// "slow:500ms GET /posts/:id". It is a series like any other, in the
-// count hashes and the known set; its prefix keeps it apart from the
-// routes and their status classes.
-func SlowSeries(name string, threshold time.Duration) string {
-	return "slow:" + ThresholdText(threshold) + " " + name
-}
-
-// ParseSlowSeries reads a name SlowSeries wrote: the series whose slow
-// requests it counts and the threshold. ok is false for any other name.
-func ParseSlowSeries(name string) (series string, threshold time.Duration, ok bool) {
-	rest, found := strings.CutPrefix(name, "slow:")
-	if !found {
-		return "", 0, false
-	}
-	text, series, found := strings.Cut(rest, " ")
-	if !found || series == "" {
-		return "", 0, false
-	}
-	threshold, err := time.ParseDuration(text)
-	if err != nil || threshold <= 0 || ThresholdText(threshold) != text {
-		return "", 0, false
-	}
-	return series, threshold, true
-}
-
-// ThresholdText is how SlowSeries writes a threshold: Go's duration text
-// without its zero tails ("500ms", "1s", "1.5s", "2m", "1h30m").
-func ThresholdText(t time.Duration) string {
-	s := t.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
 
 // slowThresholds checks cfg.SlowThresholds and returns them ascending,
 // each once.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/forecast"
+	"github.com/pulse-dev/pulse/internal/seriesname"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -87,40 +88,28 @@ func rank(name string) int {
 	if r, ok := timeseries.ParseRouteName(name); ok && r.Method != "" && r.Class == "" {
 		return 0
 	}
-	if name == appHits {
+	if name == seriesname.Hits {
 		return 1
 	}
 	return 2
 }
 
-// appHits is the series of every request the middlewares count.
-const appHits = "hits"
-
 // family is the route a series belongs to ("" for the app's own series:
 // hits and the status:* totals, which every route feeds) and whether it
 // belongs to the app as a whole.
 func family(name string) (string, bool) {
-	if name == appHits {
+	if name == seriesname.Hits {
 		return "", true
 	}
 	r, ok := timeseries.ParseRouteName(name)
 	if !ok {
-		_, app := cutStatus(name)
+		_, app := seriesname.CutStatus(name)
 		return name, app
 	}
 	if r.Method != "" {
-		return r.Method + " " + r.Route, false
+		return seriesname.Route(r.Method, r.Route), false
 	}
 	return r.Route, false
-}
-
-// cutStatus reports whether name is one of the app's status totals.
-func cutStatus(name string) (string, bool) {
-	const p = "status:"
-	if len(name) > len(p) && name[:len(p)] == p {
-		return name[len(p):], true
-	}
-	return "", false
 }
 
 func related(a, b forecast.Incident) bool {

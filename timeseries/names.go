@@ -1,6 +1,11 @@
 package timeseries
 
-import "strings"
+import (
+	"strings"
+	"time"
+
+	"github.com/pulse-dev/pulse/internal/seriesname"
+)
 
 // A RouteName is what the name of a series written by Pulse's
 // middlewares says of the requests it counts: "GET /posts/:id" is
@@ -9,23 +14,17 @@ import "strings"
 // status:4xx", have Route "unmatched" and no Method. Exporters use it to
 // label a route's series.
 type RouteName struct {
-	Method string // upper-case letters; empty for a series that is not a route's
+	Method string // a standard method or OTHER; empty for a series that is not a route's
 	Route  string // the route's template, or the base of a class series that is not a route's
 	Class  string // "1xx" … "5xx" or "other"; empty for the whole route
 }
-
-// classSep joins a series' base and its status class.
-const classSep = " status:"
 
 // ParseRouteName reads name as the middlewares write it. ok is false
 // for the series of the whole app ("hits", "status:2xx") and for
 // app-named ones ("signups", "unmatched"): they count no single route.
 func ParseRouteName(name string) (r RouteName, ok bool) {
-	if strings.HasPrefix(name, "status:") {
-		return RouteName{}, false
-	}
-	base, class, hasClass := cutClass(name)
-	if method, path, isRoute := splitRoute(base); isRoute {
+	base, class, hasClass := seriesname.CutClass(name)
+	if method, path, isRoute := seriesname.SplitRoute(base); isRoute {
 		return RouteName{Method: method, Route: path, Class: class}, true
 	}
 	if hasClass {
@@ -48,7 +47,7 @@ type RouteHits struct {
 func RouteRequests(totals []SeriesTotal) []RouteHits {
 	classed := map[string]bool{} // bases that have class series
 	for _, t := range totals {
-		if base, _, ok := cutClass(t.Name); ok {
+		if base, _, ok := seriesname.CutClass(t.Name); ok {
 			classed[base] = true
 		}
 	}
@@ -63,24 +62,39 @@ func RouteRequests(totals []SeriesTotal) []RouteHits {
 	return out
 }
 
-func cutClass(name string) (base, class string, ok bool) {
-	i := strings.LastIndex(name, classSep)
-	if i <= 0 {
-		return name, "", false
-	}
-	return name[:i], name[i+len(classSep):], true
+// SlowSeries is the series that counts the requests of series name that
+// took longer than threshold, for a Recorder whose Config.SlowThresholds
+// has it: SlowSeries("GET /posts/:id", 500*time.Millisecond) is
+// "slow:500ms GET /posts/:id". It is a series like any other, in the
+// count hashes and the known set; its prefix keeps it apart from the
+// routes and their status classes.
+func SlowSeries(name string, threshold time.Duration) string {
+	return seriesname.Slow(name, ThresholdText(threshold))
 }
 
-// splitRoute splits "<METHOD> /<path>".
-func splitRoute(base string) (method, path string, ok bool) {
-	method, path, ok = strings.Cut(base, " ")
-	if !ok || method == "" || !strings.HasPrefix(path, "/") {
-		return "", "", false
+// ParseSlowSeries reads a name SlowSeries wrote: the series whose slow
+// requests it counts and the threshold. ok is false for any other name.
+func ParseSlowSeries(name string) (series string, threshold time.Duration, ok bool) {
+	series, text, found := seriesname.CutSlow(name)
+	if !found {
+		return "", 0, false
 	}
-	for _, c := range method {
-		if c < 'A' || c > 'Z' {
-			return "", "", false
-		}
+	threshold, err := time.ParseDuration(text)
+	if err != nil || threshold <= 0 || ThresholdText(threshold) != text {
+		return "", 0, false
 	}
-	return method, path, true
+	return series, threshold, true
+}
+
+// ThresholdText is how SlowSeries writes a threshold: Go's duration text
+// without its zero tails ("500ms", "1s", "1.5s", "2m", "1h30m").
+func ThresholdText(t time.Duration) string {
+	s := t.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

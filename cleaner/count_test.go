@@ -6,12 +6,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/cleaner"
 	"github.com/pulse-dev/pulse/internal/redisconn"
+	"github.com/pulse-dev/pulse/internal/testenv/harness"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -59,7 +59,7 @@ func writeSeries(tb testing.TB, pool timeseries.Pool, replicas int, names []stri
 			}
 		}
 	}
-	for i, rep := range r.Do(cmds, redisconn.Options{WaitReplicas: replicas, Timeout: 10 * time.Second}) {
+	for i, rep := range r.Do(cmds, redisconn.Options{WaitReplicas: replicas, Timeout: harness.Hang}) {
 		if rep.Err != nil {
 			tb.Fatalf("write %v: %v", cmds[i].Args[0], rep.Err)
 		}

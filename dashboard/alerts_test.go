@@ -45,7 +45,7 @@ func alertFixture(t *testing.T) (*dashtest.Fixture, http.Handler) {
 
 func waitFiring(t *testing.T, h http.Handler) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/?state=firing", nil))
 		if strings.Contains(rec.Body.String(), `"state":"firing"`) {

@@ -122,7 +122,7 @@ func TestStorePing(t *testing.T) {
 	srv.Restart()
 	// Restart counts a server still LOADING its data as up: Ping is to
 	// answer once it has loaded.
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if err = ping(); err == nil || !strings.Contains(err.Error(), "LOADING") {
 			break
 		}

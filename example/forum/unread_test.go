@@ -302,10 +302,10 @@ func TestStalledDatabaseAnswers503(t *testing.T) {
 		if err := server.Resume(); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(15 * time.Second)
+		deadline := time.Now().Add(time.Minute)
 		for f.call(http.MethodGet, "/api/posts/1", "", nil) != http.StatusOK {
 			if time.Now().After(deadline) {
-				t.Fatal("no recovery within 15 s of SIGCONT")
+				t.Fatal("no recovery within a minute of SIGCONT")
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

@@ -162,7 +162,7 @@ func (tb *tab) eval(script string, out any) {
 // waitFor polls a JavaScript condition until it holds.
 func (tb *tab) waitFor(what, cond string) {
 	tb.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		var ok bool
 		tb.eval("Boolean("+cond+")", &ok)

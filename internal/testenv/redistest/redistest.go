@@ -233,8 +233,9 @@ func (s *Server) Resume() { _ = s.proc.Resume() }
 // Port is the server's TCP port.
 func (s *Server) Port() int { return s.proc.Port() }
 
-// Pool returns a pool of connections to the server with short timeouts,
-// closed when the test ends.
+// Pool returns a pool of connections to the server, closed when the test
+// ends: a short read timeout (2 s), which a paused server trips, and
+// harness.Hang for writes and the connect.
 func (s *Server) Pool() *redis.Pool {
 	p := &redis.Pool{
 		MaxIdle:     16,
@@ -251,9 +252,13 @@ func dial(addr string, timeout time.Duration) (redis.Conn, error) {
 	return redis.Dial("tcp", addr,
 		// A live server's kernel accepts at once, a stopped one refuses
 		// at once: the bound is for a loaded machine's scheduling.
-		redis.DialConnectTimeout(2*time.Second),
+		redis.DialConnectTimeout(harness.Hang),
 		redis.DialReadTimeout(timeout),
-		redis.DialWriteTimeout(timeout))
+		// A write only blocks while the server does not read: a
+		// pipeline of megabytes to a server the machine's load keeps
+		// off the CPU. It guards against a hang (harness.Hang); a
+		// paused server is told by the read timeout.
+		redis.DialWriteTimeout(harness.Hang))
 }
 
 // do runs one command on a fresh connection, within 2 s: the harness's

@@ -41,8 +41,8 @@ func TestDeadInstanceHelper(t *testing.T) {
 // TestDeadInstance: two instances of an app on one Redis, one a process
 // of its own (the child), with a real Alertmanager and its webhook. Both
 // serve half their requests 5xx: the SLO fires. Then the child dies
-// (kill -9) or stops (SIGSTOP), holding the lease or not, and the data
-// turns good. The survivor goes on evaluating, says in its handler why
+// (kill -9) or stops (SIGSTOP), holding the lease or not, and once it
+// is silent (past its stale bound) the data turns good. The survivor goes on evaluating, says in its handler why
 // the resolve waits while the child may hold hits, and sends the resolve
 // within 60 s of the data turning good: the grace a silent instance gets
 // (its stale bound and 30 s), or the child's MaxPendingAge if its last
@@ -71,6 +71,8 @@ func TestDeadInstance(t *testing.T) {
 				t.Fatal(err)
 			}
 			startChild := func() *exec.Cmd {
+				before := heartbeatIDs(t, srv)
+				defer newHeartbeat(t, srv, before) // the child records: it may hold hits
 				child := exec.Command(os.Args[0], "-test.run=^TestDeadInstanceHelper$", "-test.count=1")
 				child.Env = append(os.Environ(), "ALERT_DEAD_REDIS="+srv.Addr, "ALERT_DEAD_AM="+am.URL(), "ALERT_DEAD_ERRORS="+errorsFile)
 				if err := child.Start(); err != nil {
@@ -101,6 +103,13 @@ func TestDeadInstance(t *testing.T) {
 			}
 			if err := child.Process.Signal(sig); err != nil {
 				t.Fatal(err)
+			}
+			// The data turns good once the child is silent: before, its
+			// last second of hits may still land, and a resolve is not held.
+			for deadline := time.Now().Add(time.Minute); p.ev.Health().ResolvesHeld == ""; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the parent never saw the child silent: %+v", p.ev.Health())
+				}
 			}
 			p.errors.Store(false)
 			good := time.Now()

@@ -50,8 +50,14 @@ export TIMED_SLOW_RUN = ^(TestDurationTotals|TestKnownListed|TestRouteMemoryAtFu
 # whatever the program returns (golang/go#40467), so Ctrl-C would end in
 # make's "Error 1". The binary gets the terminal's SIGINT, shuts down in
 # order and exits 0. ARGS are its flags: make run ARGS=-demo-traffic
+# On a first run the echarts fetch (waiting on the network) goes on while
+# the example's third-party packages compile (the CPU's work), and only
+# Pulse's own wait for the bundle.
 RUN_BIN ?= bin/example
-run: assets
+run:
+	@scripts/fetch-echarts.sh & fetch=$$!; \
+	$(GO) build $$($(GO) list -e -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' ./example | grep -v '^github.com/pulse-dev/pulse') || true; \
+	wait $$fetch
 	$(GO) build -o $(RUN_BIN) ./example
 	$(RUN_BIN) $(ARGS)
 

@@ -75,17 +75,16 @@ type storeView struct {
 func (v storeView) Now() time.Time { return v.Clock().Now() }
 
 // Handler returns the dashboard as a net/http handler with its root at
-// "/". Mount it under a prefix with http.StripPrefix, for both the prefix
-// and the prefix with a slash, so that the root without its slash
-// redirects to the page:
-//
-//	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", h))
-//	mux.Handle("/dashboard", http.StripPrefix("/dashboard", h))
+// "/". To serve it under a prefix, use the mount package of the router:
+// pulsehttp/mount for net/http and chi, middleware/mount for Echo v4,
+// echov5/mount, pulsegin/mount. Each answers the prefix with and without
+// its slash, keeps the dashboard's requests (redirects and refusals
+// included) out of the counts, and takes a login to put in front of it;
+// a hand-made http.StripPrefix on a ServeMux leaves the mux's own
+// redirects to be counted.
 //
 // Every request is marked with timeseries.Skip, so an app that counts its
-// traffic with pulsehttp does not count the dashboard's. For Echo v4, the
-// middleware package's Mount puts the dashboard under a prefix behind a
-// login.
+// traffic with pulsehttp does not count the dashboard's.
 func Handler(cfg Config) (http.Handler, error) {
 	s, err := newServer(cfg)
 	if err != nil {

@@ -41,10 +41,17 @@ type incidentJSON struct {
 	Score     *float64 `json:"score"`
 }
 
-// eventJSON is an event: its root's incident and its related ones.
+// eventJSON is an event: its root's incident and the related series
+// that broke with it, over the same span.
 type eventJSON struct {
 	incidentJSON
-	Related []incidentJSON `json:"related"`
+	Related []relatedJSON `json:"related"`
+}
+
+// relatedJSON is a related series of an event.
+type relatedJSON struct {
+	Series    string `json:"series"`
+	Direction string `json:"direction"`
 }
 
 // eventOf is a kept incident as the API gives it: its root's incident,
@@ -53,10 +60,9 @@ func eventOf(rec fromstore.Record) eventJSON {
 	in := incidentJSON{Series: rec.Series, Precision: rec.Precision, Kind: string(rec.Kind), Direction: string(rec.Direction),
 		Start: rec.Start, End: rec.End, Open: rec.Open, Buckets: int((rec.End-rec.Start)/int64(max(rec.Precision, 1))) + 1,
 		Peak: rec.Peak.Bucket, Observed: num(rec.Peak.Observed), Expected: num(rec.Peak.Expected), Score: num(rec.Peak.Score)}
-	e := eventJSON{incidentJSON: in, Related: []incidentJSON{}}
-	for _, r := range rec.Related {
-		e.Related = append(e.Related, incidentJSON{Series: r, Precision: in.Precision, Kind: in.Kind, Direction: in.Direction,
-			Start: in.Start, End: in.End, Open: in.Open, Buckets: in.Buckets, Peak: in.Peak})
+	e := eventJSON{incidentJSON: in, Related: make([]relatedJSON, len(rec.Related))}
+	for i, r := range rec.Related {
+		e.Related[i] = relatedJSON{Series: r, Direction: in.Direction}
 	}
 	return e
 }

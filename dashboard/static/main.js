@@ -19,6 +19,7 @@
 
 import { alertOf, precisionFor } from './alerts.js';
 import { flagOf } from './anomalies.js';
+import { watchIncidents } from './incidents.js';
 import { focusBucket, focusWindow, resetZoom, resizeCharts } from './charts.js';
 import { cfg, pollSeconds } from './config.js';
 import { byId } from './dom.js';
@@ -112,6 +113,22 @@ function watchAlerts() {
   });
 }
 
+// pickIncident pins a kept incident's series at its precision, its worst
+// bucket highlighted.
+function pickIncident(inc) {
+  if (inc.precision !== view.precision) {
+    setPrecision(inc.precision);
+    byId('reset-zoom').hidden = !view.zoom;
+    markPrecision();
+  }
+  if (!isPinned(inc.series)) {
+    togglePinned(inc.series);
+    renderFinder();
+  }
+  focusBucket(inc.series, inc.bucket);
+  poll();
+}
+
 function watchEntities() {
   byId('entity-kind').addEventListener('change', (ev) => {
     chooseKind(ev.target.value);
@@ -129,6 +146,7 @@ watchPins();
 watchRoutes(poll);
 if (cfg.entities) watchEntities();
 if (cfg.alerts) watchAlerts();
+watchIncidents(pickIncident);
 byId('reset-zoom').hidden = !view.zoom;
 markPrecision();
 markMode();

@@ -232,7 +232,11 @@ func seed(tb testing.TB, srv *redistest.Server, n int, now time.Time) []string {
 // flags: the CPU of the process, and of the Redis server answering the
 // reads. "fresh" is FitAll, which reads the three precisions every time;
 // "scanner" a Scanner scanning again within the hour, which reads the
-// 1 h and 1 d series once per closed bucket of theirs.
+// 1 h and 1 d series once per closed bucket of theirs; "keep" that
+// Scanner keeping scores and incidents in Redis (one read of the
+// incidents kept per scan, the scores sent once per settled bucket);
+// "keep-restart" a Scanner with Keep on its first scan, which reads the
+// kept scores of every bucket of the window: the worst scan of all.
 func BenchmarkFitAll500(b *testing.B) {
 	srv := redistest.Start(b)
 	now := time.Now()
@@ -243,6 +247,7 @@ func BenchmarkFitAll500(b *testing.B) {
 	}
 	ctx := context.Background()
 	sc := &fromstore.Scanner{Store: store}
+	kept := &fromstore.Scanner{Store: store, Keep: true}
 	for _, bc := range []struct {
 		name string
 		scan func() (map[string]fromstore.Result, error)
@@ -253,13 +258,19 @@ func BenchmarkFitAll500(b *testing.B) {
 		{"scanner", func() (map[string]fromstore.Result, error) {
 			return sc.FitAll(ctx, names, 60, forecast.Config{FlagsOnly: true})
 		}},
+		{"keep", func() (map[string]fromstore.Result, error) {
+			return kept.FitAll(ctx, names, 60, forecast.Config{FlagsOnly: true})
+		}},
+		{"keep-restart", func() (map[string]fromstore.Result, error) {
+			return (&fromstore.Scanner{Store: store, Keep: true}).FitAll(ctx, names, 60, forecast.Config{FlagsOnly: true})
+		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			if _, err := bc.scan(); err != nil { // a Scanner's first scan reads all
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
-			cpu, redisCPU, reads := cpuTime(), srv.CPU(), srv.Calls("HMGET")
+			cpu, redisCPU, reads, scripts := cpuTime(), srv.CPU(), srv.Calls("HMGET"), srv.Calls("EVALSHA")
 			for b.Loop() {
 				all, err := bc.scan()
 				if err != nil || len(all) != len(names) {
@@ -269,6 +280,7 @@ func BenchmarkFitAll500(b *testing.B) {
 			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N)/1000, "cpu-ms/500series")
 			b.ReportMetric(float64((srv.CPU()-redisCPU).Microseconds())/float64(b.N)/1000, "redis-cpu-ms/500series")
 			b.ReportMetric(float64(srv.Calls("HMGET")-reads)/float64(b.N), "HMGET/scan")
+			b.ReportMetric(float64(srv.Calls("EVALSHA")-scripts)/float64(b.N), "EVALSHA/scan")
 		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/pulse-dev/pulse/forecast"
@@ -206,8 +207,20 @@ func (sc *Scanner) recordOf(ev Event, p int) Record {
 	return rec
 }
 
+// peakOf is a flag as a record keeps it: to six significant digits, as
+// scores are kept, which the script's JSON carries through unchanged, so
+// a record read back compares equal to the one written.
 func peakOf(f forecast.Flag) Peak {
-	return Peak{Bucket: f.Bucket.Unix(), Observed: f.Observed, Expected: f.Expected, Lo95: f.Band.Lo, Hi95: f.Band.Hi, Score: f.Score}
+	return Peak{Bucket: f.Bucket.Unix(), Observed: round6(f.Observed), Expected: round6(f.Expected),
+		Lo95: round6(f.Band.Lo), Hi95: round6(f.Band.Hi), Score: round6(f.Score)}
+}
+
+func round6(x float64) float64 {
+	v, err := strconv.ParseFloat(formatScore(x), 64)
+	if err != nil {
+		return x
+	}
+	return v
 }
 
 // merge is what recordScript keeps of old and new, done here too so that

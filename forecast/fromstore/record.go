@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -98,6 +99,41 @@ func decodeRecord(s string) (Record, error) {
 	return r, nil
 }
 
+// recordCache keeps records decoded by their text: a record changes only
+// while its incident is open, so a list read again and again (a
+// dashboard's history, a page of api/incidents) decodes each one once.
+// The Related slices it hands out are shared: readers must not change
+// them.
+type recordCache struct {
+	mu   sync.Mutex
+	byJS map[string]Record
+}
+
+// maxCached bounds the cache: past it, it starts afresh.
+const maxCached = 50000
+
+var decoded recordCache
+
+func (c *recordCache) get(s string) (Record, error) {
+	c.mu.Lock()
+	rec, ok := c.byJS[s]
+	c.mu.Unlock()
+	if ok {
+		return rec, nil
+	}
+	rec, err := decodeRecord(s)
+	if err != nil {
+		return rec, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byJS == nil || len(c.byJS) >= maxCached {
+		c.byJS = make(map[string]Record)
+	}
+	c.byJS[s] = rec
+	return rec, nil
+}
+
 func finite(x float64) float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return 0
@@ -163,7 +199,8 @@ return out
 // Incidents reads the incidents kept at precision p (in seconds) whose
 // end falls in [since, until], in one command: newest end first, the
 // worst first among those that end together. It reads what Scanners with
-// Keep set wrote.
+// Keep set wrote. The records' Related slices may be shared with other
+// reads: do not change them.
 func Incidents(ctx context.Context, st *timeseries.Store, p int, since, until time.Time) ([]Record, error) {
 	if err := st.Schema().CheckPrecision(p); err != nil {
 		return nil, fmt.Errorf("forecast: incidents: %w", err)
@@ -181,7 +218,7 @@ func readIncidents(ctx context.Context, r *redisconn.Router, schema timeseries.S
 	}
 	out := make([]Record, 0, len(vals))
 	for _, v := range vals {
-		rec, err := decodeRecord(v)
+		rec, err := decoded.get(v)
 		if err != nil {
 			return nil, err
 		}

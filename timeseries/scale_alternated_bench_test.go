@@ -73,6 +73,8 @@ type flushSide struct {
 	nodes  []*redistest.Server
 	conns  []redis.Conn
 	rounds [][]redisstat.Snapshot // by round, by node
+	idle   []float64              // by node: CPU µs a second with nothing to do
+	busy   []float64              // by round: CPU µs over the nodes less their idle CPU
 }
 
 func newFlushSide(b *testing.B, pool timeseries.Pool, nodes []*redistest.Server, series int, timed bool) *flushSide {
@@ -105,7 +107,28 @@ func newFlushSide(b *testing.B, pool timeseries.Pool, nodes []*redistest.Server,
 	if err := r.Flush(context.Background()); err != nil {
 		b.Fatal(err)
 	}
+	s.idle = idleCPU(b, s.conns)
 	return s
+}
+
+// idleCPU is what each server spends a second doing nothing for a
+// client: its cron and, on a cluster, the bus between nodes.
+func idleCPU(b *testing.B, conns []redis.Conn) []float64 {
+	w, err := redisstat.Open(conns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	time.Sleep(time.Second)
+	got, err := w.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make([]float64, len(got))
+	for i, g := range got {
+		out[i] = float64(g.CPU.Microseconds()) / time.Since(start).Seconds()
+	}
+	return out
 }
 
 // traffic records one second of it: 50 requests a series.
@@ -125,6 +148,7 @@ func (s *flushSide) traffic() {
 func (s *flushSide) round(b *testing.B) {
 	s.clock.Advance(time.Second)
 	s.traffic()
+	start := time.Now()
 	w, err := redisstat.Open(s.conns)
 	if err != nil {
 		b.Fatal(err)
@@ -137,6 +161,11 @@ func (s *flushSide) round(b *testing.B) {
 		b.Fatal(err)
 	}
 	s.rounds = append(s.rounds, got)
+	busy := 0.0
+	for i, n := range got {
+		busy += float64(n.CPU.Microseconds()) - s.idle[i]*time.Since(start).Seconds()
+	}
+	s.busy = append(s.busy, busy/float64(len(s.cs)))
 }
 
 // perSeries is f summed over the nodes of each round, per series flushed.
@@ -179,21 +208,28 @@ var alternatedFigures = []struct {
 	{"bytes-in", func(s redisstat.Snapshot) float64 { return float64(s.NetIn) }},
 }
 
+// logRatio reports the medians of a figure per series-flush on each side
+// and of their ratio round by round, and logs the ratio's interval.
+func logRatio(b *testing.B, unit string, server, cluster []float64) {
+	ratios := make([]float64, len(server))
+	for i := range ratios {
+		ratios[i] = cluster[i] / server[i]
+	}
+	b.ReportMetric(redisstat.Median(server), "server-"+unit+"/series-flush")
+	b.ReportMetric(redisstat.Median(cluster), "cluster-"+unit+"/series-flush")
+	b.ReportMetric(redisstat.Median(ratios), "cluster/server-"+unit)
+	b.Logf("%s per series-flush: server %.4g, cluster %.4g, cluster ÷ server %s", unit,
+		redisstat.Median(server), redisstat.Median(cluster), redisstat.Summary(ratios))
+}
+
 // reportAlternated reports each side's medians per series-flush, and logs
 // each ratio's median with its interval.
 func reportAlternated(b *testing.B, sides [2]*flushSide) {
 	for _, fig := range alternatedFigures {
-		server, cluster := sides[0].perSeries(fig.f), sides[1].perSeries(fig.f)
-		ratios := make([]float64, len(server))
-		for i := range ratios {
-			ratios[i] = cluster[i] / server[i]
-		}
-		b.ReportMetric(redisstat.Median(server), "server-"+fig.unit+"/series-flush")
-		b.ReportMetric(redisstat.Median(cluster), "cluster-"+fig.unit+"/series-flush")
-		b.ReportMetric(redisstat.Median(ratios), "cluster/server-"+fig.unit)
-		b.Logf("%s per series-flush: server %.4g, cluster %.4g, cluster ÷ server %s", fig.unit,
-			redisstat.Median(server), redisstat.Median(cluster), redisstat.Summary(ratios))
+		logRatio(b, fig.unit, sides[0].perSeries(fig.f), sides[1].perSeries(fig.f))
 	}
+	logRatio(b, "busy-cpu-us", sides[0].busy, sides[1].busy)
+	b.Logf("idle CPU per node, µs a second: server %.0f, cluster %.0f", sides[0].idle, sides[1].idle)
 	b.Logf("script calls per node and flush: server %v, cluster %v", sides[0].scriptsPerNode(), sides[1].scriptsPerNode())
 	for i, name := range []string{"server", "cluster"} {
 		b.Logf("%s per node and flush, µs: CPU %v, script time (commandstats) %v", name,

@@ -183,7 +183,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 func measure(ctx context.Context, cfg Config, fleet []*instance) (Result, error) {
 	conns := make([]redis.Conn, len(cfg.Addrs))
 	for i, a := range cfg.Addrs {
-		c, err := redis.Dial("tcp", a, redis.DialConnectTimeout(time.Second), redis.DialReadTimeout(10*time.Second))
+		c, err := redis.Dial("tcp", a, redis.DialConnectTimeout(5*time.Second), redis.DialReadTimeout(30*time.Second))
 		if err != nil {
 			return Result{}, fmt.Errorf("fleet: %w", err)
 		}
@@ -200,7 +200,7 @@ func measure(ctx context.Context, cfg Config, fleet []*instance) (Result, error)
 		if !sleep(ctx, 100*time.Millisecond) {
 			return res, ctx.Err()
 		}
-		res.observe(fleet)
+		res.observe(fleet, start)
 	}
 	got, err := w.Close()
 	if err != nil {
@@ -217,12 +217,17 @@ func measure(ctx context.Context, cfg Config, fleet []*instance) (Result, error)
 	return res, nil
 }
 
-// observe notes each instance's time since its last good flush.
-func (r *Result) observe(fleet []*instance) {
+// observe notes each instance's time since its last good flush, or
+// since start when it had none.
+func (r *Result) observe(fleet []*instance, start time.Time) {
 	now := time.Now()
 	for _, in := range fleet {
 		h := in.rec.Health()
-		r.WorstLag = max(r.WorstLag, now.Sub(h.LastFlushOK))
+		last := h.LastFlushOK
+		if last.Before(start) {
+			last = start
+		}
+		r.WorstLag = max(r.WorstLag, now.Sub(last))
 		if h.LastError != "" && r.Errors == "" {
 			r.Errors = h.LastError
 		}

@@ -46,7 +46,7 @@ func (t *Target) Stop() {
 
 // dialPool is the recorders' pool for cfg's Redis and how to close it.
 func dialPool(cfg Config) (timeseries.Pool, func(), error) {
-	opts := []redis.DialOption{redis.DialConnectTimeout(time.Second),
+	opts := []redis.DialOption{redis.DialConnectTimeout(5 * time.Second),
 		redis.DialReadTimeout(5 * time.Second), redis.DialWriteTimeout(5 * time.Second)}
 	if !cfg.Cluster {
 		addr := cfg.Addrs[0]

@@ -1,0 +1,113 @@
+package fleet_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/dashboard"
+	"github.com/pulse-dev/pulse/internal/testenv/bench/fleet"
+	"github.com/pulse-dev/pulse/internal/testenv/redisstat"
+	"github.com/pulse-dev/pulse/timeseries"
+)
+
+// BenchmarkDashboardReads is what the dashboard's busiest reads cost at
+// 2,000 and 20,000 series names (a recorder's MaxNames raised that far),
+// each with 120 full buckets at 5 s and 1 min: server-cpu-ms/op is this
+// process's CPU time (user + system) per request, redis-cpu-ms/op the
+// server's.
+func BenchmarkDashboardReads(b *testing.B) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		b.Skip("redis-server not installed")
+	}
+	for _, names := range []int{2000, 20000} {
+		target, err := fleet.StartTarget(context.Background(), false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pool := &redis.Pool{Dial: func() (redis.Conn, error) { return redis.Dial("tcp", target.Addrs[0]) }}
+		fill(b, pool, names)
+		store, err := timeseries.NewStore(pool, timeseries.Schema{}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h, err := dashboard.Handler(dashboard.Config{Store: store, Timeout: time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, path := range []string{"/api/overview?precision=5", "/api/routes?precision=60"} {
+			b.Run(fmt.Sprintf("%d%s", names, path), func(b *testing.B) { serveCost(b, h, pool, path) })
+		}
+		pool.Close()
+		target.Stop()
+	}
+}
+
+// fill writes names series at 5 s and 1 min, 120 buckets each, listed in
+// known:.
+func fill(b *testing.B, pool *redis.Pool, names int) {
+	conn := pool.Get()
+	defer conn.Close()
+	schema := timeseries.Schema{}
+	now := time.Now().Unix()
+	for i := range names {
+		name := fmt.Sprintf("GET /api/r%d/:id", i)
+		for _, p := range []int{5, 60} {
+			args := []any{schema.CountKey(p, name)}
+			for j := range int64(120) {
+				args = append(args, timeseries.BucketStart(now, p)-j*int64(p), 100+i%50)
+			}
+			conn.Send("HSET", args...)
+			conn.Send("ZADD", "known:", 0, fmt.Sprintf("%d:%s", p, name))
+		}
+		if i%500 == 499 {
+			if _, err := conn.Do(""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if _, err := conn.Do(""); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// serveCost serves path b.N times and reports the CPU both sides spent.
+func serveCost(b *testing.B, h http.Handler, pool *redis.Pool, path string) {
+	b.ReportAllocs()
+	conn := pool.Get()
+	defer conn.Close()
+	redisBefore, err := redisstat.CPU(conn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	before := processCPU()
+	b.ResetTimer()
+	for range b.N {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		if w.Code != http.StatusOK {
+			b.Fatalf("%s: %d %s", path, w.Code, w.Body)
+		}
+	}
+	b.StopTimer()
+	cpu := processCPU() - before
+	redisAfter, err := redisstat.CPU(conn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "server-cpu-ms/op")
+	b.ReportMetric(float64((redisAfter-redisBefore).Microseconds())/1000/float64(b.N), "redis-cpu-ms/op")
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

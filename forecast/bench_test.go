@@ -78,3 +78,33 @@ func BenchmarkForecast500(b *testing.B) {
 	}
 	b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N)/1000, "cpu-ms/500series")
 }
+
+// 500 series at 1 h, with and without each series' Week lent, as a
+// Scanner that keeps them in Redis fits: the Week folded from three weeks
+// of its 1 h buckets.
+func BenchmarkForecast500Week(b *testing.B) {
+	ss, cx := benchSeries(500, time.Hour, Counts)
+	for i := range cx {
+		gc := genConfig{Step: time.Hour, N: 3 * WeekHours, Base: 50 + float64(i%7)*40, Daily: 0.8, Weekend: 0.3, Trend: 0.01, Disp: 0.05}
+		var w Week
+		if _, err := w.Fold(generate(gc, seeded(902, i)).series(Counts)); err != nil || !w.Ready() {
+			b.Fatal(err, w.Ready())
+		}
+		cx[i].Week = &w
+	}
+	for _, week := range []bool{false, true} {
+		b.Run(map[bool]string{false: "without", true: "with"}[week], func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := cpuTime()
+			for b.Loop() {
+				for i := range ss {
+					cfg := Config{Context: cx[i], FlagsOnly: true, off: guards{week: !week}}
+					if _, err := FitWithConfig(ss[i], cfg); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N)/1000, "cpu-ms/500series")
+		})
+	}
+}

@@ -67,6 +67,7 @@ type guards struct {
 	floor       bool // a bucket's expectation may fall to zero
 	steepTrend  bool // at 1 d, no steeper trend gain among the parameters
 	calibrate   bool // the noise model's quantiles as they are, not calibrated on the window's errors
+	week        bool // no Week lent: the 1 h and 1 d series lend their shapes
 }
 
 // Defaults of Config.

@@ -40,6 +40,9 @@ func FitWithConfig(s Series, cfg Config) (*Fitted, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults(s.Step)
+	if cfg.off.week {
+		cfg.Context.Week = nil
+	}
 	w := working(s, cfg.Kind)
 	valid := 0
 	for _, v := range w {

@@ -20,6 +20,7 @@ const replayWindow = 120
 type replaySet struct {
 	own, hour, day recording
 	outages        []outage
+	weeks          weekLog // below a day
 }
 
 var replaySets sync.Map
@@ -36,6 +37,7 @@ func replaySetFor(tb testing.TB, file string, step time.Duration) replaySet {
 	}
 	if step < day {
 		rs.day = base.at(86400)
+		rs.weeks = weekLogFor(tb, file)
 	}
 	replaySets.Store(key, rs)
 	return rs
@@ -70,7 +72,7 @@ func (rs replaySet) fitAt(i int, cfg Config, ed edit) (*Fitted, error) {
 		ed(w, lo)
 	}
 	end := own.start + int64(i+1)*own.step
-	cfg.Context = Context{Hourly: rs.hour.last(end, replayWindow), Daily: rs.day.last(end, replayWindow)}
+	cfg.Context = Context{Hourly: rs.hour.last(end, replayWindow), Daily: rs.day.last(end, replayWindow), Week: rs.weeks.at(end)}
 	s := Series{Name: own.name, Step: time.Duration(own.step) * time.Second, Start: own.time(lo), Values: w}
 	return FitWithConfig(s, cfg)
 }
@@ -156,11 +158,19 @@ type realStats struct {
 	calm, onsets  int // buckets that could start a flagged run, and the runs started
 	outages       int // runs started at an outage the recording shows
 	width         float64
+	days          [7]dayStats // by the weekday (UTC) of the bucket
 }
+
+// dayStats tallies the buckets of one weekday and the false runs begun.
+type dayStats struct{ calm, false int }
 
 func (a *realStats) merge(b realStats) {
 	a.n, a.in80, a.in95 = a.n+b.n, a.in80+b.in80, a.in95+b.in95
 	a.calm, a.onsets, a.outages = a.calm+b.calm, a.onsets+b.onsets, a.outages+b.outages
+	for d := range a.days {
+		a.days[d].calm += b.days[d].calm
+		a.days[d].false += b.days[d].false
+	}
 }
 
 func (a realStats) cov80() float64 { return float64(a.in80) / float64(a.n) }
@@ -195,10 +205,14 @@ func replayStretch(tb testing.TB, rs replaySet, st stretch, cfg Config) realStat
 				out.in95++
 			}
 			out.calm++
+			wd := rs.own.time(i).Weekday()
+			out.days[wd].calm++
 			if o.flagged && !prev {
 				out.onsets++
 				if duringOutage(rs.outages, rs.own.start+int64(i)*rs.own.step, rs.own.step) {
 					out.outages++
+				} else {
+					out.days[wd].false++
 				}
 			}
 		}
@@ -208,3 +222,39 @@ func replayStretch(tb testing.TB, rs replaySet, st stretch, cfg Config) realStat
 }
 
 func in(v float64, b Band) bool { return v >= b.Lo && v <= b.Hi }
+
+// weekLog is a recording's Week after each of its hours: weeks[k] has
+// folded in the hours [0, k) of its 1 h sums, as a store that updates it
+// when each hour closes holds it.
+type weekLog struct {
+	start int64 // unix seconds of hour 0
+	weeks []Week
+}
+
+var weekLogs sync.Map
+
+func weekLogFor(tb testing.TB, file string) weekLog {
+	if v, ok := weekLogs.Load(file); ok {
+		return v.(weekLog)
+	}
+	h := loadRecording(tb, file).at(3600)
+	l := weekLog{start: h.start, weeks: make([]Week, len(h.v)+1)}
+	var w Week
+	for i, v := range h.v {
+		l.weeks[i] = w
+		w.Observe(h.time(i), v)
+	}
+	l.weeks[len(h.v)] = w
+	weekLogs.Store(file, l)
+	return l
+}
+
+// at is the Week as of unix second end: every hour closed by then folded
+// in; nil before the first.
+func (l weekLog) at(end int64) *Week {
+	k := int((end - l.start) / 3600)
+	if l.weeks == nil || k <= 0 {
+		return nil
+	}
+	return &l.weeks[min(k, len(l.weeks)-1)]
+}

@@ -17,7 +17,7 @@ const (
 type Season struct {
 	Name    string `json:"name"`             // "daily" or "weekly"
 	Period  int    `json:"period,omitempty"` // in buckets, when own
-	Source  string `json:"source"`           // "own", "1h", "1d" or "none"
+	Source  string `json:"source"`           // "own", "1h", "1d", "week" (Context.Week) or "none"
 	Refused string `json:"refused,omitempty"`
 }
 

@@ -65,6 +65,11 @@ func (s Series) Time(i int) time.Time {
 type Context struct {
 	Hourly *Series // the series at 1 h
 	Daily  *Series // the series at 1 d
+	// Week is the series' hour-of-week shape, kept beyond the window.
+	// When ready it lends a count series at 1 h each weekday's shape in
+	// place of Daily's day-of-week factor; nil or not ready, or at other
+	// precisions, Daily lends it.
+	Week *Week
 
 	lent *lentShapes // fitted once by Prepare
 }
@@ -76,6 +81,8 @@ type lentShapes struct {
 	daily24         []float64
 	weekly7         []float64
 	errHour, errDay error
+	week            *Week
+	weekly168       []float64
 }
 
 // Prepare returns cx with the shapes it lends to a series of kind fitted
@@ -91,8 +98,18 @@ func (cx Context) Prepare(kind Kind) Context {
 	if cx.Daily != nil {
 		l.weekly7, l.errDay = lend(cx.Daily, kind, day, 7)
 	}
+	l.week, l.weekly168 = cx.Week, cx.Week.profile()
 	cx.lent = l
 	return cx
+}
+
+// weekProfile is the hour-of-week profile cx.Week lends: prepared, or
+// computed now; nil when there is none or it is not ready.
+func (cx Context) weekProfile() []float64 {
+	if l := cx.lent; l != nil && l.week == cx.Week {
+		return l.weekly168
+	}
+	return cx.Week.profile()
 }
 
 // shape is what c lends at step with period phases: prepared, or fitted

@@ -8,7 +8,7 @@ import "time"
 // of what a request pays Pulse.
 var monoBase = time.Now()
 
-// Start is when a request began, on the monotonic clock: Tracker.Begin.
+// Start is when a request began, on the monotonic clock: tracker.Begin.
 type Start time.Duration
 
 // now is the Start of a request beginning now.
@@ -20,7 +20,7 @@ func (s Start) since() time.Duration { return time.Since(monoBase) - time.Durati
 // Begin returns the Start of a request beginning now, or 0 without
 // reading the clock when the Recorder keeps no durations. An adapter
 // calls it before the handler chain runs, and Elapsed after.
-func (t *Tracker) Begin() Start {
+func (t *tracker) Begin() Start {
 	if !t.durations {
 		return 0
 	}
@@ -30,11 +30,11 @@ func (t *Tracker) Begin() Start {
 // Visits reports whether the Recorder counts unique visitors: an adapter
 // works out a request's Visitor only then, so that with visitors off no
 // address is parsed and the app's VisitorID hook is never called.
-func (t *Tracker) Visits() bool { return t.visitors }
+func (t *tracker) visits() bool { return t.visitors }
 
 // Elapsed is the time since s, or 0 without reading the clock when the
 // Recorder keeps no durations.
-func (t *Tracker) Elapsed(s Start) time.Duration {
+func (t *tracker) Elapsed(s Start) time.Duration {
 	if !t.durations {
 		return 0
 	}

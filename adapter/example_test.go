@@ -18,21 +18,21 @@ import (
 
 // hits is the whole adapter for a router that is an http.Handler and
 // names the matched template through route, read after the handler ran.
-func hits(cfg adapter.Config, route func(*http.Request) string) (func(http.Handler) http.Handler, error) {
-	t, err := adapter.New(cfg)
+func hits(cfg adapter.HitsConfig[*http.Request], route func(*http.Request) string) (func(http.Handler) http.Handler, error) {
+	m, err := cfg.Meter(adapter.HTTP(func(r *http.Request) *http.Request { return r }, nil))
 	if err != nil {
 		return nil, fmt.Errorf("myrouter: %w", err)
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			start, w, finished := t.Begin(), adapter.NewWriter(rw), false
+			if m.Skip(r) {
+				next.ServeHTTP(rw, r)
+				return
+			}
+			start, w, finished := m.Begin(), adapter.NewWriter(rw), false
 			defer func() { // also when the handler panics
 				if !w.Skipped() {
-					req := adapter.Request{Method: r.Method, Route: route(r), Status: w.Status(finished), Duration: t.Elapsed(start)}
-					if t.Visits() {
-						req.Visitor = adapter.ClientVisitor(r, nil)
-					}
-					t.Record(req)
+					m.Count(r, r.Method, route(r), w.Status(finished), m.Elapsed(start))
 				}
 				w.Release()
 			}()
@@ -58,7 +58,7 @@ func Example() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/posts/{id}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "a post") })
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { timeseries.Skip(w) })
-	mw, err := hits(adapter.Config{Recorder: rec, Routes: true, StatusClasses: true},
+	mw, err := hits(adapter.HitsConfig[*http.Request]{Recorder: rec, Routes: true, StatusClasses: true},
 		func(r *http.Request) string { return r.Pattern })
 	if err != nil {
 		fmt.Println(err)

@@ -3,6 +3,7 @@ package adapter
 import (
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -45,6 +46,13 @@ type HitsConfig[C any] struct {
 	// per SeriesName series too; the hits series always counts them.
 	VisitorRoutes bool
 	VisitorSeries bool
+	// HandleError, for a framework whose handlers return an error (Echo,
+	// Fiber), calls the app's error handler at once and returns nil: the
+	// status counted is then the one the error handler wrote, and it
+	// still runs only once. Without it, the status is the one the
+	// framework's default error handler gives the error, and the error
+	// is returned as usual. Other frameworks have no such error.
+	HandleError bool
 }
 
 // DefaultHitsConfig is the default HitsConfig of every adapter: the
@@ -53,51 +61,94 @@ func DefaultHitsConfig[C any]() HitsConfig[C] {
 	return HitsConfig[C]{HitsName: DefaultHitsName, UnmatchedName: DefaultUnmatchedName}
 }
 
-// A Counter is an adapter's middleware's state: its config checked, with
-// the Tracker of its series. It is safe for concurrent use.
-type Counter[C any] struct {
-	*Tracker
-	cfg HitsConfig[C]
+// Glue is what the core reads of a request through the framework, for
+// the visitor of a config without VisitorID. A nil field reads "".
+type Glue[C any] struct {
+	// ClientIP is the address of a config without ClientIP: the
+	// connection's IP without its port (RemoteAddr), or the rule the app
+	// gave its framework for trusted proxies (Echo's IPExtractor).
+	ClientIP func(c C) string
+	// UserAgent is the request's User-Agent header.
+	UserAgent func(c C) string
 }
 
-// Counter checks cfg and returns the Counter of a middleware; its errors
-// are New's.
-func (cfg HitsConfig[C]) Counter() (*Counter[C], error) {
-	t, err := New(Config{Recorder: cfg.Recorder, HitsName: cfg.HitsName, Routes: cfg.Routes,
+// HTTP is the Glue of a framework whose context holds an *http.Request,
+// req. trusted, when not nil, gives the framework's rule for a client's
+// address behind proxies (Echo's IPExtractor) when the app set one; the
+// connection's address (RemoteAddr) is read otherwise.
+func HTTP[C any](req func(c C) *http.Request, trusted func(c C) func(*http.Request) string) Glue[C] {
+	return Glue[C]{
+		ClientIP: func(c C) string {
+			if trusted != nil {
+				if ip := trusted(c); ip != nil {
+					return ip(req(c))
+				}
+			}
+			return RemoteAddr(req(c))
+		},
+		UserAgent: func(c C) string { return UserAgent(req(c)) },
+	}
+}
+
+// A Meter is a middleware's state: its config checked, with the series
+// it counts in. It is safe for concurrent use.
+type Meter[C any] struct {
+	*tracker
+	cfg       HitsConfig[C]
+	userAgent func(C) string
+}
+
+// orNone is f, or for nil a hook that reads "".
+func orNone[C any](f func(C) string) func(C) string {
+	if f == nil {
+		return func(C) string { return "" }
+	}
+	return f
+}
+
+// Meter checks cfg and returns the Meter of a middleware, with glue for
+// the visitor's defaults. Its errors name the field at fault; the
+// adapter prefixes its own name.
+func (cfg HitsConfig[C]) Meter(glue Glue[C]) (*Meter[C], error) {
+	t, err := newTracker(config{Recorder: cfg.Recorder, HitsName: cfg.HitsName, Routes: cfg.Routes,
 		UnmatchedName: cfg.UnmatchedName, StatusClasses: cfg.StatusClasses,
 		VisitorRoutes: cfg.VisitorRoutes, VisitorSeries: cfg.VisitorSeries})
 	if err != nil {
 		return nil, err
 	}
-	return &Counter[C]{Tracker: t, cfg: cfg}, nil
+	if cfg.ClientIP == nil {
+		cfg.ClientIP = orNone(glue.ClientIP)
+	}
+	return &Meter[C]{tracker: t, cfg: cfg, userAgent: orNone(glue.UserAgent)}, nil
 }
 
 // Skip is the config's Skipper: whether a request is passed on uncounted.
-func (k *Counter[C]) Skip(c C) bool { return k.cfg.Skipper != nil && k.cfg.Skipper(c) }
+func (m *Meter[C]) Skip(c C) bool { return m.cfg.Skipper != nil && m.cfg.Skipper(c) }
 
-// Count records a finished request r, of context c, not marked with
-// timeseries.Skip: route is the template the router matched ("" for
-// none), status the one the client was sent, start the Begin taken
-// before the handler chain. It calls the config's hooks for the series
-// and the visitor.
-func (k *Counter[C]) Count(c C, r *http.Request, route string, status int, start Start) {
-	q := Request{Method: r.Method, Status: status, Duration: k.Elapsed(start)}
-	if k.cfg.Routes {
+// HandleError is the config's HandleError.
+func (m *Meter[C]) HandleError() bool { return m.cfg.HandleError }
+
+// Count records a finished request, of context c, not marked with
+// timeseries.Skip: method as the client sent it, route the template the
+// router matched ("" for none), status the one the client was sent, d
+// its duration (Elapsed of the Begin taken before the handler chain). It
+// calls the config's hooks for the series and the visitor.
+func (m *Meter[C]) Count(c C, method, route string, status int, d time.Duration) {
+	q := request{Method: method, Status: status, Duration: d}
+	if m.cfg.Routes {
 		q.Route = route
 	}
-	if k.cfg.SeriesName != nil {
-		q.Series = k.cfg.SeriesName(c)
+	if m.cfg.SeriesName != nil {
+		q.Series = m.cfg.SeriesName(c)
 	}
 	switch {
-	case !k.Visits():
-	case k.cfg.VisitorID != nil:
-		q.Visitor = timeseries.Visitor{ID: k.cfg.VisitorID(c)}
-	case k.cfg.ClientIP != nil:
-		q.Visitor = timeseries.Visitor{Addr: k.cfg.ClientIP(c), UserAgent: UserAgent(r)}
+	case !m.visitors:
+	case m.cfg.VisitorID != nil:
+		q.Visitor = timeseries.Visitor{ID: m.cfg.VisitorID(c)}
 	default:
-		q.Visitor = ClientVisitor(r, nil)
+		q.Visitor = timeseries.Visitor{Addr: m.cfg.ClientIP(c), UserAgent: m.userAgent(c)}
 	}
-	k.Record(q)
+	m.record(q)
 }
 
 // Status is the status to count when the framework keeps it itself:
@@ -115,20 +166,21 @@ func Status(status int, sent, hijacked bool) int {
 	return status
 }
 
-// A Pool recycles an adapter's per-request values (a writer of its own),
-// so that counting costs a request no allocation. Put zeroes a value.
-type Pool[T any] struct{ p sync.Pool }
+// A FreeList recycles an adapter's per-request values (a writer of its
+// own), so that counting costs a request no allocation. Put zeroes a
+// value.
+type FreeList[T any] struct{ p sync.Pool }
 
-// Get returns a value from the pool, or a new zero one.
-func (p *Pool[T]) Get() *T {
+// Get returns a recycled value, or a new zero one.
+func (p *FreeList[T]) Get() *T {
 	if v, ok := p.p.Get().(*T); ok {
 		return v
 	}
 	return new(T)
 }
 
-// Put zeroes v and returns it to the pool.
-func (p *Pool[T]) Put(v *T) {
+// Put zeroes v and keeps it for a later Get.
+func (p *FreeList[T]) Put(v *T) {
 	var zero T
 	*v = zero
 	p.p.Put(v)

@@ -97,7 +97,8 @@ func TestRequestPathByLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rec.Close(t.Context()) })
-	tr, err := adapter.New(adapter.Config{Recorder: rec, Routes: true, StatusClasses: true, VisitorRoutes: true})
+	m, err := adapter.HitsConfig[string]{Recorder: rec, Routes: true, StatusClasses: true, VisitorRoutes: true,
+		SeriesName: func(string) string { return "tenant:a" }, VisitorID: func(id string) string { return id }}.Meter(adapter.Glue[string]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +106,7 @@ func TestRequestPathByLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	salt := len(spy.paths)
-	tr.Record(adapter.Request{Method: "GET", Route: "/posts/:id", Status: 200, Series: "tenant:a",
-		Duration: 3 * time.Millisecond, Visitor: timeseries.Visitor{Addr: "192.0.2.1", UserAgent: "a"}})
+	m.Count("visitor-a", "GET", "/posts/:id", 200, 3*time.Millisecond)
 	if len(spy.paths) != salt {
 		t.Fatalf("recording a request called Redis: %v", spy.paths[salt:])
 	}

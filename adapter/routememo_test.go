@@ -32,7 +32,7 @@ func collidingRoutes(t *testing.T, method int) (string, string) {
 // counted under their own names, and every request counts once.
 func TestRouteMemo(t *testing.T) {
 	srv := redistest.Start(t)
-	tr, rec := newTracker(t, srv, timeseries.Config{}, Config{Routes: true})
+	tr, rec := testTracker(t, srv, timeseries.Config{}, config{Routes: true})
 	get := methodIndex("GET")
 	first, second := collidingRoutes(t, get)
 	requests := []struct {
@@ -46,7 +46,7 @@ func TestRouteMemo(t *testing.T) {
 	}
 	for _, r := range requests {
 		for range r.n {
-			tr.Record(Request{Method: "GET", Route: r.route, Status: 200})
+			tr.record(request{Method: "GET", Route: r.route, Status: 200})
 		}
 	}
 	rs := tr.memo.find(first, get)

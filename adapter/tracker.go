@@ -3,6 +3,7 @@ package adapter
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,51 +16,23 @@ import (
 // Recorder's own lookup.
 const MaxCachedNames = 4096
 
-// Config is the framework-neutral part of an adapter's configuration:
-// the fields every adapter's own config has, besides its hooks. Zero
-// fields take the defaults.
-type Config struct {
-	// Recorder counts the requests; required.
-	Recorder *timeseries.Recorder
-	// HitsName is the series of every counted request (DefaultHitsName).
-	HitsName string
-	// Routes adds a series per route, "<METHOD> <route template>"; see
-	// RouteSeries.
-	Routes bool
-	// UnmatchedName is the route series of the requests no route matched
-	// (DefaultUnmatchedName).
-	UnmatchedName string
-	// StatusClasses adds the series of StatusClassName, and with Routes
-	// one per route and class: "GET /posts/:id status:5xx".
-	StatusClasses bool
-	// VisitorRoutes and VisitorSeries count unique visitors in the route
-	// series and the app-named series too; the hits series always counts
-	// them (unless the Recorder has visitors off).
-	VisitorRoutes bool
-	VisitorSeries bool
+// config is the part of a HitsConfig the series depend on; its fields
+// are documented there.
+type config struct {
+	Recorder                     *timeseries.Recorder
+	HitsName, UnmatchedName      string
+	Routes, StatusClasses        bool
+	VisitorRoutes, VisitorSeries bool
 }
 
-// Request is what an adapter knows of a finished request.
-type Request struct {
-	// Method is the request's method as the client sent it.
-	Method string
-	// Route is the matched route's path template as the router names it
-	// ("/posts/:id", "/posts/{id}"), without a method; "" for a request no
-	// route matched (the router's own 404 and 405 answers).
-	Route string
-	// Status is the status the client was sent: Writer.Status, or the
-	// framework's record of it.
-	Status int
-	// Series is one more series to count the request in, an app-named one
-	// (SeriesName hooks); "" for none.
-	Series string
-	// Duration is how long the request took, from Tracker.Begin to
-	// Tracker.Elapsed around the whole handler chain.
+// request is what the core knows of a finished request.
+type request struct {
+	Method   string
+	Route    string // the router's template, "" for no route
+	Status   int    // the status the client was sent
+	Series   string // an app-named series, "" for none
 	Duration time.Duration
-	// Visitor is who made the request (ClientVisitor, or an app's id);
-	// zero for a request that counts no visitor. It is read only when
-	// Tracker.Visits.
-	Visitor timeseries.Visitor
+	Visitor  timeseries.Visitor // zero when no visitor counts
 }
 
 // routeSeries is a route's series and, made on first use, those of its
@@ -72,11 +45,10 @@ type routeSeries struct {
 	status   [6]atomic.Pointer[timeseries.Counter]
 }
 
-// Tracker counts finished requests into the series of its Config. An
-// adapter makes one per middleware it builds. It is safe for
-// concurrent use.
-type Tracker struct {
-	cfg       Config
+// tracker counts finished requests into the series of its config: the
+// core of a Meter. It is safe for concurrent use.
+type tracker struct {
+	cfg       config
 	rec       *timeseries.Recorder
 	hits      *timeseries.Counter
 	unmatched *routeSeries
@@ -93,10 +65,9 @@ type Tracker struct {
 	named  atomic.Pointer[map[string]*timeseries.Counter]
 }
 
-// New checks cfg, fills its defaults and creates the fixed series: an
-// adapter calls it once, when its middleware is built, and returns the
-// error with its own prefix.
-func New(cfg Config) (*Tracker, error) {
+// newTracker checks cfg, fills its defaults and creates the fixed series,
+// once, when a middleware is built.
+func newTracker(cfg config) (*tracker, error) {
 	if cfg.Recorder == nil {
 		return nil, errors.New("Recorder is nil")
 	}
@@ -106,7 +77,7 @@ func New(cfg Config) (*Tracker, error) {
 	if cfg.UnmatchedName == "" {
 		cfg.UnmatchedName = DefaultUnmatchedName
 	}
-	t := &Tracker{cfg: cfg, rec: cfg.Recorder,
+	t := &tracker{cfg: cfg, rec: cfg.Recorder,
 		durations: cfg.Recorder.KeepsDurations(), visitors: cfg.Recorder.KeepsVisitors()}
 	var err error
 	if t.hits, err = t.rec.Counter(cfg.HitsName); err != nil {
@@ -135,7 +106,7 @@ func New(cfg Config) (*Tracker, error) {
 // Record counts one finished request: an atomic add per series and one
 // lock each for the durations and the visitor, no allocation once its
 // names have been seen.
-func (t *Tracker) Record(r Request) {
+func (t *tracker) record(r request) {
 	f := timeseries.Request{Duration: r.Duration, Visitor: r.Visitor}
 	f.Timed[0] = t.hits
 	f.Visited = 1 << 0
@@ -172,7 +143,7 @@ func (t *Tracker) Record(r Request) {
 }
 
 // route returns the series of the request's route.
-func (t *Tracker) route(r Request) *routeSeries {
+func (t *tracker) route(r request) *routeSeries {
 	if r.Route == "" {
 		return t.unmatched
 	}
@@ -195,7 +166,7 @@ func (t *Tracker) route(r Request) *routeSeries {
 
 // routeStatus returns the series of a route's status class, made on the
 // class's first request; nil when the name cannot be a series (too long).
-func (t *Tracker) routeStatus(rs *routeSeries, class int) *timeseries.Counter {
+func (t *tracker) routeStatus(rs *routeSeries, class int) *timeseries.Counter {
 	if ctr := rs.status[class].Load(); ctr != nil {
 		return ctr
 	}
@@ -209,7 +180,7 @@ func (t *Tracker) routeStatus(rs *routeSeries, class int) *timeseries.Counter {
 
 // namedCounter returns the series of an app-named series, or nil when the
 // name is invalid.
-func (t *Tracker) namedCounter(name string) *timeseries.Counter {
+func (t *tracker) namedCounter(name string) *timeseries.Counter {
 	if ctr, ok := (*t.named.Load())[name]; ok {
 		return ctr
 	}
@@ -224,7 +195,7 @@ func (t *Tracker) namedCounter(name string) *timeseries.Counter {
 // limit bounds the cache: route templates are bounded by the app's
 // routes, but a RouteName hook could return raw paths, and past the
 // limit a name is still counted, through the Recorder's own lookup.
-func addCached[V any](t *Tracker, cache *atomic.Pointer[map[string]V], key string, v V, limit int) V {
+func addCached[V any](t *tracker, cache *atomic.Pointer[map[string]V], key string, v V, limit int) V {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	old := *cache.Load()
@@ -238,7 +209,9 @@ func addCached[V any](t *Tracker, cache *atomic.Pointer[map[string]V], key strin
 	for k, x := range old {
 		next[k] = x
 	}
-	next[key] = v
+	// A hook may return a view into a buffer its framework reuses (Fiber's
+	// c.Params and c.Get): the key is a copy, made once, here.
+	next[strings.Clone(key)] = v
 	cache.Store(&next)
 	return v
 }

@@ -15,10 +15,10 @@ import (
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-// newTracker returns a Tracker configured as cfg over a Recorder on srv
+// testTracker returns a tracker configured as cfg over a Recorder on srv
 // that flushes only when told (rc gives its config, Pool filled in),
 // closed when the test ends.
-func newTracker(t *testing.T, srv *redistest.Server, rc timeseries.Config, cfg Config) (*Tracker, *timeseries.Recorder) {
+func testTracker(t *testing.T, srv *redistest.Server, rc timeseries.Config, cfg config) (*tracker, *timeseries.Recorder) {
 	t.Helper()
 	rc.Pool = srv.Pool()
 	if rc.FlushInterval == 0 {
@@ -30,7 +30,7 @@ func newTracker(t *testing.T, srv *redistest.Server, rc timeseries.Config, cfg C
 	}
 	t.Cleanup(func() { _ = rec.Close(context.Background()) })
 	cfg.Recorder = rec
-	tr, err := New(cfg)
+	tr, err := newTracker(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,10 +45,10 @@ func TestCachesAreBounded(t *testing.T) {
 	srv := redistest.Start(t)
 	// One flush of thousands of series: more than the default 2 s on a
 	// loaded machine.
-	tr, rec := newTracker(t, srv, timeseries.Config{MaxNames: 3 * MaxCachedNames, FlushTimeout: 30 * time.Second}, Config{Routes: true})
+	tr, rec := testTracker(t, srv, timeseries.Config{MaxNames: 3 * MaxCachedNames, FlushTimeout: 30 * time.Second}, config{Routes: true})
 	const n = MaxCachedNames + 50
 	for i := range n {
-		tr.Record(Request{Method: "GET", Route: fmt.Sprintf("/raw/%d", i), Status: 200, Series: fmt.Sprintf("tenant-%d", i)})
+		tr.record(request{Method: "GET", Route: fmt.Sprintf("/raw/%d", i), Status: 200, Series: fmt.Sprintf("tenant-%d", i)})
 	}
 	if got := len(*tr.routes[methodIndex("GET")].Load()); got != MaxCachedNames {
 		t.Errorf("GET route cache holds %d names, want %d", got, MaxCachedNames)
@@ -70,7 +70,7 @@ func TestCachesAreBounded(t *testing.T) {
 // routes, not in the status series.
 func TestRouteStatusCounts(t *testing.T) {
 	srv := redistest.Start(t)
-	tr, rec := newTracker(t, srv, timeseries.Config{}, Config{Routes: true, StatusClasses: true})
+	tr, rec := testTracker(t, srv, timeseries.Config{}, config{Routes: true, StatusClasses: true})
 	reqs := []struct {
 		route  string
 		status int
@@ -78,7 +78,7 @@ func TestRouteStatusCounts(t *testing.T) {
 	}{{"/posts/:id", 200, 5}, {"/posts/:id", 404, 3}, {"/posts/:id", 500, 2}, {"", 404, 4}, {"", 405, 1}}
 	for _, r := range reqs {
 		for range r.n {
-			tr.Record(Request{Method: "GET", Route: r.route, Status: r.status, Duration: time.Millisecond})
+			tr.record(request{Method: "GET", Route: r.route, Status: r.status, Duration: time.Millisecond})
 		}
 	}
 	if err := rec.Flush(t.Context()); err != nil {
@@ -111,15 +111,15 @@ func TestRouteStatusCounts(t *testing.T) {
 // per-route status classes included.
 func TestRecordDoesNotAllocate(t *testing.T) {
 	srv := redistest.Start(t)
-	tr, _ := newTracker(t, srv, timeseries.Config{}, Config{Routes: true, StatusClasses: true})
-	r := Request{Method: "GET", Route: "/posts/:id", Status: 503, Series: "tenant-1", Duration: 3 * time.Millisecond}
-	tr.Record(r)
-	if n := testing.AllocsPerRun(1000, func() { tr.Record(r) }); n != 0 {
+	tr, _ := testTracker(t, srv, timeseries.Config{}, config{Routes: true, StatusClasses: true})
+	r := request{Method: "GET", Route: "/posts/:id", Status: 503, Series: "tenant-1", Duration: 3 * time.Millisecond}
+	tr.record(r)
+	if n := testing.AllocsPerRun(1000, func() { tr.record(r) }); n != 0 {
 		t.Errorf("Record allocates %.1f times per call, want 0", n)
 	}
 }
 
-// TestTrackerTimesOnlyWithDurations: a Tracker over a Recorder with
+// TestTrackerTimesOnlyWithDurations: a tracker over a Recorder with
 // durations times requests on the monotonic clock; over one with
 // durations off it reads no clock and every request takes 0, so turning
 // durations off takes their clock reads off the request path too.
@@ -131,7 +131,7 @@ func TestTrackerTimesOnlyWithDurations(t *testing.T) {
 		off  bool
 	}{{"durations on", false}, {"durations off", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, _ := newTracker(t, srv, timeseries.Config{DisableDurations: tc.off}, Config{})
+			tr, _ := testTracker(t, srv, timeseries.Config{DisableDurations: tc.off}, config{})
 			start := tr.Begin()
 			time.Sleep(pause)
 			got := tr.Elapsed(start)
@@ -149,8 +149,8 @@ func TestTrackerTimesOnlyWithDurations(t *testing.T) {
 func TestTrackerVisits(t *testing.T) {
 	srv := redistest.Start(t)
 	for _, off := range []bool{false, true} {
-		if tr, _ := newTracker(t, srv, timeseries.Config{DisableVisitors: off}, Config{}); tr.Visits() == off {
-			t.Errorf("DisableVisitors %v: Visits() = %v", off, tr.Visits())
+		if tr, _ := testTracker(t, srv, timeseries.Config{DisableVisitors: off}, config{}); tr.visits() == off {
+			t.Errorf("DisableVisitors %v: visits() = %v", off, tr.visits())
 		}
 	}
 }

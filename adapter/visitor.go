@@ -3,8 +3,6 @@ package adapter
 import (
 	"net"
 	"net/http"
-
-	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // RemoteAddr is the IP address of the connection r came on, without its
@@ -28,16 +26,4 @@ func UserAgent(r *http.Request) string {
 		return v[0]
 	}
 	return ""
-}
-
-// ClientVisitor is the visitor of a request identified by its client:
-// the address clientIP gives (the app's trusted-proxy rule), or the
-// connection's when clientIP is nil, and the User-Agent. The address is
-// an IP without a port, as timeseries.Visitor.Addr wants: with the
-// port, each connection of one client would count as a visitor.
-func ClientVisitor(r *http.Request, clientIP func(*http.Request) string) timeseries.Visitor {
-	if clientIP == nil {
-		clientIP = RemoteAddr
-	}
-	return timeseries.Visitor{Addr: clientIP(r), UserAgent: UserAgent(r)}
 }

@@ -66,13 +66,13 @@ func latFixture(t *testing.T) (*dashtest.Fixture, int64) {
 	t.Helper()
 	start := time.Unix(testnow.Now().Unix()/60*60, 0)
 	f := dashtest.New(t, dashtest.Options{NoTraffic: true, NoEntities: true, Start: start})
-	tr, err := adapter.New(adapter.Config{Recorder: f.Rec, Routes: true, StatusClasses: true})
+	tr, err := adapter.HitsConfig[any]{Recorder: f.Rec, Routes: true, StatusClasses: true}.Meter(adapter.Glue[any]{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range latTraffic() {
 		f.Clock.Advance(start.Add(r.at).Sub(f.Clock.Now()))
-		tr.Record(adapter.Request{Method: r.method, Route: r.route, Status: r.status, Duration: time.Duration(r.ms) * time.Millisecond})
+		tr.Count(nil, r.method, r.route, r.status, time.Duration(r.ms)*time.Millisecond)
 	}
 	signups, err := f.Rec.Counter("signups")
 	if err != nil {

@@ -47,14 +47,14 @@ type heatAnswer struct {
 func TestLatencyHeatmap(t *testing.T) {
 	start := time.Unix(testnow.Now().Unix()/60*60, 0)
 	f := dashtest.New(t, dashtest.Options{NoTraffic: true, NoEntities: true, Start: start})
-	tr, err := adapter.New(adapter.Config{Recorder: f.Rec, Routes: true, StatusClasses: true})
+	tr, err := adapter.HitsConfig[any]{Recorder: f.Rec, Routes: true, StatusClasses: true}.Meter(adapter.Glue[any]{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range heatTraffic {
 		f.Clock.Advance(start.Add(h.at).Sub(f.Clock.Now()))
 		for _, st := range h.status {
-			tr.Record(adapter.Request{Method: "GET", Route: "/heat", Status: st, Duration: time.Duration(h.ms * float64(time.Millisecond))})
+			tr.Count(nil, "GET", "/heat", st, time.Duration(h.ms*float64(time.Millisecond)))
 		}
 	}
 	f.Clock.Advance(start.Add(12 * time.Second).Sub(f.Clock.Now()))

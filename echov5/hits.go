@@ -5,82 +5,29 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v5"
-	echomw "github.com/labstack/echo/v5/middleware"
 
 	"github.com/pulse-dev/pulse/adapter"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// HitsConfig configures the Hits middleware. Nil and zero fields take the
-// values of DefaultHitsConfig.
-type HitsConfig struct {
-	// Skipper decides, before the handler runs, that a request is not
-	// counted. Requests marked with timeseries.Skip(c.Response()) are not
-	// counted either.
-	Skipper echomw.Skipper
-
-	// Recorder counts the hits; required.
-	Recorder *timeseries.Recorder
-
-	// HitsName is the series of every counted request (default "hits").
-	HitsName string
-
-	// Routes adds a series per route, named by method and route template
-	// as registered ("GET /posts/:id"), never by the raw URL, so the
-	// names are bounded by the app's routes. Requests the router matched
-	// to no route and that answer 404 or 405 (Echo's own answers, and
-	// RouteNotFound routes, a group's included) fold into UnmatchedName;
-	// Echo's automatic answer to OPTIONS counts under "OPTIONS <path>".
-	// Methods outside the standard set are named "OTHER".
-	Routes bool
-	// UnmatchedName is the route series of requests that match no route
-	// (default "unmatched").
-	UnmatchedName string
-
-	// StatusClasses adds the series status:1xx … status:5xx (status:other
-	// for anything else).
-	StatusClasses bool
-
-	// SeriesName names one more series for a request, e.g. per tenant;
-	// "" means none. Names are checked once and share the Recorder's cap
-	// on distinct names, so a client cannot create keys without bound.
-	SeriesName func(c *echo.Context) string
-
-	// HandleError calls the app's error handler (Echo.HTTPErrorHandler)
-	// when the handler returns an error, and returns nil: the status
-	// counted is then the one the error handler wrote, and the error
-	// handler still runs only once. Without it, the status is taken from
-	// the error (echo.StatusCode, 500 when it carries none) and the error
-	// is returned as usual.
-	HandleError bool
-
-	// VisitorID returns the id of the request's visitor, hashed under
-	// the day's salt like an address; "" counts no visitor (bots, health
-	// checks). Nil means the client's address and User-Agent: the address
-	// is Echo's IPExtractor's when the app set one (to trust its proxies),
-	// else the connection's, so a forged X-Forwarded-For mints nobody.
-	// It is not called when the Recorder counts no visitors.
-	VisitorID func(c *echo.Context) string
-	// VisitorRoutes counts unique visitors per route too, VisitorSeries
-	// per SeriesName series; the hits series always counts them, unless
-	// the Recorder has DisableVisitors.
-	VisitorRoutes bool
-	VisitorSeries bool
-}
+// HitsConfig configures the Hits middleware: the fields of every Pulse
+// adapter, documented at adapter.HitsConfig, HandleError included (it
+// calls Echo.HTTPErrorHandler). Nil and zero fields take the values of
+// DefaultHitsConfig. With Routes, requests the router matched to no
+// route and that answer 404 or 405 (Echo's own answers, and
+// RouteNotFound routes, a group's included) fold into UnmatchedName;
+// Echo's automatic answer to OPTIONS counts under "OPTIONS <path>".
+// Without VisitorID or ClientIP, a visitor's address is Echo's
+// IPExtractor's when the app set one, else the connection's.
+type HitsConfig adapter.HitsConfig[*echo.Context]
 
 // DefaultHitsConfig is the default Hits configuration.
-var DefaultHitsConfig = HitsConfig{
-	Skipper:       echomw.DefaultSkipper,
-	HitsName:      adapter.DefaultHitsName,
-	UnmatchedName: adapter.DefaultUnmatchedName,
-}
+var DefaultHitsConfig = HitsConfig(adapter.DefaultHitsConfig[*echo.Context]())
 
 // Hits returns a middleware that counts every request in the series
 // "hits" of rec. It panics if rec is nil.
 func Hits(rec *timeseries.Recorder) echo.MiddlewareFunc {
-	c := DefaultHitsConfig
-	c.Recorder = rec
-	return HitsWithConfig(c)
+	return HitsWithConfig(HitsConfig{Recorder: rec})
 }
 
 // HitsWithConfig returns a Hits middleware with config. It panics on an
@@ -89,71 +36,50 @@ func HitsWithConfig(config HitsConfig) echo.MiddlewareFunc {
 	return adapter.Must(config.ToMiddleware())
 }
 
+// glue reads the visitor's defaults through Echo: the address by the
+// app's IPExtractor, when it set one.
+var glue = adapter.HTTP((*echo.Context).Request, ipExtractor)
+
+func ipExtractor(c *echo.Context) func(*http.Request) string {
+	if e := c.Echo(); e != nil {
+		return e.IPExtractor
+	}
+	return nil
+}
+
 // ToMiddleware validates the config, creates the fixed series, and
 // returns the middleware.
 func (config HitsConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
-	if config.Skipper == nil {
-		config.Skipper = DefaultHitsConfig.Skipper
-	}
-	t, err := adapter.New(adapter.Config{
-		Recorder: config.Recorder, HitsName: config.HitsName, Routes: config.Routes,
-		UnmatchedName: config.UnmatchedName, StatusClasses: config.StatusClasses,
-		VisitorRoutes: config.VisitorRoutes, VisitorSeries: config.VisitorSeries,
-	})
+	m, err := adapter.HitsConfig[*echo.Context](config).Meter(glue)
 	if err != nil {
 		return nil, fmt.Errorf("echov5: hits: %w", err)
 	}
-	h := &hits{config: config, track: t}
-	return h.middleware, nil
-}
-
-type hits struct {
-	config HitsConfig
-	track  *adapter.Tracker
-}
-
-func (h *hits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c *echo.Context) (err error) {
-		if h.config.Skipper(c) {
-			return next(c)
-		}
-		start := h.track.Begin()
-		// Recording is deferred, so that a panicking handler is counted
-		// as the 500 it becomes; the panic goes on up untouched.
-		resp, w := markable(c)
-		finished := false
-		defer func() {
-			if !unmark(c, resp, w) {
-				h.record(c, w, err, finished, start)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c *echo.Context) (err error) {
+			if m.Skip(c) {
+				return next(c)
 			}
-			w.Release()
-		}()
-		err = next(c)
-		if err != nil && h.config.HandleError {
-			if e := c.Echo(); e != nil && e.HTTPErrorHandler != nil {
-				e.HTTPErrorHandler(c, err)
-				err = nil
+			start := m.Begin()
+			// Deferred, so that a panic is counted as the 500 it becomes.
+			resp, w := markable(c)
+			finished := false
+			defer func() {
+				if !unmark(c, resp, w) {
+					status := responseStatus(c, w, err, finished)
+					m.Count(c, c.Request().Method, route(c, status, config.Routes), status, m.Elapsed(start))
+				}
+				w.Release()
+			}()
+			if err = next(c); err != nil && m.HandleError() {
+				if e := c.Echo(); e != nil && e.HTTPErrorHandler != nil {
+					e.HTTPErrorHandler(c, err)
+					err = nil
+				}
 			}
+			finished = true
+			return err
 		}
-		finished = true
-		return err
-	}
-}
-
-// record counts a request not marked with timeseries.Skip.
-func (h *hits) record(c *echo.Context, w *adapter.Writer, err error, finished bool, start adapter.Start) {
-	status := responseStatus(c, w, err, finished)
-	r := adapter.Request{Method: c.Request().Method, Status: status, Duration: h.track.Elapsed(start)}
-	if h.config.Routes {
-		r.Route = route(c, status)
-	}
-	if h.config.SeriesName != nil {
-		r.Series = h.config.SeriesName(c)
-	}
-	if h.track.Visits() {
-		r.Visitor = h.visitor(c)
-	}
-	h.track.Record(r)
+	}, nil
 }
 
 // responseStatus is the status the client is sent: the one written (w
@@ -182,8 +108,11 @@ func responseStatus(c *echo.Context, w *adapter.Writer, err error, finished bool
 }
 
 // route returns the request's route template, "" when the router matched
-// no route.
-func route(c *echo.Context, status int) string {
+// no route or routes are not counted.
+func route(c *echo.Context, status int, routes bool) string {
+	if !routes {
+		return ""
+	}
 	path := c.Path()
 	if path == "" || (status != http.StatusNotFound && status != http.StatusMethodNotAllowed) {
 		return path
@@ -196,16 +125,4 @@ func route(c *echo.Context, status int) string {
 		return ""
 	}
 	return path
-}
-
-// visitor is who made the request; see HitsConfig.VisitorID.
-func (h *hits) visitor(c *echo.Context) timeseries.Visitor {
-	if h.config.VisitorID != nil {
-		return timeseries.Visitor{ID: h.config.VisitorID(c)}
-	}
-	var clientIP func(*http.Request) string
-	if e := c.Echo(); e != nil {
-		clientIP = e.IPExtractor // nil: the connection's address
-	}
-	return adapter.ClientVisitor(c.Request(), clientIP)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pulse-dev/pulse/adapter/adaptertest"
+	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/middleware"
 	"github.com/pulse-dev/pulse/middleware/mount"
@@ -34,7 +35,7 @@ func TestConformance(t *testing.T) {
 			if d.Login != nil {
 				login = append(login, echo.WrapMiddleware(d.Login))
 			}
-			if err := mount.Dashboard(e, d.Prefix, d.Config, login...); err != nil {
+			if err := mount.Dashboard(e, d.Prefix, dashboard.Config{Store: d.Recorder.Store(), Health: d.Recorder}, login...); err != nil {
 				return nil, err
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/pulse-dev/pulse/adapter/adaptertest"
+	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/pulsechi"
 	"github.com/pulse-dev/pulse/pulsehttp/mount"
@@ -32,7 +33,7 @@ func TestConformance(t *testing.T) {
 				login = append(login, d.Login)
 			}
 			var err error
-			if h, err = mount.Dashboard(r, d.Prefix, d.Config, login...); err != nil {
+			if h, err = mount.Dashboard(r, d.Prefix, dashboard.Config{Store: d.Recorder.Store(), Health: d.Recorder}, login...); err != nil {
 				return nil, err
 			}
 		}

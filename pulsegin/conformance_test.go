@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/pulse-dev/pulse/adapter/adaptertest"
+	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/pulsegin"
 	"github.com/pulse-dev/pulse/pulsegin/mount"
@@ -49,7 +50,7 @@ func serve(app adaptertest.App) (http.Handler, error) {
 		if d.Login != nil {
 			login = append(login, ginLogin(d.Login))
 		}
-		if err := mount.Dashboard(r, d.Prefix, d.Config, login...); err != nil {
+		if err := mount.Dashboard(r, d.Prefix, dashboard.Config{Store: d.Recorder.Store(), Health: d.Recorder}, login...); err != nil {
 			return nil, err
 		}
 	}

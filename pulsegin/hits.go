@@ -50,23 +50,23 @@ func HitsWithConfig(cfg HitsConfig) gin.HandlerFunc { return adapter.Must(cfg.To
 // ToMiddleware validates cfg, creates the fixed series, and returns the
 // middleware, to mount with the engine's Use before the routes.
 func (cfg HitsConfig) ToMiddleware() (gin.HandlerFunc, error) {
-	k, err := adapter.HitsConfig[*gin.Context](cfg).Counter()
+	m, err := adapter.HitsConfig[*gin.Context](cfg).Meter(adapter.HTTP(func(c *gin.Context) *http.Request { return c.Request }, nil))
 	if err != nil {
 		return nil, fmt.Errorf("pulsegin: %w", err)
 	}
 	return func(c *gin.Context) {
-		if k.Skip(c) {
+		if m.Skip(c) {
 			c.Next()
 			return
 		}
-		start, w := k.Begin(), writers.Get()
+		start, w := m.Begin(), writers.Get()
 		w.ResponseWriter, c.Writer = c.Writer, w
 		finished := false
 		// Deferred, so that a panic is counted as the 500 it becomes.
 		defer func() {
 			c.Writer = w.ResponseWriter
 			if !w.skip {
-				k.Count(c, c.Request, c.FullPath(), adapter.Status(w.Status(), finished || w.Written(), w.hijacked), start)
+				m.Count(c, c.Request.Method, c.FullPath(), adapter.Status(w.Status(), finished || w.Written(), w.hijacked), m.Elapsed(start))
 			}
 			writers.Put(w)
 		}()
@@ -82,7 +82,7 @@ type writer struct {
 	skip, hijacked bool
 }
 
-var writers adapter.Pool[writer]
+var writers adapter.FreeList[writer]
 
 // SkipRequest takes the mark, and passes it on to the Pulse middlewares
 // around this one.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pulse-dev/pulse/adapter/adaptertest"
+	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/pulsehttp"
 	"github.com/pulse-dev/pulse/pulsehttp/mount"
@@ -27,7 +28,7 @@ func TestConformance(t *testing.T) {
 				login = append(login, d.Login)
 			}
 			var err error
-			if h, err = mount.Dashboard(mux, d.Prefix, d.Config, login...); err != nil {
+			if h, err = mount.Dashboard(mux, d.Prefix, dashboard.Config{Store: d.Recorder.Store(), Health: d.Recorder}, login...); err != nil {
 				return nil, err
 			}
 		}

@@ -1,12 +1,10 @@
 package pulsehttp
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"path"
 	"strings"
-	"time"
 
 	"github.com/pulse-dev/pulse/adapter"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -75,7 +73,6 @@ type HitsConfig struct {
 
 // DefaultHitsConfig is the default configuration.
 var DefaultHitsConfig = HitsConfig{
-	Skipper:       func(*http.Request) bool { return false },
 	ClientIP:      adapter.RemoteAddr,
 	HitsName:      adapter.DefaultHitsName,
 	RouteName:     PatternPath,
@@ -99,74 +96,57 @@ func HitsWithConfig(cfg HitsConfig) func(http.Handler) http.Handler {
 // ToMiddleware validates the config, creates the fixed series, and
 // returns the middleware.
 func (cfg HitsConfig) ToMiddleware() (func(http.Handler) http.Handler, error) {
-	if cfg.Recorder == nil {
-		return nil, errors.New("pulsehttp: Recorder is nil")
+	routeName := cfg.RouteName
+	if routeName == nil {
+		routeName = DefaultHitsConfig.RouteName
 	}
-	if cfg.Skipper == nil {
-		cfg.Skipper = DefaultHitsConfig.Skipper
-	}
-	if cfg.RouteName == nil {
-		cfg.RouteName = DefaultHitsConfig.RouteName
-	}
-	if cfg.ClientIP == nil {
-		cfg.ClientIP = DefaultHitsConfig.ClientIP
-	}
-	t, err := adapter.New(adapter.Config{
-		Recorder: cfg.Recorder, HitsName: cfg.HitsName, Routes: cfg.Routes,
-		UnmatchedName: cfg.UnmatchedName, StatusClasses: cfg.StatusClasses,
-		VisitorRoutes: cfg.VisitorRoutes, VisitorSeries: cfg.VisitorSeries,
-	})
+	m, err := adapter.HitsConfig[*http.Request]{Skipper: cfg.Skipper, Recorder: cfg.Recorder,
+		HitsName: cfg.HitsName, Routes: cfg.Routes, UnmatchedName: cfg.UnmatchedName,
+		StatusClasses: cfg.StatusClasses, SeriesName: cfg.SeriesName, ClientIP: cfg.ClientIP,
+		VisitorID: cfg.VisitorID, VisitorRoutes: cfg.VisitorRoutes, VisitorSeries: cfg.VisitorSeries,
+	}.Meter(adapter.HTTP(request, nil))
 	if err != nil {
 		return nil, fmt.Errorf("pulsehttp: %w", err)
 	}
+	if !cfg.Routes {
+		routeName = nil
+	}
 	return func(next http.Handler) http.Handler {
-		return &handler{cfg: cfg, track: t, next: next}
+		return &handler{meter: m, routeName: routeName, next: next}
 	}, nil
 }
 
+// request is the context of a net/http adapter: the request itself.
+func request(r *http.Request) *http.Request { return r }
+
 type handler struct {
-	cfg   HitsConfig
-	track *adapter.Tracker
-	next  http.Handler
+	meter     *adapter.Meter[*http.Request]
+	routeName func(*http.Request) string // nil without Routes
+	next      http.Handler
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.cfg.Skipper(r) {
+	if h.meter.Skip(r) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
 	rw := adapter.NewWriter(w)
 	finished := false
-	start := h.track.Begin()
+	start := h.meter.Begin()
 	// Deferred, so a panicking handler is counted as the 500 it becomes;
 	// the panic goes on up untouched.
 	defer func() {
-		h.record(rw, r, finished, h.track.Elapsed(start))
+		if !rw.Skipped() {
+			route := ""
+			if h.routeName != nil {
+				route = h.routeName(r)
+			}
+			h.meter.Count(r, r.Method, route, rw.Status(finished), h.meter.Elapsed(start))
+		}
 		rw.Release()
 	}()
 	h.next.ServeHTTP(rw, r)
 	finished = true
-}
-
-func (h *handler) record(rw *adapter.Writer, r *http.Request, finished bool, d time.Duration) {
-	if rw.Skipped() {
-		return
-	}
-	req := adapter.Request{Method: r.Method, Status: rw.Status(finished), Duration: d}
-	if h.cfg.Routes {
-		req.Route = h.cfg.RouteName(r)
-	}
-	if h.cfg.SeriesName != nil {
-		req.Series = h.cfg.SeriesName(r)
-	}
-	switch {
-	case !h.track.Visits():
-	case h.cfg.VisitorID != nil:
-		req.Visitor = timeseries.Visitor{ID: h.cfg.VisitorID(r)}
-	default:
-		req.Visitor = adapter.ClientVisitor(r, h.cfg.ClientIP)
-	}
-	h.track.Record(req)
 }
 
 // PatternPath returns the path part of r.Pattern, the ServeMux pattern

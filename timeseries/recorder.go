@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -237,6 +238,9 @@ func (r *Recorder) Counter(name string) (*Counter, error) {
 	if c := r.counts.lookupLocked(name); c != nil {
 		return c, nil
 	}
+	// name may be a view into a buffer its caller reuses (fasthttp's): the
+	// map keeps a copy, made once per name.
+	name = strings.Clone(name)
 	c := r.newCounterLocked(name, true)
 	r.counts.names[name] = c
 	return c, nil

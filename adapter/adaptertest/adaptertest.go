@@ -33,7 +33,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -69,12 +68,15 @@ type Route struct {
 }
 
 // Dashboard is the dashboard an App mounts, at Prefix, behind Login
-// (nil: none); Login is net/http middleware, which an adapter turns into
-// its framework's (echo.WrapMiddleware).
+// (nil: none): the dashboard of Recorder, its Store and its Health
+// (dashboard.Config{Store: d.Recorder.Store(), Health: d.Recorder}).
+// Login is net/http middleware, which an adapter turns into its
+// framework's (echo.WrapMiddleware). The kit names no dashboard type, so
+// that it links no dashboard: the adapter's mount does.
 type Dashboard struct {
-	Prefix string
-	Config dashboard.Config
-	Login  func(http.Handler) http.Handler
+	Prefix   string
+	Recorder *timeseries.Recorder
+	Login    func(http.Handler) http.Handler
 }
 
 // rows are the table, in the order Run runs it.

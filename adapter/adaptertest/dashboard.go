@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -85,7 +84,7 @@ func underPrefix(t *testing.T, method, path string, resp *http.Response, body st
 // the prefix; none of its requests, redirects or refusals is counted.
 func testDashboard(t *testing.T, k *kit) {
 	rec := k.recorder(t, k.prefix)
-	d := &Dashboard{Prefix: prefix, Config: dashboard.Config{Store: rec.Store(), Health: rec}}
+	d := &Dashboard{Prefix: prefix, Recorder: rec}
 	ts := server(t, k.serve(t, []*timeseries.Recorder{rec}, basicRoutes(), d))
 	app := ts.Config.Handler
 	for _, r := range dashboardPaths {
@@ -119,7 +118,7 @@ func refuse(next http.Handler) http.Handler {
 // headers; neither its refusals nor what it lets through is counted.
 func testDashboardLogin(t *testing.T, k *kit) {
 	rec := k.recorder(t, k.prefix)
-	d := &Dashboard{Prefix: prefix, Config: dashboard.Config{Store: rec.Store(), Health: rec}, Login: refuse}
+	d := &Dashboard{Prefix: prefix, Recorder: rec, Login: refuse}
 	ts := server(t, k.serve(t, []*timeseries.Recorder{rec}, basicRoutes(), d))
 	app := ts.Config.Handler
 	in := http.Header{"X-Kit-Login": {"yes"}}

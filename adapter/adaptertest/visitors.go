@@ -54,7 +54,10 @@ const expectedSeries = "pulse-kit:expected"
 func testVisitors(t *testing.T, k *kit) {
 	rec := k.recorder(t, k.prefix)
 	h := k.serve(t, []*timeseries.Recorder{rec}, basicRoutes(), nil)
-	ref, err := adapter.New(adapter.Config{Recorder: rec, HitsName: expectedSeries})
+	ref, err := adapter.HitsConfig[timeseries.Visitor]{Recorder: rec, HitsName: expectedSeries}.Meter(adapter.Glue[timeseries.Visitor]{
+		ClientIP:  func(v timeseries.Visitor) string { return v.Addr },
+		UserAgent: func(v timeseries.Visitor) string { return v.UserAgent },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +71,7 @@ func testVisitors(t *testing.T, k *kit) {
 			req.Header.Set("X-Real-Ip", v.forged)
 		}
 		h.ServeHTTP(httptest.NewRecorder(), req)
-		ref.Record(adapter.Request{Method: http.MethodGet, Status: http.StatusOK, Visitor: v.want})
+		ref.Count(v.want, http.MethodGet, "", http.StatusOK, 0)
 		distinct[v.want] = true
 	}
 	flush(t, rec)

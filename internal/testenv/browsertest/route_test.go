@@ -50,14 +50,14 @@ func routeFixture(t *testing.T) *dashtest.Fixture {
 	t.Helper()
 	start := time.Unix(time.Now().Unix()/60*60, 0)
 	f := dashtest.New(t, dashtest.Options{NoTraffic: true, NoEntities: true, Start: start})
-	tr, err := adapter.New(adapter.Config{Recorder: f.Rec, Routes: true, StatusClasses: true})
+	tr, err := adapter.HitsConfig[any]{Recorder: f.Rec, Routes: true, StatusClasses: true}.Meter(adapter.Glue[any]{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	method, route, _ := strings.Cut(dashtest.RouteName, " ")
 	for _, r := range routeTraffic() {
 		f.Clock.Advance(start.Add(r.at).Sub(f.Clock.Now()))
-		tr.Record(adapter.Request{Method: method, Route: route, Status: r.status, Duration: time.Duration(r.ms) * time.Millisecond})
+		tr.Count(nil, method, route, r.status, time.Duration(r.ms)*time.Millisecond)
 	}
 	f.Clock.Advance(start.Add(32 * time.Second).Sub(f.Clock.Now()))
 	f.Flush(t)

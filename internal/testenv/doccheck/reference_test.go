@@ -146,8 +146,6 @@ func TestConfigurationListsEveryField(t *testing.T) {
 		{"cleaner", "Config", "docs/configuration.md"},
 		{"dashboard", "Config", "docs/configuration.md"},
 		{"pulsehttp", "HitsConfig", "docs/configuration.md"},
-		{"middleware", "HitsConfig", "docs/configuration.md"},
-		{"echov5", "HitsConfig", "docs/configuration.md"},
 		{"adapter", "HitsConfig", "docs/configuration.md"},
 		{"entity", "Config", "docs/entity.md"},
 		{"entity", "Kind", "docs/entity.md"},

@@ -52,6 +52,10 @@ var consumers = []struct {
 		"github.com/pulse-dev/pulse/pulsegin/mount", []string{"github.com/labstack/", "github.com/go-chi/"}, 0},
 	{"chi", "github.com/go-chi/chi/v5", []string{"pulsechi"}, "github.com/pulse-dev/pulse/pulsechi",
 		"github.com/pulse-dev/pulse/pulsehttp/mount", []string{"github.com/labstack/", "github.com/gin-gonic/"}, maxModules},
+	// Fiber's own graph lacks testify and its requirements, which
+	// redisc's unpruned go.mod brings (Echo and Gin require them already).
+	{"fiber", "github.com/gofiber/fiber/v2", []string{"pulsefiber"}, "github.com/pulse-dev/pulse/pulsefiber",
+		"github.com/pulse-dev/pulse/pulsefiber/mount", []string{"github.com/labstack/", "github.com/gin-gonic/"}, 32},
 }
 
 func TestConsumerModuleGraph(t *testing.T) {

@@ -20,6 +20,11 @@
 // 1 h series and the day-of-week factor of the 1 d series from the
 // Context. Model says what was fitted, borrowed or refused, and why.
 //
+// A Week keeps a series' shape over the 168 hours of the week beyond the
+// window, updated as each hour closes, in under a kilobyte (package
+// fromstore keeps it in Redis). Given as Context.Week at 1 h, it lends
+// each weekday's own shape in place of the 1 d series' factor per day.
+//
 // # Kinds
 //
 // Counts are Poisson at low volume, with extra noise fitted as a share of

@@ -99,3 +99,33 @@ func TestRecordRules(t *testing.T) {
 		t.Errorf("a drop long after the burst: %d records, want 2", n)
 	}
 }
+
+// On a Redis Cluster the record's two keys share a slot (one script
+// reaches both) and the scores go to each series' own node.
+func TestRecordOnACluster(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	cl.Reset(t)
+	now := time.Date(2026, 3, 4, 10, 30, 0, 0, time.UTC)
+	st, err := timeseries.NewStore(cl.Client(t), timeseries.Schema{Prefix: "c:"}, timeseries.NewManualClock(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &Scanner{Store: st, Keep: true}
+	ctx := context.Background()
+	s := now.Add(-20 * time.Minute)
+	fits := fitsOf(incidentAt("GET /a", forecast.Up, s, s.Add(2*time.Minute), 6), incidentAt("GET /b", forecast.Down, s, s, -7))
+	if err := sc.record(ctx, 60, forecast.Config{}, sc.memoryOf(60), fits, now.Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := Incidents(ctx, st, 60, time.Unix(0, 0), now)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("%d records, %v; want 2", len(recs), err)
+	}
+	todo := map[string]map[int64]float64{"GET /a": {s.Unix(): 1.5}, "GET /b": {s.Unix(): -2}, "hits": {s.Unix(): 0.25}}
+	kept, err := keepScores(ctx, sc.router(), st.Schema(), 60, 0, todo)
+	if err != nil || kept["GET /a"][s.Unix()] != 1.5 || kept["hits"][s.Unix()] != 0.25 {
+		t.Fatalf("scores kept %v, %v", kept, err)
+	}
+}
+
+func TestMain(m *testing.M) { redistest.Main(m) }

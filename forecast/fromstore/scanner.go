@@ -52,6 +52,8 @@ type Scanner struct {
 	// incident in Redis beside the series (docs/forecasts.md lists the
 	// keys): every Scanner on that Redis, now or after a restart, then
 	// gives a bucket one score, and Incidents lists each incident once.
+	// At 1 h it keeps each series' Week there too (Weeks), which lends
+	// the fit the shape of each day of the week once it is ready.
 	// False keeps them in this Scanner only, and writes nothing.
 	Keep bool
 	// App names the app in the incidents it records; empty leaves it so.
@@ -65,6 +67,7 @@ type Scanner struct {
 	lends    map[int]*lent               // by precision: 1 h, 1 d
 	mems     map[int]*memory             // by precision: what earlier scans saw
 	contexts map[string]forecast.Context // by precision and name: the shapes lent, fitted once
+	weekOf   map[string]*forecast.Week   // by name: its shape over the week, from its 1 h series
 }
 
 // lent is the closed buckets of the series one precision lends, read
@@ -103,12 +106,20 @@ func (sc *Scanner) FitAll(ctx context.Context, names []string, precision int, cf
 			return nil, err
 		}
 	}
+	own := make(map[string]forecast.Series, len(got))
+	for name, byPrecision := range got {
+		own[name] = closed(name, precision, byPrecision[precision])
+	}
+	var weeks map[string]*forecast.Week
+	if precision == hour {
+		weeks = sc.weeks(ctx, own)
+	}
 	out := make(map[string]Result, len(got))
 	mem, settledBy := sc.memoryOf(precision), sc.settledBy(precision, sc.Store.Clock().Now())
-	for name, byPrecision := range got {
+	for name, s := range own {
 		c := cfg
-		c.Context = sc.context(precision, name, hourly[name], daily[name])
-		fd, err := forecast.FitWithConfig(closed(name, precision, byPrecision[precision]), c)
+		c.Context = sc.context(precision, name, hourly[name], daily[name], weeks[name])
+		fd, err := forecast.FitWithConfig(s, c)
 		out[name] = Result{Fitted: fd, Err: err}
 	}
 	if sc.Keep {
@@ -141,16 +152,16 @@ func (sc *Scanner) router() *redisconn.Router {
 }
 
 // context is the Context of name at precision p, its shapes fitted once
-// for as long as its 1 h and 1 d series are the ones read.
-func (sc *Scanner) context(p int, name string, hourly, daily *forecast.Series) forecast.Context {
+// for as long as its 1 h and 1 d series and its Week are the ones read.
+func (sc *Scanner) context(p int, name string, hourly, daily *forecast.Series, week *forecast.Week) forecast.Context {
 	key := strconv.Itoa(p) + ":" + name
 	sc.mu.Lock()
 	cx, ok := sc.contexts[key]
 	sc.mu.Unlock()
-	if ok && cx.Hourly == hourly && cx.Daily == daily {
+	if ok && cx.Hourly == hourly && cx.Daily == daily && cx.Week == week {
 		return cx
 	}
-	cx = forecast.Context{Hourly: hourly, Daily: daily}.Prepare(forecast.Counts)
+	cx = forecast.Context{Hourly: hourly, Daily: daily, Week: week}.Prepare(forecast.Counts)
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if sc.contexts == nil {

@@ -25,14 +25,14 @@ import (
 
 // incrBehind is the write-behind increment. done is false if the command
 // cannot have reached Redis, so SQL may take the delta instead.
-func (c *Counters) incrBehind(ctx context.Context, kind string, id int64, field string, delta int64) (done bool, err error) {
-	replies, err := c.cache.Send(ctx, c.behindCmd(c.ref(kind, id), c.kinds[kind].index[field], field, delta))
+func (c *flusher) incrBehind(ctx context.Context, kind string, id int64, field string, delta int64) (done bool, err error) {
+	replies, err := c.cache.Send(ctx, c.cs.behindCmd(c.cs.ref(kind, id), c.kinds[kind].index[field], field, delta))
 	if err != nil {
-		c.cacheError(ctx, "incr", err)
+		c.cs.cacheError(ctx, "incr", err)
 		return true, fmt.Errorf("entity: incr: %w", err)
 	}
 	if err := replies[0].Err; err != nil {
-		c.cacheError(ctx, "incr", err)
+		c.cs.cacheError(ctx, "incr", err)
 		if replies[0].Unsent || refused(err) {
 			return false, nil // not taken: SQL may take the delta
 		}
@@ -73,7 +73,7 @@ const (
 	stepDone                           // flushing hash deleted
 )
 
-func (c *Counters) step(s flushStep) error {
+func (c *flusher) step(s flushStep) error {
 	if h := c.hooks.flushStep; h != nil {
 		return h(s)
 	}
@@ -87,13 +87,13 @@ func (c *Counters) Flush(ctx context.Context) error {
 	if !c.writeBehind {
 		return nil
 	}
-	return c.flush(ctx)
+	return c.fl.flush(ctx)
 }
 
 // flush is Flush in either mode: the background work also finishes
 // batches left by write-behind processes that shared the Redis, e.g.
 // before a switch to write-through.
-func (c *Counters) flush(ctx context.Context) error {
+func (c *flusher) flush(ctx context.Context) error {
 	if c.cache == nil {
 		return nil
 	}
@@ -128,7 +128,7 @@ func (c *Counters) flush(ctx context.Context) error {
 //
 // A crash before 3 commits leaves flushing for the next flush to apply; a
 // crash after leaves it for the next flush to find applied and delete.
-func (c *Counters) flushOnce(ctx context.Context) (batch string, fresh bool, err error) {
+func (c *flusher) flushOnce(ctx context.Context) (batch string, fresh bool, err error) {
 	reply, err := redis.Values(c.cache.Run(ctx, redisstore.Move.Cmd([]string{c.keys.Pending, c.keys.Flushing, c.keys.Epoch}, c.newBatchID())))
 	if err != nil {
 		return "", false, err
@@ -170,7 +170,7 @@ func (c *Counters) flushOnce(ctx context.Context) (batch string, fresh bool, err
 
 // parseDeltas turns the flushing hash into SQL rows, sorted so that
 // concurrent transactions lock rows in one order.
-func (c *Counters) parseDeltas(deltas map[string]string) []sqlstore.Row {
+func (c *flusher) parseDeltas(deltas map[string]string) []sqlstore.Row {
 	rows := make([]sqlstore.Row, 0, len(deltas))
 	for name, v := range deltas {
 		if name == redisstore.BatchField {
@@ -207,7 +207,7 @@ func (c *Counters) parseDeltas(deltas map[string]string) []sqlstore.Row {
 // a batch recorded already is not applied again. The id goes in first, so
 // a second process applying the same batch waits on its row lock and then
 // finds it.
-func (c *Counters) applyBatch(ctx context.Context, batch string, rows []sqlstore.Row) error {
+func (c *flusher) applyBatch(ctx context.Context, batch string, rows []sqlstore.Row) error {
 	return c.sql.InTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		fresh, err := c.sql.MarkApplied(ctx, tx, batch, c.clock.Now())
 		if err != nil || !fresh {

@@ -165,9 +165,9 @@ func (k *kindSpec) anyBuffered() bool {
 
 // FlushBuffered writes the buffered deltas now; the background work does
 // it every BufferInterval and Close does it last.
-func (c *Counters) FlushBuffered(ctx context.Context) error { return c.flushBuffered(ctx) }
+func (c *Counters) FlushBuffered(ctx context.Context) error { return c.fl.flushBuffered(ctx) }
 
-func (c *Counters) flushBuffered(ctx context.Context) error {
+func (c *flusher) flushBuffered(ctx context.Context) error {
 	b := c.buf
 	if err := b.acquire(ctx); err != nil {
 		return fmt.Errorf("entity: flush buffered: %w", err)
@@ -226,13 +226,13 @@ func (b *buffer) stableRead(ctx context.Context, read func() error) error {
 // applyBuffered writes one batch through InTx, so the cache follows, with
 // its id recorded in the same transaction: a batch applied before is not
 // applied again.
-func (c *Counters) applyBuffered(ctx context.Context, batch *bufBatch) error {
+func (c *flusher) applyBuffered(ctx context.Context, batch *bufBatch) error {
 	if h := c.hooks.bufferedApply; h != nil {
 		if err := h(batch.id); err != nil {
 			return err
 		}
 	}
-	err := c.InTx(ctx, func(ctx context.Context, tx *Tx) error {
+	err := c.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		fresh, err := c.sql.MarkApplied(ctx, tx.Tx, batch.id, c.clock.Now())
 		if err != nil || !fresh {
 			return err // applied before

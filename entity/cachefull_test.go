@@ -177,7 +177,7 @@ func TestCacheOutOfMemory(t *testing.T) {
 					t.Error("OOM was not reported to OnError")
 				}
 				restore()
-				waitFor(t, "cache back in use", c.cacheUp)
+				waitFor(t, "cache back in use", c.cs.cacheUp)
 				incrPosts(t, c, posts, want, one, one)
 				assertPosts(t, c, posts, want)
 				mustFlush(t, c)
@@ -204,7 +204,7 @@ func TestPartlyWarmedBatchOnCluster(t *testing.T) {
 		var c *Counters
 		cfg.hooks.afterLoad = func(string, []int64) {
 			if armed.CompareAndSwap(true, false) {
-				cl.Failover(t, cl.MasterOf(c.ref("post", posts[0]).key))
+				cl.Failover(t, cl.MasterOf(c.cs.ref("post", posts[0]).key))
 			}
 		}
 		c = newCounters(t, cfg)
@@ -226,7 +226,7 @@ func TestPartlyWarmedBatchOnCluster(t *testing.T) {
 		if warmed == 0 || warmed == len(posts) {
 			t.Fatalf("%d of %d cached: want the batch written in part", warmed, len(posts))
 		}
-		waitFor(t, "cache back in use", c.cacheUp)
+		waitFor(t, "cache back in use", c.cs.cacheUp)
 		incrPosts(t, c, posts, want, func(int) int64 { return 1 }, func(int) int64 { return -1 })
 		assertPosts(t, c, posts, want)
 		for _, id := range posts {

@@ -46,7 +46,7 @@ func testCountersOnCluster(t *testing.T, lay Layout) {
 	pos := map[int64]int{}
 	for i, id := range ids {
 		pos[id] = i
-		r := c.ref("post", id)
+		r := c.cs.ref("post", id)
 		nodes[cl.MasterOf(r.key).Addr] = true
 		for _, k := range []string{r.lease, r.marks, r.b.Old} {
 			if k != "" && redisc.Slot(k) != redisc.Slot(r.key) {
@@ -92,7 +92,7 @@ func testCountersOnCluster(t *testing.T, lay Layout) {
 		go func() { defer wg.Done(); run(stop, w) }()
 	}
 	time.Sleep(time.Second)
-	cl.Failover(t, cl.MasterOf(c.ref("post", ids[0]).key))
+	cl.Failover(t, cl.MasterOf(c.cs.ref("post", ids[0]).key))
 	time.Sleep(time.Second)
 	close(stop)
 	wg.Wait()
@@ -170,7 +170,7 @@ func TestBucketSlotMigrating(t *testing.T) {
 		if _, err := c.BatchGet(ctx, "post", posts); err != nil {
 			t.Fatal(err)
 		}
-		key := c.ref("post", posts[0]).key
+		key := c.cs.ref("post", posts[0]).key
 		from := cl.MasterOf(key)
 		var to *redistest.Server
 		for _, m := range cl.Masters() {
@@ -222,7 +222,7 @@ func TestBucketSlotMigrating(t *testing.T) {
 		if got := cl.MasterOf(key); got != to {
 			t.Fatalf("slot served by %v, want %s", got, to.Addr)
 		}
-		waitFor(t, "cache back in use", c.cacheUp)
+		waitFor(t, "cache back in use", c.cs.cacheUp)
 		got, err := c.BatchGet(ctx, "post", posts)
 		if err != nil {
 			t.Fatal(err)

@@ -17,7 +17,32 @@ import (
 
 // Counters keeps per-entity counts in SQL, cached in Redis. All methods
 // are safe for concurrent use.
+//
+// Its work is split by role: the cacheSide keeps entities in Redis (the
+// key layout, the read leases, the outage and its sweep) and the flusher
+// moves counts Redis and memory hold to SQL (write-behind, buffered
+// fields, hot slots). The three share one state.
 type Counters struct {
+	*state
+	cs *cacheSide
+	fl *flusher
+}
+
+// cacheSide is the Counters' role in Redis: the layout entities are kept
+// in, the leases that warm them, and the outage while Redis fails.
+type cacheSide struct{ *state }
+
+// flusher is the Counters' role of writing to SQL what Redis and memory
+// hold: write-behind deltas, buffered fields and hot slots.
+type flusher struct {
+	*state
+	cs   *cacheSide
+	inTx func(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) error // Counters.InTx
+}
+
+// state is what the Counters' roles share: the configuration, the stores
+// and the background loop.
+type state struct {
 	clock          Clock
 	sql            *sqlstore.Store
 	cache          *redisstore.Client // nil without a pool
@@ -66,7 +91,7 @@ func New(ctx context.Context, cfg Config) (*Counters, error) {
 	if _, err := crand.Read(id); err != nil {
 		return nil, fmt.Errorf("entity: instance id: %w", err)
 	}
-	c := &Counters{
+	st := &state{
 		clock:          cfg.Clock,
 		sql:            sqlstore.New(cfg.DB, sqlstore.Dialect(cfg.Dialect), cfg.Table, cfg.StatementTimeout),
 		keys:           redisstore.NewKeys(cfg.Prefix),
@@ -87,8 +112,11 @@ func New(ctx context.Context, cfg Config) (*Counters, error) {
 		done:           make(chan struct{}),
 	}
 	if cfg.Pool != nil {
-		c.cache = redisstore.NewClient(cfg.Pool, cfg.CacheTimeout)
+		st.cache = redisstore.NewClient(cfg.Pool, cfg.CacheTimeout)
 	}
+	cs := &cacheSide{st}
+	c := &Counters{state: st, cs: cs, fl: &flusher{state: st, cs: cs}}
+	c.fl.inTx = c.InTx
 	c.unread = newUnreads(c, cfg.MaxFollowees)
 	loopCtx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
@@ -140,11 +168,11 @@ func (c *Counters) field(kind, field string) (*kindSpec, int, error) {
 	return k, i, nil
 }
 
-func (c *Counters) newToken() string {
+func (c *state) newToken() string {
 	return c.instance + "." + strconv.FormatUint(c.seq.Add(1), 36)
 }
 
-func (c *Counters) newBatchID() string {
+func (c *state) newBatchID() string {
 	return "b" + c.newToken()
 }
 
@@ -163,7 +191,7 @@ func (c *Counters) loop(ctx context.Context) {
 		case <-flushes.C:
 			c.tick(ctx)
 		case <-buffered.C:
-			if err := c.flushBuffered(ctx); err != nil && ctx.Err() == nil {
+			if err := c.fl.flushBuffered(ctx); err != nil && ctx.Err() == nil {
 				c.onError(err)
 			}
 		case <-folds.C:
@@ -178,14 +206,14 @@ func (c *Counters) tick(ctx context.Context) {
 	if c.cache == nil {
 		return
 	}
-	if !c.cacheUp() {
-		c.probe(ctx)
+	if !c.cs.cacheUp() {
+		c.cs.probe(ctx)
 		return
 	}
-	if _, err := c.sweep(ctx); err != nil && ctx.Err() == nil {
+	if _, err := c.cs.sweep(ctx); err != nil && ctx.Err() == nil {
 		c.onError(err)
 	}
-	if err := c.flush(ctx); err != nil && ctx.Err() == nil {
+	if err := c.fl.flush(ctx); err != nil && ctx.Err() == nil {
 		c.onError(err)
 	}
 }
@@ -197,7 +225,7 @@ const batchRetention = 7 * 24 * time.Hour
 // maintain is the slow background work: fold hot slots, prune old batch
 // ids and the read marks of inactive users.
 func (c *Counters) maintain(ctx context.Context) {
-	if err := c.fold(ctx); err != nil && ctx.Err() == nil {
+	if err := c.fl.fold(ctx); err != nil && ctx.Err() == nil {
 		c.onError(err)
 	}
 	if err := c.sql.PruneBatches(ctx, c.clock.Now().Add(-batchRetention)); err != nil && ctx.Err() == nil {
@@ -225,7 +253,7 @@ func (c *Counters) Close(ctx context.Context) error {
 	}
 	var err error
 	for attempt := 0; attempt < 50; attempt++ {
-		err = c.flushBuffered(ctx)
+		err = c.fl.flushBuffered(ctx)
 		if err == nil && c.writeBehind {
 			err = c.Flush(ctx)
 		}

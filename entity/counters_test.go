@@ -230,7 +230,7 @@ func TestCountsReadAndWrite(t *testing.T) {
 						}
 						assertCacheMatchesSQL(t, srv, c, "user", id)
 					}
-					ttl, _ := redis.Int64(srv.Do("TTL", c.ref("user", 1).key), nil)
+					ttl, _ := redis.Int64(srv.Do("TTL", c.cs.ref("user", 1).key), nil)
 					if ttl <= 0 || ttl > int64(DefaultTTL/time.Second) {
 						t.Errorf("cache TTL %d s, want up to %v", ttl, DefaultTTL)
 					}
@@ -462,7 +462,7 @@ func TestRedisDownWriteThrough(t *testing.T) {
 		if got := mustGet(t, c, "message", 9)["replies"]; got != 0 {
 			t.Errorf("right after restart: replies %d, want 0", got)
 		}
-		waitFor(t, "cache back in use", c.cacheUp)
+		waitFor(t, "cache back in use", c.cs.cacheUp)
 		for _, e := range []struct {
 			kind  string
 			id    int64
@@ -823,7 +823,7 @@ func TestHotFieldExactAcrossFolds(t *testing.T) {
 		go func() {
 			defer close(folding)
 			for i := 0; i < 10; i++ {
-				if err := c.fold(ctx); err != nil {
+				if err := c.fl.fold(ctx); err != nil {
 					t.Error(err)
 					return
 				}
@@ -843,7 +843,7 @@ func TestHotFieldExactAcrossFolds(t *testing.T) {
 				t.Errorf("before the last fold: post %d views = %d, want %d", id, got, writers*each/2)
 			}
 		}
-		if err := c.fold(ctx); err != nil {
+		if err := c.fl.fold(ctx); err != nil {
 			t.Fatal(err)
 		}
 		var nonzero int
@@ -997,7 +997,7 @@ func TestRedisDownWriteBehind(t *testing.T) {
 			t.Errorf("Get with Redis down = %d, want SQL's value, between 10 and %d", got, counted)
 		}
 		srv.Restart()
-		waitFor(t, "cache back in use", c.cacheUp)
+		waitFor(t, "cache back in use", c.cs.cacheUp)
 		incr(3)
 		mustFlush(t, c)
 		if v := sqlValue(t, c, "post", 1, "likes"); v != counted {

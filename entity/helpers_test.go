@@ -137,8 +137,8 @@ func cached(t testing.TB, srv *redistest.Server, c *Counters, kind string, id in
 func cacheEntry(t testing.TB, c *Counters, do func(key, cmd string, args ...any) any, kind string, id int64) map[string]int64 {
 	t.Helper()
 	k := c.kinds[kind]
-	if c.bucketed() {
-		b := c.ref(kind, id).b
+	if c.cs.bucketed() {
+		b := c.cs.ref(kind, id).b
 		v := do(b.Young, "HGET", b.Young, b.Field)
 		if v == nil {
 			v = do(b.Old, "HGET", b.Old, b.Field)
@@ -177,8 +177,8 @@ func cacheEntry(t testing.TB, c *Counters, do func(key, cmd string, args ...any)
 // dropCached deletes one entity's cache entry behind the counters' back,
 // as an eviction would.
 func dropCached(srv *redistest.Server, c *Counters, kind string, id int64) {
-	if c.bucketed() {
-		b := c.ref(kind, id).b
+	if c.cs.bucketed() {
+		b := c.cs.ref(kind, id).b
 		srv.Do("HDEL", b.Young, b.Field)
 		srv.Do("HDEL", b.Old, b.Field)
 		return

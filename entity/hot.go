@@ -28,7 +28,7 @@ const foldChunk = 500
 
 // fold moves the values of hot fields' slots above 0 into slot 0, under
 // the rows' locks, so the sum a reader sees never changes.
-func (c *Counters) fold(ctx context.Context) error {
+func (c *flusher) fold(ctx context.Context) error {
 	for _, name := range c.order {
 		k := c.kinds[name]
 		for _, field := range k.hot {
@@ -49,7 +49,7 @@ func (c *Counters) fold(ctx context.Context) error {
 
 // foldOnce folds up to foldChunk slot rows of one field in one
 // transaction and says how many it found.
-func (c *Counters) foldOnce(ctx context.Context, kind, field string) (int, error) {
+func (c *flusher) foldOnce(ctx context.Context, kind, field string) (int, error) {
 	var n int
 	err := c.sql.InTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		list, err := c.sql.SlotRows(ctx, tx, kind, field, foldChunk)

@@ -165,7 +165,7 @@ func TestSparseBucketOverfull(t *testing.T) {
 		}
 	}
 	incrPosts(t, c, posts, want, func(x int) int64 { return 1 }, func(x int) int64 { return 0 })
-	key := c.ref("post", posts[0]).key
+	key := c.cs.ref("post", posts[0]).key
 	if n, _ := redis.Int(srv.Do("HLEN", key), nil); n != len(posts)+1 {
 		t.Errorf("the one bucket holds %d entries, want the %d posts and its birth time", n, len(posts))
 	}

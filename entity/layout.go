@@ -56,7 +56,7 @@ func (cfg *Config) validateLayout() error {
 
 // bucketed reports whether the layout keeps entities in buckets, packed:
 // LayoutCompact and LayoutSparse share their scripts.
-func (c *Counters) bucketed() bool { return c.layout != LayoutHash }
+func (c *cacheSide) bucketed() bool { return c.layout != LayoutHash }
 
 // entRef names one entity's keys in the layout in use.
 type entRef struct {
@@ -68,7 +68,7 @@ type entRef struct {
 	b     redisstore.Bucket
 }
 
-func (c *Counters) ref(kind string, id int64) entRef {
+func (c *cacheSide) ref(kind string, id int64) entRef {
 	if c.bucketed() {
 		b := c.bucket(kind, id)
 		return entRef{kind: kind, id: id, key: b.Young, lease: b.Lease, marks: b.Marks, b: b}
@@ -80,7 +80,7 @@ func (c *Counters) ref(kind string, id int64) entRef {
 // bucket names an entity's keys in a bucketed layout. A kind no longer
 // declared (met in the stale table) is addressed as if declared with the
 // default population.
-func (c *Counters) bucket(kind string, id int64) redisstore.Bucket {
+func (c *cacheSide) bucket(kind string, id int64) redisstore.Bucket {
 	if c.layout == LayoutCompact {
 		return c.keys.Bucket(kind, id)
 	}
@@ -94,7 +94,7 @@ func (c *Counters) bucket(kind string, id int64) redisstore.Bucket {
 // bucketArgs are the arguments every compact script starts with: the time,
 // the generation period, the young hash's TTL (whole seconds) and the
 // entity's field.
-func (c *Counters) bucketArgs(r entRef, extra int) []any {
+func (c *cacheSide) bucketArgs(r entRef, extra int) []any {
 	ttl := int64(c.ttl / time.Second)
 	period := max(ttl/2, 1)
 	args := make([]any, 0, 4+extra)
@@ -102,7 +102,7 @@ func (c *Counters) bucketArgs(r entRef, extra int) []any {
 }
 
 // readCmd is the read script call of one entity.
-func (c *Counters) readCmd(k *kindSpec, r entRef, token string) redisconn.Cmd {
+func (c *cacheSide) readCmd(k *kindSpec, r entRef, token string) redisconn.Cmd {
 	if c.bucketed() {
 		ks := []string{r.b.Young, r.b.Old, r.lease}
 		if c.writeBehind {
@@ -124,7 +124,7 @@ func (c *Counters) readCmd(k *kindSpec, r entRef, token string) redisconn.Cmd {
 }
 
 // warmValues puts a warm entity's values from its read reply into out.
-func (c *Counters) warmValues(reply any, out []int64) error {
+func (c *cacheSide) warmValues(reply any, out []int64) error {
 	if c.bucketed() {
 		packed, err := redis.Bytes(reply, nil)
 		if err != nil {
@@ -144,7 +144,7 @@ func (c *Counters) warmValues(reply any, out []int64) error {
 }
 
 // warmScript picks the warm script and the keys it takes.
-func (c *Counters) warmScript(r entRef) (*redisconn.Script, []string, []any) {
+func (c *cacheSide) warmScript(r entRef) (*redisconn.Script, []string, []any) {
 	if c.bucketed() {
 		ks := []string{r.b.Young, r.b.Old, r.lease, r.marks}
 		return redisstore.CompactWarm, ks, c.bucketArgs(r, 0)
@@ -154,7 +154,7 @@ func (c *Counters) warmScript(r entRef) (*redisconn.Script, []string, []any) {
 
 // throughCmd applies a committed write's deltas (field name, delta pairs)
 // to the cache.
-func (c *Counters) throughCmd(w *entityWrite) redisconn.Cmd {
+func (c *cacheSide) throughCmd(w *entityWrite) redisconn.Cmd {
 	r := w.ref
 	if c.bucketed() {
 		k := c.kinds[w.kind]
@@ -169,7 +169,7 @@ func (c *Counters) throughCmd(w *entityWrite) redisconn.Cmd {
 }
 
 // behindCmd is a write-behind increment of one counter.
-func (c *Counters) behindCmd(r entRef, fi int, field string, delta int64) redisconn.Cmd {
+func (c *cacheSide) behindCmd(r entRef, fi int, field string, delta int64) redisconn.Cmd {
 	pf := redisstore.PendingField(r.kind, r.id, field)
 	if c.bucketed() {
 		args := append(c.bucketArgs(r, 3), fi+1, delta, pf)
@@ -180,7 +180,7 @@ func (c *Counters) behindCmd(r entRef, fi int, field string, delta int64) redisc
 
 // dropCmds drop an entity's entry and lease and, if token is set, withdraw
 // that write mark.
-func (c *Counters) dropCmds(r entRef, token string) []redisconn.Cmd {
+func (c *cacheSide) dropCmds(r entRef, token string) []redisconn.Cmd {
 	if c.bucketed() {
 		ks := []string{r.b.Young, r.b.Old, r.lease}
 		args := []any{r.b.Field}

@@ -96,7 +96,7 @@ func benchLayoutOp(b *testing.B, c *Counters, srv *redistest.Server, op string, 
 	b.ReportMetric((after.cpu-before.cpu)/float64(b.N), "redis-cpu-µs/op")
 	b.ReportMetric((after.cmd-before.cmd)/float64(b.N), "redis-cmd-µs/op")
 	b.ReportMetric(float64(totalCalls(srv)-calls)/float64(b.N), "redis-calls/op")
-	if !c.cacheUp() {
+	if !c.cs.cacheUp() {
 		b.Fatal("the cache went out of use during the run: the figures mix in SQL")
 	}
 }

@@ -185,7 +185,7 @@ func TestLayoutMemory(t *testing.T) {
 			if mc.goal > 0 && per > mc.goal {
 				t.Errorf("%s: %.2f B per user, want at most %.0f", mc.name(), per, mc.goal)
 			}
-			if c.bucketed() {
+			if c.cs.bucketed() {
 				assertListpacks(t, srv, c, users)
 			}
 		})
@@ -198,7 +198,7 @@ func assertListpacks(t *testing.T, srv *redistest.Server, c *Counters, users []i
 	t.Helper()
 	seen := map[string]bool{}
 	for _, id := range users {
-		key := c.ref("user", id).key
+		key := c.cs.ref("user", id).key
 		if seen[key] {
 			continue
 		}
@@ -336,7 +336,7 @@ func loadDirect(b *testing.B, c *Counters, srv *redistest.Server, users []int64,
 	for _, args := range directWrites(c, users, counts) {
 		send("HSET", args...)
 		send("EXPIRE", args[0], ttl)
-		if c.bucketed() {
+		if c.cs.bucketed() {
 			fullest = max(fullest, (len(args)-3)/2)
 		} else {
 			fullest = 1
@@ -352,7 +352,7 @@ func loadDirect(b *testing.B, c *Counters, srv *redistest.Server, users []int64,
 // scripts would: a bucket's entities and birth time, or one entity.
 func directWrites(c *Counters, users []int64, counts [][]int64) [][]any {
 	var out [][]any
-	if !c.bucketed() {
+	if !c.cs.bucketed() {
 		for i, id := range users {
 			args := []any{c.keys.Entity("user", id)}
 			for j, v := range counts[i] {
@@ -364,7 +364,7 @@ func directWrites(c *Counters, users []int64, counts [][]int64) [][]any {
 	}
 	at := map[string]int{}
 	for i, id := range users {
-		r := c.ref("user", id)
+		r := c.cs.ref("user", id)
 		x, ok := at[r.key]
 		if !ok {
 			x = len(out)
@@ -399,7 +399,7 @@ func TestCompactPacking(t *testing.T) {
 		mustGet(t, c, "user", id)                     // warmed by the script
 		mustIncr(t, c, "user", id, "following", 1000) // and updated by one
 		vals[0] += 1000
-		b := c.ref("user", id).b
+		b := c.cs.ref("user", id).b
 		raw, err := redis.Bytes(srv.Do("HGET", b.Young, b.Field), nil)
 		if err != nil {
 			t.Fatal(err)

@@ -34,7 +34,7 @@ type coldEntity struct {
 
 // readCached reads through the cache. ok is false when the cache failed
 // and SQL alone should answer.
-func (c *Counters) readCached(ctx context.Context, k *kindSpec, ids []int64) (vals []int64, ok bool, err error) {
+func (c *cacheSide) readCached(ctx context.Context, k *kindSpec, ids []int64) (vals []int64, ok bool, err error) {
 	nf := len(k.fields)
 	token := c.newToken()
 	keys := make([]entRef, len(ids))
@@ -88,7 +88,7 @@ func (c *Counters) readCached(ctx context.Context, k *kindSpec, ids []int64) (va
 // readEntities runs the read script on every entity in one round trip,
 // fills vals for the warm ones and returns the cold ones, a lease taken
 // on those nobody else is warming.
-func (c *Counters) readEntities(ctx context.Context, k *kindSpec, keys []entRef, token string, vals []int64) ([]coldEntity, error) {
+func (c *cacheSide) readEntities(ctx context.Context, k *kindSpec, keys []entRef, token string, vals []int64) ([]coldEntity, error) {
 	nf := len(k.fields)
 	calls := make([]redisconn.Cmd, len(keys))
 	for i, r := range keys {
@@ -125,7 +125,7 @@ func (c *Counters) readEntities(ctx context.Context, k *kindSpec, keys []entRef,
 // write-behind deltas are added to what SQL said. moved reports a flush
 // that moved deltas since the read began, which makes the caller start
 // over.
-func (c *Counters) warmEntities(ctx context.Context, k *kindSpec, keys []entRef, ids []int64, token string,
+func (c *cacheSide) warmEntities(ctx context.Context, k *kindSpec, keys []entRef, ids []int64, token string,
 	cold []coldEntity, base []int64, applied map[string]bool, vals []int64) (moved bool, err error) {
 	nf := len(k.fields)
 	calls := make([]redisconn.Cmd, len(cold))
@@ -161,7 +161,7 @@ func (c *Counters) warmEntities(ctx context.Context, k *kindSpec, keys []entRef,
 
 // warmCall is the warm script call of one cold entity, base its values in
 // SQL.
-func (c *Counters) warmCall(k *kindSpec, r entRef, token string, ce coldEntity, base []int64, applied map[string]bool) redisconn.Cmd {
+func (c *cacheSide) warmCall(k *kindSpec, r entRef, token string, ce coldEntity, base []int64, applied map[string]bool) redisconn.Cmd {
 	script, ks, args := c.warmScript(r)
 	if c.writeBehind {
 		ks = append(ks, c.keys.Epoch, c.keys.Pending, c.keys.Flushing)
@@ -189,7 +189,7 @@ func (c *Counters) warmCall(k *kindSpec, r entRef, token string, ce coldEntity, 
 
 // reportCrowded tells OnError, once per kind, that a sparse bucket holds
 // more entities than Redis keeps in a listpack.
-func (c *Counters) reportCrowded(k *kindSpec) {
+func (c *cacheSide) reportCrowded(k *kindSpec) {
 	if k.crowded.CompareAndSwap(false, true) {
 		c.onError(fmt.Errorf("entity: kind %q: a cache bucket holds more than %d entities, past Redis's hash-max-listpack-entries, so it left the compact encoding; raise Kind.Population (%d buckets now) to about the entities cached at once",
 			k.name, redisstore.BucketSize, k.buckets))
@@ -206,7 +206,7 @@ func optInt(v any) int64 {
 
 // markWrite announces a write-through write to one entity before SQL has
 // it; the token is "" if the cache is out of use or the mark failed.
-func (c *Counters) markWrite(ctx context.Context, marks string) (token string, err error) {
+func (c *cacheSide) markWrite(ctx context.Context, marks string) (token string, err error) {
 	if !c.cacheUp() {
 		return "", nil
 	}
@@ -222,7 +222,7 @@ func (c *Counters) markWrite(ctx context.Context, marks string) (token string, e
 // applyWrite adds a committed write's deltas to the entity's cache entry
 // and withdraws its mark; a cold entry or an expired mark drops the entry
 // instead.
-func (c *Counters) applyWrite(ctx context.Context, w *entityWrite) {
+func (c *cacheSide) applyWrite(ctx context.Context, w *entityWrite) {
 	if _, err := c.cache.Run(ctx, c.throughCmd(w)); err != nil {
 		c.cacheError(ctx, "incr", err)
 		c.abandonWrite(ctx, w)
@@ -232,7 +232,7 @@ func (c *Counters) applyWrite(ctx context.Context, w *entityWrite) {
 // abandonWrite withdraws a write's mark and drops the entity's entry, when
 // the write's outcome in SQL or in the cache is not known; if Redis cannot
 // be reached the entity is recorded as stale.
-func (c *Counters) abandonWrite(ctx context.Context, w *entityWrite) {
+func (c *cacheSide) abandonWrite(ctx context.Context, w *entityWrite) {
 	ctx = context.WithoutCancel(ctx)
 	if c.cacheUp() {
 		err := c.cache.SendAll(ctx, c.dropCmds(w.ref, w.token))

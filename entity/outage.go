@@ -14,19 +14,19 @@ import (
 
 // cacheUp reports whether the cache is in use: there is one, and it is not
 // known to be down.
-func (c *Counters) cacheUp() bool { return c.cache != nil && !c.cacheDown.Load() }
+func (c *cacheSide) cacheUp() bool { return c.cache != nil && !c.cacheDown.Load() }
 
 // cacheFailed takes the cache out of use until the background probe finds
 // Redis answering again and every entry written around meanwhile has been
 // dropped.
-func (c *Counters) cacheFailed(op string, err error) {
+func (c *cacheSide) cacheFailed(op string, err error) {
 	c.cacheDown.Store(true)
 	c.onError(fmt.Errorf("entity: cache %s: %w", op, err))
 }
 
 // cacheError reports a failed cache call and takes the cache out of use,
 // unless the caller's context ended, which says nothing about Redis.
-func (c *Counters) cacheError(ctx context.Context, op string, err error) {
+func (c *cacheSide) cacheError(ctx context.Context, op string, err error) {
 	if ctx.Err() != nil {
 		return
 	}
@@ -39,7 +39,7 @@ func (c *Counters) cacheError(ctx context.Context, op string, err error) {
 // The probe holds the outage lock for its last sweep and while it puts the
 // cache back in use, so no stale record can commit after the sweep that
 // lets the cache be trusted again.
-func (c *Counters) whileDown(ctx context.Context, kind string, id int64, fn func(ctx context.Context, tx *sql.Tx) error) (handled bool, err error) {
+func (c *cacheSide) whileDown(ctx context.Context, kind string, id int64, fn func(ctx context.Context, tx *sql.Tx) error) (handled bool, err error) {
 	if err := c.outage.share(ctx); err != nil {
 		return true, err
 	}
@@ -57,7 +57,7 @@ func (c *Counters) whileDown(ctx context.Context, kind string, id int64, fn func
 
 // dropEntries deletes entities' cache entries and leases, one DEL per
 // entity (its keys share a slot), in one round trip.
-func (c *Counters) dropEntries(ctx context.Context, kinds []string, ids []int64) error {
+func (c *cacheSide) dropEntries(ctx context.Context, kinds []string, ids []int64) error {
 	cmds := make([]redisconn.Cmd, 0, len(ids))
 	for i, id := range ids {
 		cmds = append(cmds, c.dropCmds(c.ref(kinds[i], id), "")...)
@@ -67,7 +67,7 @@ func (c *Counters) dropEntries(ctx context.Context, kinds []string, ids []int64)
 
 // invalidate drops entities' cache entries; when Redis cannot be reached
 // it records them in SQL, so the entries are dropped once it is back.
-func (c *Counters) invalidate(ctx context.Context, kind string, ids []int64) error {
+func (c *cacheSide) invalidate(ctx context.Context, kind string, ids []int64) error {
 	if c.cache == nil || len(ids) == 0 {
 		return nil
 	}
@@ -93,7 +93,7 @@ func (c *Counters) invalidate(ctx context.Context, kind string, ids []int64) err
 
 // recordStale records entities as stale while the cache is out of use
 // (see whileDown); done is false if the cache is in use again.
-func (c *Counters) recordStale(ctx context.Context, kind string, ids []int64) (done bool, err error) {
+func (c *cacheSide) recordStale(ctx context.Context, kind string, ids []int64) (done bool, err error) {
 	if err := c.outage.share(ctx); err != nil {
 		return true, err
 	}
@@ -115,7 +115,7 @@ const sweepBatch = 500
 // sweep drops the cache entries recorded as stale, then their records. A
 // record written again meanwhile (its seq moved) stays for the next sweep.
 // It reports whether the table was found empty.
-func (c *Counters) sweep(ctx context.Context) (bool, error) {
+func (c *cacheSide) sweep(ctx context.Context) (bool, error) {
 	for round := 0; round < 100; round++ {
 		list, err := c.sql.ListStale(ctx, sweepBatch)
 		if err != nil {
@@ -145,7 +145,7 @@ func (c *Counters) sweep(ctx context.Context) (bool, error) {
 // probe checks whether Redis answers again after a failure. When it does,
 // the entries recorded as stale are swept, the last sweep under the outage
 // lock, and only then is the cache used again.
-func (c *Counters) probe(ctx context.Context) {
+func (c *cacheSide) probe(ctx context.Context) {
 	if _, err := c.cache.Do(ctx, "PING"); err != nil {
 		return
 	}

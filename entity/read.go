@@ -72,8 +72,8 @@ func (c *Counters) BatchGet(ctx context.Context, kind string, ids []int64) ([]Co
 // order, flattened: through the cache (see lease.go) while it is in use,
 // else from SQL alone.
 func (c *Counters) read(ctx context.Context, k *kindSpec, ids []int64) ([]int64, error) {
-	if c.cacheUp() {
-		vals, ok, err := c.readCached(ctx, k, ids)
+	if c.cs.cacheUp() {
+		vals, ok, err := c.cs.readCached(ctx, k, ids)
 		if err != nil || ok {
 			return vals, err
 		}
@@ -87,7 +87,7 @@ func (c *Counters) read(ctx context.Context, k *kindSpec, ids []int64) ([]int64,
 
 // loadSQL reads ids' fields from SQL into out and, for the write-behind
 // batches named, whether each is applied, in one statement.
-func (c *Counters) loadSQL(ctx context.Context, k *kindSpec, ids []int64, batches []string, out []int64) (map[string]bool, error) {
+func (c *state) loadSQL(ctx context.Context, k *kindSpec, ids []int64, batches []string, out []int64) (map[string]bool, error) {
 	sums, applied, err := c.sql.Load(ctx, k.name, ids, batches)
 	if err != nil {
 		return nil, fmt.Errorf("entity: read: %w", err)

@@ -57,7 +57,7 @@ func (c *Counters) Reconcile(ctx context.Context, kind, field string, truth Sour
 	for i, f := range fixes {
 		ids[i] = f.ID
 	}
-	if err := c.invalidate(context.WithoutCancel(ctx), kind, ids); err != nil {
+	if err := c.cs.invalidate(context.WithoutCancel(ctx), kind, ids); err != nil {
 		return fixes, err
 	}
 	return fixes, nil

@@ -79,7 +79,7 @@ func testSQLiteWriteLockHeld(t *testing.T, lay Layout) {
 	mustIncr(t, c, "post", 1, "likes", 1)
 	mustGet(t, c, "post", 1)
 	mustIncr(t, c, "post", 2, "likes", 1)
-	if err := c.invalidate(context.Background(), "post", []int64{2}); err != nil {
+	if err := c.cs.invalidate(context.Background(), "post", []int64{2}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -145,7 +145,7 @@ func TestWriteWaitForTheProbeEndsWithItsContext(t *testing.T) {
 		CacheTimeout: 2 * time.Second})
 	srv.Stop()
 	mustIncr(t, c, "post", 1, "likes", 1) // on SQL alone: the cache is out of use
-	if c.cacheUp() {
+	if c.cs.cacheUp() {
 		t.Fatal("the cache is still in use with Redis stopped")
 	}
 	if err := c.outage.take(context.Background()); err != nil { // as the probe does

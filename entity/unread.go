@@ -77,6 +77,7 @@ type unreads struct {
 	counts       *Counters // through its exported methods only
 	fields       map[string]map[string]bool
 	sql          *sqlstore.Store
+	marks        sqlstore.Marks
 	cache        *redisstore.Client // nil without a pool
 	globalsKey   string
 	health       cacheHealth
@@ -91,8 +92,8 @@ type cacheHealth interface {
 }
 
 func newUnreads(c *Counters, maxFollowees int) *unreads {
-	u := &unreads{counts: c, fields: map[string]map[string]bool{}, sql: c.sql, cache: c.cache,
-		globalsKey: c.keys.Globals, health: c, clock: c.clock, maxFollowees: maxFollowees}
+	u := &unreads{counts: c, fields: map[string]map[string]bool{}, sql: c.sql, marks: sqlstore.NewMarks(c.sql), cache: c.cache,
+		globalsKey: c.keys.Globals, health: c.cs, clock: c.clock, maxFollowees: maxFollowees}
 	for _, k := range c.Kinds() {
 		u.fields[k.Name] = map[string]bool{}
 		for _, f := range k.Fields {
@@ -118,7 +119,7 @@ func (u *unreads) check(feed Feed) error {
 // stores its notice under it. It costs one SQL row write and, after the
 // commit, one Redis write, whatever the number of users.
 func (t *Tx) PublishNotice() (int64, error) {
-	id, err := t.c.unread.sql.NextSeq(t.ctx, t.Tx, markNotices)
+	id, err := t.c.unread.marks.NextSeq(t.ctx, t.Tx, markNotices)
 	if err != nil {
 		return 0, err
 	}
@@ -132,12 +133,12 @@ func (t *Tx) PublishNotice() (int64, error) {
 func (t *Tx) Touch() error {
 	u := t.c.unread
 	now := u.clock.Now().UnixMilli()
-	cur, err := u.sql.LockedSeq(t.ctx, t.Tx, markDot)
+	cur, err := u.marks.LockedSeq(t.ctx, t.Tx, markDot)
 	if err != nil {
 		return err
 	}
 	v := max(now, cur+1)
-	if err := u.sql.RaiseSeq(t.ctx, t.Tx, markDot, v); err != nil {
+	if err := u.marks.RaiseSeq(t.ctx, t.Tx, markDot, v); err != nil {
 		return err
 	}
 	t.setGlobal(markDot, v)
@@ -163,7 +164,7 @@ func (t *Tx) Followed(user, followee int64, feed Feed) error {
 	if err != nil || n == 0 {
 		return err
 	}
-	return u.sql.AddMark(t.ctx, t.Tx, user, markFeed, n)
+	return u.marks.AddMark(t.ctx, t.Tx, user, markFeed, n)
 }
 
 // storeGlobals caches what a committed transaction raised.
@@ -199,7 +200,7 @@ func (u *unreads) globals(ctx context.Context) (notices, dot int64, err error) {
 			u.health.cacheError(ctx, "globals", err)
 		}
 	}
-	vals, err := u.sql.SeqPair(ctx, markNotices, markDot)
+	vals, err := u.marks.SeqPair(ctx, markNotices, markDot)
 	if err != nil {
 		return 0, 0, fmt.Errorf("entity: unread: %w", err)
 	}
@@ -239,7 +240,7 @@ func (u *unreads) feedSum(ctx context.Context, feed Feed, followees []int64) (in
 // batch read per thousand followees.
 func (c *Counters) Unread(ctx context.Context, user int64, feed Feed, followees []int64) (Unread, error) {
 	u := c.unread
-	m, err := u.sql.ReadMarks(ctx, user)
+	m, err := u.marks.ReadMarks(ctx, user)
 	if err != nil {
 		return Unread{}, fmt.Errorf("entity: unread: %w", err)
 	}
@@ -296,7 +297,7 @@ func (c *Counters) MarkFeedRead(ctx context.Context, user int64, feed Feed, foll
 }
 
 func (u *unreads) setMarks(ctx context.Context, user int64, marks map[string]int64) error {
-	if err := u.sql.SetMarks(ctx, user, markOrder, marks, u.clock.Now()); err != nil {
+	if err := u.marks.SetMarks(ctx, user, markOrder, marks, u.clock.Now()); err != nil {
 		return fmt.Errorf("entity: mark read: %w", err)
 	}
 	return nil
@@ -307,7 +308,7 @@ func (u *unreads) setMarks(ctx context.Context, user int64, marks map[string]int
 // marks it dropped. With Config.InactiveAfter set, the background work
 // runs it every FoldInterval.
 func (c *Counters) PruneInactive(ctx context.Context, cutoff time.Time) (int64, error) {
-	n, err := c.unread.sql.PruneMarks(ctx, cutoff)
+	n, err := c.unread.marks.PruneMarks(ctx, cutoff)
 	if err != nil {
 		return 0, fmt.Errorf("entity: prune inactive users: %w", err)
 	}

@@ -23,8 +23,8 @@ func (c *Counters) Incr(ctx context.Context, kind string, id int64, field string
 		c.buf.add(kind, id, fi, delta)
 		return nil
 	}
-	if c.writeBehind && c.cacheUp() {
-		done, err := c.incrBehind(ctx, kind, id, field, delta)
+	if c.writeBehind && c.cs.cacheUp() {
+		done, err := c.fl.incrBehind(ctx, kind, id, field, delta)
 		if done {
 			return err
 		}
@@ -81,7 +81,7 @@ func (t *Tx) Incr(kind string, id int64, field string, delta int64) error {
 	if err != nil || delta == 0 {
 		return err
 	}
-	r := c.ref(kind, id)
+	r := c.cs.ref(kind, id)
 	w := t.byKey[r.marks]
 	if w == nil {
 		w = &entityWrite{kind: kind, id: id, ref: r}
@@ -89,7 +89,7 @@ func (t *Tx) Incr(kind string, id int64, field string, delta int64) error {
 		t.writes = append(t.writes, w)
 		// Announce the write before SQL has it, so no reader caches a
 		// value that holds it and then sees it added again.
-		if w.token, err = c.markWrite(t.ctx, r.marks); err != nil {
+		if w.token, err = c.cs.markWrite(t.ctx, r.marks); err != nil {
 			return err
 		}
 		if w.token == "" && c.cache != nil {
@@ -138,7 +138,7 @@ func (c *Counters) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx
 		}
 		for _, w := range ws {
 			if w.token != "" {
-				c.abandonWrite(ctx, w)
+				c.cs.abandonWrite(ctx, w)
 			}
 		}
 	}
@@ -151,7 +151,7 @@ func (c *Counters) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx
 			h(w.kind, w.id)
 		}
 		if w.token != "" {
-			c.applyWrite(ctx, w)
+			c.cs.applyWrite(ctx, w)
 		}
 	}
 	return nil
@@ -167,18 +167,18 @@ func (c *Counters) Reset(ctx context.Context, kind string, id int64, field strin
 	}
 	if k.buffer[fi] {
 		// Buffered deltas recorded before the reset go in before it.
-		if err := c.flushBuffered(ctx); err != nil {
+		if err := c.fl.flushBuffered(ctx); err != nil {
 			return fmt.Errorf("entity: reset: %w", err)
 		}
 	}
-	if c.writeBehind && c.cacheUp() {
+	if c.writeBehind && c.cs.cacheUp() {
 		// Deltas recorded before the reset must reach SQL before it.
 		if err := c.Flush(ctx); err != nil {
 			c.onError(fmt.Errorf("entity: reset: %w", err))
 		}
 	}
 	if c.cache != nil {
-		handled, err := c.whileDown(ctx, kind, id, func(ctx context.Context, tx *sql.Tx) error {
+		handled, err := c.cs.whileDown(ctx, kind, id, func(ctx context.Context, tx *sql.Tx) error {
 			return c.sql.Reset(ctx, tx, kind, id, field)
 		})
 		if handled {
@@ -191,5 +191,5 @@ func (c *Counters) Reset(ctx context.Context, kind string, id int64, field strin
 	if err := c.sql.Reset(ctx, nil, kind, id, field); err != nil {
 		return fmt.Errorf("entity: reset: %w", err)
 	}
-	return c.invalidate(context.WithoutCancel(ctx), kind, []int64{id})
+	return c.cs.invalidate(context.WithoutCancel(ctx), kind, []int64{id})
 }

@@ -3,7 +3,7 @@
 // counts (posts, views, likes, followers, unread replies) live in SQL with a
 // Redis cache, and the dashboard under /dashboard charts it all.
 //
-//	go run ./example                  # embedded Redis and SQLite, no servers
+//	go run ./example                  # a private redis-server (or an embedded Redis) and SQLite
 //	go run ./example -demo-traffic    # plus light background traffic
 //	REDIS_URL=redis://127.0.0.1:6379/0 DATABASE_URL=mysql://root@127.0.0.1:3306/pulse go run ./example
 //	DATABASE_URL=postgres://postgres:secret@127.0.0.1:5432/pulse go run ./example
@@ -13,7 +13,9 @@
 // routes (/api/admin/*), which are off without them. The server's timeouts
 // (READ_TIMEOUT, WRITE_TIMEOUT, IDLE_TIMEOUT, SHUTDOWN_TIMEOUT, DB_TIMEOUT,
 // or the flags of the same names) cut off slow clients and a stalled
-// database. REDIS_URL may name any node of a Redis Cluster; SPILL_DIR
+// database. With no REDIS_URL the example starts a redis-server of its own
+// when one is installed (REDIS_SERVER names another binary, or "embedded"
+// for the in-process server). REDIS_URL may name any node of a Redis Cluster; SPILL_DIR
 // (default pulse-spill) keeps the hits Redis could not take at shutdown.
 // Alerts run on the library's default rules (alert.DefaultRules), or on
 // those of the file ALERT_RULES names; ALERTMANAGER_URL sends them to

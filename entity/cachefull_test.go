@@ -74,6 +74,7 @@ func TestCacheEvicting(t *testing.T) {
 				c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: pool, Kinds: []Kind{usersOf(n)}, Layout: lay,
 					WriteBehind: m.writeBehind, FlushInterval: 50 * time.Millisecond, CacheTimeout: 10 * time.Second, StatementTimeout: time.Minute,
 					OnError: errs.add})
+				errs.clear()
 				storeSQL(t, c, users, counts)
 				if _, err := c.BatchGet(context.Background(), "user", users[:evictBatch]); err != nil {
 					t.Fatal(err)
@@ -161,6 +162,7 @@ func TestCacheOutOfMemory(t *testing.T) {
 				var errs errLog
 				c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: srv.Pool(), Layout: lay, WriteBehind: m.writeBehind,
 					FlushInterval: 20 * time.Millisecond, CacheTimeout: 2 * time.Second, OnError: errs.add})
+				errs.clear()
 				want := postCounts{}
 				one := func(int) int64 { return 1 }
 				incrPosts(t, c, posts, want, one, one)

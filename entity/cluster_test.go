@@ -162,6 +162,7 @@ func TestBucketSlotMigrating(t *testing.T) {
 		var errs errLog
 		c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: cl.Client(t), Layout: lay, Kinds: kinds,
 			FlushInterval: 20 * time.Millisecond, CacheTimeout: 2 * time.Second, OnError: errs.add})
+		errs.clear()
 		posts := ids(40, 1)
 		if lay == LayoutSparse {
 			posts = snowflakeIDs(40)

@@ -424,6 +424,7 @@ func TestRedisDownWriteThrough(t *testing.T) {
 		var errs errLog
 		c := newCounters(t, Config{DB: db, Dialect: d, Layout: lay, Pool: srv.Pool(), FlushInterval: 20 * time.Millisecond,
 			CacheTimeout: 2 * time.Second, OnError: errs.add})
+		errs.clear()
 		ctx := context.Background()
 		mustIncr(t, c, "user", 1, "followers", 3)
 		mustIncr(t, c, "message", 9, "replies", 4)

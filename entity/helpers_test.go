@@ -80,6 +80,14 @@ func (l *errLog) add(err error) {
 	l.mu.Unlock()
 }
 
+// clear forgets what was logged so far: a background sweep that ran
+// between New and Migrate, on a loaded machine, found no tables yet.
+func (l *errLog) clear() {
+	l.mu.Lock()
+	l.errs = nil
+	l.mu.Unlock()
+}
+
 func (l *errLog) list() []error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

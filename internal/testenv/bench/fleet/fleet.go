@@ -67,7 +67,7 @@ func cmpOr[T comparable](v, def T) T {
 	return v
 }
 
-// SeriesPerInstance bounds the series a Tracker with routes and status
+// SeriesPerInstance bounds the series a Meter with routes and status
 // classes makes for routes routes: each route and its 2xx, 3xx, 4xx and
 // 5xx, the hits series and its classes. A class no request of a route had
 // has no series.
@@ -76,7 +76,7 @@ func SeriesPerInstance(routes int) int { return 5*routes + 6 }
 // instance is one simulated app: a recorder, its tracker, its traffic.
 type instance struct {
 	rec *timeseries.Recorder
-	tr  *adapter.Tracker
+	m   *adapter.Meter[*request]
 	gen *traffic
 }
 
@@ -86,12 +86,14 @@ func newInstance(i int, pool timeseries.Pool, cfg Config) (*instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	tr, err := adapter.New(adapter.Config{Recorder: rec, Routes: true, StatusClasses: true})
+	mcfg := adapter.DefaultHitsConfig[*request]()
+	mcfg.Recorder, mcfg.Routes, mcfg.StatusClasses = rec, true, true
+	m, err := meter(mcfg)
 	if err != nil {
 		rec.Close(context.Background())
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	return &instance{rec: rec, tr: tr, gen: newTraffic(uint64(i), cfg)}, nil
+	return &instance{rec: rec, m: m, gen: newTraffic(uint64(i), cfg)}, nil
 }
 
 // run records rps requests a second, in ticks of 10 ms, until ctx ends.
@@ -107,7 +109,7 @@ func (in *instance) run(ctx context.Context, rps int) {
 		case now := <-t.C:
 			due := int(now.Sub(start).Seconds() * float64(rps))
 			for ; sent < due; sent++ {
-				in.tr.Record(in.gen.next())
+				count(in.m, in.gen.next())
 			}
 		}
 	}
@@ -164,7 +166,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		in.gen.every(in.tr.Record)
+		in.gen.every(func(r *request) { count(in.m, r) })
 		fleet = append(fleet, in)
 	}
 	loadCtx, stop := context.WithCancel(ctx)

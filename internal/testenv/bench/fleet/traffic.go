@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/adapter"
-	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // traffic makes one instance's requests: routes by a Zipf law (a few
@@ -34,8 +33,30 @@ func newTraffic(seed uint64, cfg Config) *traffic {
 	return t
 }
 
+// request is one finished request of the simulation, the context its
+// Meter reads.
+type request struct {
+	route  string
+	status int
+	d      time.Duration
+	addr   string
+}
+
+// meter is the Meter an adapter with routes and status classes builds.
+func meter(cfg adapter.HitsConfig[*request]) (*adapter.Meter[*request], error) {
+	return cfg.Meter(adapter.Glue[*request]{
+		ClientIP:  func(r *request) string { return r.addr },
+		UserAgent: func(*request) string { return "sim" },
+	})
+}
+
+// count records r through m, as an adapter does once the handler is done.
+func count(m *adapter.Meter[*request], r *request) {
+	m.Count(r, http.MethodGet, r.route, r.status, r.d)
+}
+
 // next is one finished request.
-func (t *traffic) next() adapter.Request {
+func (t *traffic) next() *request {
 	status := http.StatusOK
 	switch p := t.rng.Float64(); {
 	case p < 0.005:
@@ -47,16 +68,16 @@ func (t *traffic) next() adapter.Request {
 	}
 	d := time.Duration(20e6 * math.Exp(t.rng.NormFloat64()))
 	v := t.visitors.Uint64()
-	return adapter.Request{Method: http.MethodGet, Route: t.names[t.routes.Uint64()], Status: status, Duration: d,
-		Visitor: timeseries.Visitor{Addr: "10." + strconv.Itoa(int(v>>16&255)) + "." + strconv.Itoa(int(v>>8&255)) + "." + strconv.Itoa(int(v&255)), UserAgent: "sim"}}
+	return &request{route: t.names[t.routes.Uint64()], status: status, d: d,
+		addr: "10." + strconv.Itoa(int(v>>16&255)) + "." + strconv.Itoa(int(v>>8&255)) + "." + strconv.Itoa(int(v&255))}
 }
 
 // every is one request for each route, so that a run's first second
 // creates every series, and a short run writes them all.
-func (t *traffic) every(rec func(adapter.Request)) {
+func (t *traffic) every(rec func(*request)) {
 	for _, name := range t.names {
 		r := t.next()
-		r.Route = name
+		r.route = name
 		rec(r)
 	}
 }

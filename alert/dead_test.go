@@ -91,6 +91,8 @@ func TestDeadInstance(t *testing.T) {
 			p := startInstance(t, ctx, srv.Pool(), "parent", am.URL())
 			if !c.holder {
 				waitFor(t, "the parent to take the lease", func() bool { return p.ev.Health().Leader })
+				// the parent's heartbeat first, or it would be taken for the child's
+				waitFor(t, "the parent's heartbeat", func() bool { return len(heartbeatIDs(t, srv)) == 1 })
 				child = startChild()
 			}
 			p.errors.Store(true)

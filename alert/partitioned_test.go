@@ -79,15 +79,32 @@ func startInstanceWith(t *testing.T, ctx context.Context, pool *redis.Pool, name
 	return in
 }
 
-// pendingReported waits until instance id's heartbeat in Redis reports
+// pendingReported says whether instance id's heartbeat in Redis reports
 // hits pending, as a busy recorder's often does (those recorded during
-// its flush), so that a cut right after leaves it known to hold hits.
-func pendingReported(t *testing.T, srv *redistest.Server, id string) {
+// its flush).
+func pendingReported(srv *redistest.Server, id string) bool {
+	v, err := redis.Bytes(srv.Do("HGET", timeseries.Schema{}.HeartbeatsKey(), id), nil)
+	var hb timeseries.Heartbeat
+	return err == nil && json.Unmarshal(v, &hb) == nil && hb.PendingHits > 0
+}
+
+// cutPending cuts instance id off Redis once the last heartbeat it got
+// through reports hits pending, so that it is known to hold hits. The
+// heartbeat is read after the cut: one read before could be followed by
+// another, with none pending, before the cut lands.
+func cutPending(t *testing.T, srv *redistest.Server, proxy *tcpproxy.Proxy, id string) {
 	t.Helper()
-	waitWithin(t, "a heartbeat of "+id+" with hits pending", time.Minute, func() bool {
-		v, err := redis.Bytes(srv.Do("HGET", timeseries.Schema{}.HeartbeatsKey(), id), nil)
-		var hb timeseries.Heartbeat
-		return err == nil && json.Unmarshal(v, &hb) == nil && hb.PendingHits > 0
+	waitWithin(t, "a cut after a heartbeat of "+id+" with hits pending", 2*time.Minute, func() bool {
+		if !pendingReported(srv, id) {
+			return false
+		}
+		proxy.Cut()
+		time.Sleep(200 * time.Millisecond) // a write the proxy passed before the cut lands
+		if pendingReported(srv, id) {
+			return true
+		}
+		proxy.Restore()
+		return false
 	})
 }
 
@@ -152,15 +169,17 @@ func TestPartitionedInstance(t *testing.T) {
 
 	a := startInstance(t, ctx, srv.Pool(), "a", am.URL())
 	waitFor(t, "a to take the lease", func() bool { return a.ev.Health().Leader })
-	before := heartbeatIDs(t, srv)
+	// a's own heartbeat must be in before b starts, or b's would be taken
+	// for it.
+	var before []string
+	waitFor(t, "a's heartbeat", func() bool { before = heartbeatIDs(t, srv); return len(before) == 1 })
 	b := startInstance(t, ctx, proxy.Pool(), "b", am.URL())
 	bID := newHeartbeat(t, srv, before)
 	a.errors.Store(true)
 	b.errors.Store(true)
 	waitFor(t, "the SLO firing at Alertmanager's webhook", func() bool { return h.count("firing", "SLO", "page") == 1 })
 
-	pendingReported(t, srv, bID)
-	proxy.Cut()
+	cutPending(t, srv, proxy, bID)
 	a.errors.Store(false)
 	cut := time.Now()
 	evals := a.ev.Health().Evaluations
@@ -172,7 +191,8 @@ func TestPartitionedInstance(t *testing.T) {
 			evicted = time.Now()
 		}
 		if n := h.count("resolved", "SLO", "page"); n != 0 {
-			t.Fatalf("%v into the cut: %d resolved notifications; a's health %+v", time.Since(cut).Round(time.Second), n, a.ev.Health())
+			hb := srv.Do("HGET", timeseries.Schema{}.HeartbeatsKey(), bID)
+			t.Fatalf("%v into the cut: %d resolved notifications; a's health %+v; b's heartbeat %q", time.Since(cut).Round(time.Second), n, a.ev.Health(), hb)
 		}
 		why := resolveHeld(t, a.ev)
 		for _, reason := range []string{"it was last heard of", "it reported", "its heartbeat is gone from Redis"} {

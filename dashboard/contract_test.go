@@ -33,7 +33,7 @@ func documentedEndpoints(t *testing.T) []endpoint {
 	var eps []endpoint
 	for _, m := range row.FindAllStringSubmatch(section, -1) {
 		path, query, _ := strings.Cut(m[1], "?")
-		e := endpoint{path: path}
+		e := endpoint{path: strings.TrimSuffix(path, "[")} // "api/incidents[?precision=P]"
 		for _, p := range param.FindAllStringSubmatch("?"+query, -1) {
 			if !slices.Contains(e.params, p[1]) {
 				e.params = append(e.params, p[1])
@@ -53,7 +53,7 @@ func documentedEndpoints(t *testing.T) []endpoint {
 // validValue is a value each documented parameter accepts.
 func validValue(path, param string) string {
 	switch {
-	case param == "kind" && path == "api/anomalies":
+	case param == "kind" && (path == "api/anomalies" || path == "api/incidents"):
 		return "spike"
 	case param == "kind":
 		return "hits"
@@ -63,7 +63,8 @@ func validValue(path, param string) string {
 	return map[string]string{
 		"precision": "5", "last": "12", "n": "6", "series": "hits", "from": "1700000000", "to": "1700000600",
 		"fill": "zero", "q": "0.5", "heatmap": "1", "sort": "hits", "horizon": "12", "state": "firing",
-		"transitions": "20", "ids": "7", "field": "views",
+		"transitions": "20", "ids": "7", "field": "views", "since": "1700000000", "until": "1700000600",
+		"limit": "10", "offset": "0",
 	}[param]
 }
 
@@ -116,7 +117,7 @@ func hostileRequests(e endpoint) []hostile {
 			hs = append(hs, hostile{what: "precision=" + v, path: path, query: with("precision", v), status: http.StatusBadRequest})
 		}
 	}
-	for _, p := range []string{"last", "n", "horizon"} {
+	for _, p := range []string{"last", "n", "horizon", "limit", "offset"} {
 		if slices.Contains(e.params, p) {
 			hs = append(hs,
 				hostile{what: p + "=-1", path: path, query: with(p, "-1"), status: http.StatusBadRequest},
@@ -128,6 +129,11 @@ func hostileRequests(e endpoint) []hostile {
 		q := with("from", "1700000600")
 		q.Set("to", "1700000000")
 		hs = append(hs, hostile{what: "from after to", path: path, query: q, status: http.StatusBadRequest})
+	}
+	if slices.Contains(e.params, "since") {
+		q := with("since", "1700000600")
+		q.Set("until", "1700000000")
+		hs = append(hs, hostile{what: "since after until", path: path, query: q, status: http.StatusBadRequest})
 	}
 	if strings.Contains(e.path, ":name") {
 		hs = append(hs, hostile{what: "unknown series", path: fill("GET /nowhere", "post", "7"), query: base, status: http.StatusNotFound})

@@ -100,7 +100,7 @@ func (s *server) incidents(r *http.Request) (incidentsResponse, error) {
 func (s *server) incidentsParams(r *http.Request) (incidentsQuery, error) {
 	v := r.URL.Query()
 	q := incidentsQuery{precisions: s.store.Schema.Precisions, series: v.Get("series"), kind: forecast.AnomalyKind(v.Get("kind"))}
-	if v.Get("precision") != "" {
+	if v.Has("precision") { // "precision=" is as bad here as anywhere
 		p, err := s.precisionParam(r)
 		if err != nil {
 			return q, err

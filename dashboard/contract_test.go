@@ -64,7 +64,7 @@ func validValue(path, param string) string {
 		"precision": "5", "last": "12", "n": "6", "series": "hits", "from": "1700000000", "to": "1700000600",
 		"fill": "zero", "q": "0.5", "heatmap": "1", "sort": "hits", "horizon": "12", "state": "firing",
 		"transitions": "20", "ids": "7", "field": "views", "since": "1700000000", "until": "1700000600",
-		"limit": "10", "offset": "0",
+		"limit": "10", "offset": "0", "within": "86400",
 	}[param]
 }
 
@@ -117,7 +117,7 @@ func hostileRequests(e endpoint) []hostile {
 			hs = append(hs, hostile{what: "precision=" + v, path: path, query: with("precision", v), status: http.StatusBadRequest})
 		}
 	}
-	for _, p := range []string{"last", "n", "horizon", "limit", "offset"} {
+	for _, p := range []string{"last", "n", "horizon", "limit", "offset", "within"} {
 		if slices.Contains(e.params, p) {
 			hs = append(hs,
 				hostile{what: p + "=-1", path: path, query: with(p, "-1"), status: http.StatusBadRequest},
@@ -134,6 +134,11 @@ func hostileRequests(e endpoint) []hostile {
 		q := with("since", "1700000600")
 		q.Set("until", "1700000000")
 		hs = append(hs, hostile{what: "since after until", path: path, query: q, status: http.StatusBadRequest})
+	}
+	if slices.Contains(e.params, "within") {
+		q := with("since", "1700000000")
+		q.Set("within", "86400")
+		hs = append(hs, hostile{what: "since and within", path: path, query: q, status: http.StatusBadRequest, words: "not both"})
 	}
 	if strings.Contains(e.path, ":name") {
 		hs = append(hs, hostile{what: "unknown series", path: fill("GET /nowhere", "post", "7"), query: base, status: http.StatusNotFound})

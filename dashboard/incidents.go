@@ -48,8 +48,8 @@ type incidentsQuery struct {
 }
 
 // incidents lists the incidents kept (fromstore.Record) that end within
-// [since, until] (unix seconds; the last 30 days unless told), newest
-// end first: GET api/incidents[?precision=P][&since=S][&until=U]
+// [since, until] (unix seconds; the last within seconds, 30 days unless
+// told), newest end first: GET api/incidents[?precision=P][&since=S|&within=W][&until=U]
 // [&series=NAME][&kind=K][&limit=100][&offset=0]. Without precision every
 // precision is read. A series neither kept nor in any incident is 404.
 func (s *server) incidents(r *http.Request) (incidentsResponse, error) {
@@ -108,8 +108,16 @@ func (s *server) incidentsParams(r *http.Request) (incidentsQuery, error) {
 		q.precisions = []int{p}
 	}
 	now := s.store.Now().Unix()
-	var err error
-	if q.since, err = unixParam(r, "since", now-int64(incidentsDefaultSince/time.Second)); err != nil {
+	// within counts back from the store's clock, so that a browser whose
+	// clock is off still asks for the last day.
+	within, err := intParam(r, "within", int64(incidentsDefaultSince/time.Second), 1, 1<<40)
+	if err != nil {
+		return q, err
+	}
+	if v.Has("since") && v.Has("within") {
+		return q, badRequest("give since or within, not both")
+	}
+	if q.since, err = unixParam(r, "since", now-within); err != nil {
 		return q, err
 	}
 	if q.until, err = unixParam(r, "until", now); err != nil {

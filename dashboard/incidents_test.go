@@ -94,6 +94,13 @@ func TestIncidentsOneRecordEveryView(t *testing.T) {
 	if inc.Total != 1 || inc.Incidents[0].InWindow || inc.Incidents[0].Series != "GET /burst" {
 		t.Errorf("once out of the window: %+v, want the burst, out of it", inc)
 	}
+	// within counts back from the store's clock, eleven hours on.
+	for within, want := range map[string]int{"3600": 0, "86400": 1} {
+		getInto(t, f.Root+"api/incidents?precision=300&within="+within, &inc)
+		if inc.Total != want {
+			t.Errorf("within=%s: %d incidents, want %d", within, inc.Total, want)
+		}
+	}
 }
 
 // Hostile or malformed parameters are 400 with a JSON error; a series

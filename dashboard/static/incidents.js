@@ -61,8 +61,8 @@ function incidentItem(inc) {
 // refreshIncidents reads the history of the chosen range.
 export async function refreshIncidents() {
   const mine = ++reading;
-  const since = Math.floor(Date.now() / 1000) - range;
-  const answer = await getJSON('api/incidents?since=' + since + '&limit=' + listLimit);
+  // within, not since: the range counts back from the server's clock.
+  const answer = await getJSON('api/incidents?within=' + range + '&limit=' + listLimit);
   if (mine !== reading) return; // another range meanwhile
   const list = answer.incidents || [];
   byId('incident-count').textContent = '(' + numberFormat.format(answer.total || 0) + ')';

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -39,7 +40,8 @@ func (s *server) handleKinds(w http.ResponseWriter, _ *http.Request) {
 type entityRequest struct {
 	ents   Entities
 	kind   string
-	fields []string // the kind's declared fields, in order
+	fields []string                                                                      // the kind's declared fields, in order
+	labels func(ctx context.Context, kind string, ids []int64) (map[int64]string, error) // Config.Labels
 }
 
 // entityHandler serves an endpoint under api/entities/{kind}: it answers
@@ -51,10 +53,13 @@ func (s *server) entityHandler(h func(*http.Request, entityRequest) (any, error)
 		if s.noEntities(w) {
 			return
 		}
+		ctx, cancel := s.requestContext(r)
+		defer cancel()
 		kind, fields, err := entityKind(r, s.cfg.Entities)
 		if err == nil {
 			var resp any
-			if resp, err = h(r, entityRequest{ents: s.cfg.Entities, kind: kind, fields: fields}); err == nil {
+			e := entityRequest{ents: s.cfg.Entities, kind: kind, fields: fields, labels: s.cfg.Labels}
+			if resp, err = h(r.WithContext(ctx), e); err == nil {
 				writeJSON(w, resp)
 				return
 			}
@@ -107,13 +112,12 @@ type entityResponse struct {
 }
 
 // handleEntity answers one entity's counts: GET api/entities/{kind}/{id}.
-func (s *server) handleEntity(r *http.Request, e entityRequest) (any, error) {
+func handleEntity(r *http.Request, e entityRequest) (any, error) {
 	id, err := parseID(r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := s.requestContext(r)
-	defer cancel()
+	ctx := r.Context() // with entityHandler's timeout
 	counts, err := e.ents.Get(ctx, e.kind, id)
 	if err != nil {
 		return nil, err
@@ -132,13 +136,12 @@ type batchResponse struct {
 }
 
 // handleEntityBatch answers several entities: GET api/entities/{kind}?ids=1,2,3.
-func (s *server) handleEntityBatch(r *http.Request, e entityRequest) (any, error) {
+func handleEntityBatch(r *http.Request, e entityRequest) (any, error) {
 	ids, err := idsParam(r)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := s.requestContext(r)
-	defer cancel()
+	ctx := r.Context() // with entityHandler's timeout
 	counts, err := e.ents.BatchGet(ctx, e.kind, ids)
 	if err != nil {
 		return nil, err
@@ -190,7 +193,7 @@ type rankedItem struct {
 
 // handleEntityTop answers the entities with the highest count of a field:
 // GET api/entities/{kind}/top?field=views[&n=10].
-func (s *server) handleEntityTop(r *http.Request, e entityRequest) (any, error) {
+func handleEntityTop(r *http.Request, e entityRequest) (any, error) {
 	field := r.URL.Query().Get("field")
 	if field == "" {
 		return nil, badRequest("field is required: one of " + strings.Join(e.fields, ", "))
@@ -202,8 +205,7 @@ func (s *server) handleEntityTop(r *http.Request, e entityRequest) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := s.requestContext(r)
-	defer cancel()
+	ctx := r.Context() // with entityHandler's timeout
 	top, err := e.ents.Top(ctx, e.kind, field, int(n))
 	if err != nil {
 		return nil, err
@@ -214,9 +216,9 @@ func (s *server) handleEntityTop(r *http.Request, e entityRequest) (any, error) 
 		items[i].Ranked = rk
 		ids[i] = rk.ID
 	}
-	if s.cfg.Labels != nil && len(ids) > 0 {
+	if e.labels != nil && len(ids) > 0 {
 		// Labels are a nicety: without them the list still answers.
-		if labels, err := s.cfg.Labels(ctx, e.kind, ids); err == nil {
+		if labels, err := e.labels(ctx, e.kind, ids); err == nil {
 			for i := range items {
 				items[i].Label = labels[items[i].ID]
 			}

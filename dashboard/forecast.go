@@ -119,7 +119,7 @@ func (s *server) forecast(r *http.Request) (forecastResponse, error) {
 	if err != nil {
 		return forecastResponse{}, err
 	}
-	if kind == "hits" {
+	if kind == "hits" { // a query word, not a series name: only a count has kept scores
 		if err := s.markIncidents(ctx, fd, name, p); err != nil {
 			return forecastResponse{}, err
 		}

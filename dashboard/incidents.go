@@ -53,7 +53,7 @@ type incidentsQuery struct {
 // [&series=NAME][&kind=K][&limit=100][&offset=0]. Without precision every
 // precision is read. A series neither kept nor in any incident is 404.
 func (s *server) incidents(r *http.Request) (incidentsResponse, error) {
-	q, err := s.incidentsParams(r)
+	q, err := incidentsParams(r, s.store)
 	if err != nil {
 		return incidentsResponse{}, err
 	}
@@ -79,7 +79,7 @@ func (s *server) incidents(r *http.Request) (incidentsResponse, error) {
 		}
 	}
 	if q.series != "" && len(all) == 0 {
-		if err := s.checkKnown(ctx, q.series, q.precisions); err != nil {
+		if err := checkKnown(ctx, s.cfg.Store, q.series, q.precisions); err != nil {
 			return incidentsResponse{}, err
 		}
 	}
@@ -97,17 +97,17 @@ func (s *server) incidents(r *http.Request) (incidentsResponse, error) {
 
 // incidentsParams reads and checks api/incidents' parameters: 400 for
 // any that is malformed or out of range.
-func (s *server) incidentsParams(r *http.Request) (incidentsQuery, error) {
+func incidentsParams(r *http.Request, store storeView) (incidentsQuery, error) {
 	v := r.URL.Query()
-	q := incidentsQuery{precisions: s.store.Schema.Precisions, series: v.Get("series"), kind: forecast.AnomalyKind(v.Get("kind"))}
+	q := incidentsQuery{precisions: store.Schema.Precisions, series: v.Get("series"), kind: forecast.AnomalyKind(v.Get("kind"))}
 	if v.Has("precision") { // "precision=" is as bad here as anywhere
-		p, err := s.precisionParam(r)
+		p, err := precisionOf(r, store.Schema)
 		if err != nil {
 			return q, err
 		}
 		q.precisions = []int{p}
 	}
-	now := s.store.Now().Unix()
+	now := store.Now().Unix()
 	// within counts back from the store's clock, so that a browser whose
 	// clock is off still asks for the last day.
 	within, err := intParam(r, "within", int64(incidentsDefaultSince/time.Second), 1, 1<<40)
@@ -152,9 +152,9 @@ func unixParam(r *http.Request, name string, def int64) (int64, error) {
 
 // checkKnown is nil when the store keeps series at one of precisions,
 // else a 404 error.
-func (s *server) checkKnown(ctx context.Context, series string, precisions []int) error {
+func checkKnown(ctx context.Context, store *timeseries.Store, series string, precisions []int) error {
 	for _, p := range precisions {
-		names, err := s.cfg.Store.NamesAt(ctx, p)
+		names, err := store.NamesAt(ctx, p)
 		if err != nil {
 			return err
 		}

@@ -13,16 +13,20 @@ import (
 )
 
 // precisionParam reads the required precision query parameter.
-func (s *server) precisionParam(r *http.Request) (int, error) {
+func (s *server) precisionParam(r *http.Request) (int, error) { return precisionOf(r, s.store.Schema) }
+
+// precisionOf reads the required precision query parameter, one of
+// schema's precisions.
+func precisionOf(r *http.Request, schema timeseries.Schema) (int, error) {
 	v := r.URL.Query().Get("precision")
 	if v == "" {
-		return 0, badRequest("precision is required, in seconds: one of " + fmt.Sprint(s.store.Schema.Precisions))
+		return 0, badRequest("precision is required, in seconds: one of " + fmt.Sprint(schema.Precisions))
 	}
 	p, err := strconv.Atoi(v)
 	if err != nil {
 		return 0, badRequest(fmt.Sprintf("precision %q is not a number of seconds", v))
 	}
-	if err := s.store.Schema.CheckPrecision(p); err != nil {
+	if err := schema.CheckPrecision(p); err != nil {
 		return 0, err
 	}
 	return p, nil

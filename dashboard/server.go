@@ -122,9 +122,9 @@ func (s *server) routes() *http.ServeMux {
 	mux.HandleFunc("/api/health", s.handleHealth)
 	mux.HandleFunc("/api/alerts", s.handleAlerts)
 	mux.HandleFunc("/api/entities", s.handleKinds)
-	mux.HandleFunc("/api/entities/{kind}", s.entityHandler(s.handleEntityBatch))
-	mux.HandleFunc("/api/entities/{kind}/top", s.entityHandler(s.handleEntityTop))
-	mux.HandleFunc("/api/entities/{kind}/{id}", s.entityHandler(s.handleEntity))
+	mux.HandleFunc("/api/entities/{kind}", s.entityHandler(handleEntityBatch))
+	mux.HandleFunc("/api/entities/{kind}/top", s.entityHandler(handleEntityTop))
+	mux.HandleFunc("/api/entities/{kind}/{id}", s.entityHandler(handleEntity))
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		jsonError(w, http.StatusNotFound, "no such dashboard page or endpoint")
 	})

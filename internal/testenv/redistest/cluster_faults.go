@@ -78,7 +78,7 @@ func (c *Cluster) KillMaster(tb testing.TB, master *Server) {
 // successor. It waits until the node has synced and the cluster is ok.
 func (c *Cluster) RestartNode(tb testing.TB, s *Server) {
 	tb.Helper()
-	if s.running() {
+	if s.proc.Running() {
 		tb.Fatalf("redistest: RestartNode: %s is running; Kill or Stop it first", s.Addr)
 	}
 	if _, err := s.relaunch(); err != nil {

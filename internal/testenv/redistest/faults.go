@@ -37,7 +37,7 @@ func (s *Server) OOM() (restore func()) {
 	policy := v[1]
 	s.Do("CONFIG", "SET", "maxmemory-policy", "noeviction", "maxmemory", "1")
 	return once(func() {
-		if !s.running() {
+		if !s.proc.Running() {
 			return
 		}
 		if _, err := s.do("CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", policy); err != nil {
@@ -66,7 +66,7 @@ func (s *Server) ReadOnly() (restore func()) {
 	}
 	s.Do("REPLICAOF", "127.0.0.1", port)
 	return once(func() {
-		if !s.running() {
+		if !s.proc.Running() {
 			return
 		}
 		if _, err := s.do("REPLICAOF", "NO", "ONE"); err != nil {
@@ -98,7 +98,7 @@ end`
 // fail it over.
 func (s *Server) Busy(d time.Duration) (restore func()) {
 	s.owner().Helper()
-	c, err := s.dial(d + 10*time.Second)
+	c, err := dial(s.Addr, d+10*time.Second)
 	if err != nil {
 		s.fatalf("redistest: Busy: dial %s: %v", s.Addr, err)
 	}
@@ -195,7 +195,7 @@ func (s *Server) Loading(d time.Duration) (restore func()) {
 		s.fatalf("redistest: Loading(%v) on %s: the server answered PING before any LOADING reply", d, s.Addr)
 	}
 	return once(func() {
-		if !s.running() {
+		if !s.proc.Running() {
 			return
 		}
 		err := s.waitPing(d + 30*time.Second)
@@ -209,7 +209,7 @@ func (s *Server) Loading(d time.Duration) (restore func()) {
 }
 
 func (s *Server) fillForLoading() error {
-	c, err := s.dial(10 * time.Second)
+	c, err := dial(s.Addr, 10*time.Second)
 	if err != nil {
 		return fmt.Errorf("redistest: Loading: %w", err)
 	}
@@ -252,7 +252,7 @@ func (s *Server) fillForLoading() error {
 }
 
 func (s *Server) flushFiller() error {
-	c, err := s.dial(5 * time.Second)
+	c, err := dial(s.Addr, 5*time.Second)
 	if err != nil {
 		return err
 	}

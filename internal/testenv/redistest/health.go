@@ -16,7 +16,7 @@ func (c *Cluster) check() error {
 	views := map[*Server][]nodeLine{}
 	var running []*Server
 	for _, s := range c.nodes {
-		if !s.running() {
+		if !s.proc.Running() {
 			continue
 		}
 		nodes, err := s.clusterNodes()
@@ -128,7 +128,7 @@ func (c *Cluster) Reset(tb testing.TB) {
 	tb.Helper()
 	for _, s := range c.nodes {
 		s.Resume()
-		if !s.running() {
+		if !s.proc.Running() {
 			c.RestartNode(tb, s)
 		}
 	}

@@ -102,7 +102,7 @@ func (s *Server) clusterNodes() ([]nodeLine, error) {
 
 // myself is the node's own line of CLUSTER NODES: its role as it sees it.
 func (s *Server) myself() (nodeLine, error) {
-	if !s.running() {
+	if !s.proc.Running() {
 		return nodeLine{}, fmt.Errorf("redistest: %s is not running", s.Addr)
 	}
 	nodes, err := s.clusterNodes()

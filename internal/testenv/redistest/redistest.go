@@ -188,9 +188,6 @@ func (s *Server) fatalf(format string, args ...any) {
 	tb.Fatalf(format, args...)
 }
 
-// running reports whether the process is up (not stopped or killed).
-func (s *Server) running() bool { return s.proc.Running() }
-
 // Stop shuts the server down (SIGTERM, then SIGKILL after 5 s). It is safe
 // to call more than once, and on a paused or killed server.
 func (s *Server) Stop() { s.proc.Stop() }
@@ -220,7 +217,7 @@ func (s *Server) Restart() {
 // cluster node, a pause longer than the 2 s node timeout starts a failover.
 // It does nothing on a server that is not running.
 func (s *Server) Pause() {
-	if s.running() {
+	if s.proc.Running() {
 		if err := s.proc.Pause(); err != nil {
 			s.fatalf("redistest: %v", err)
 		}
@@ -240,14 +237,13 @@ func (s *Server) Pool() *redis.Pool {
 	p := &redis.Pool{
 		MaxIdle:     16,
 		IdleTimeout: time.Minute,
-		Dial:        func() (redis.Conn, error) { return s.dial(2 * time.Second) },
+		Dial:        func() (redis.Conn, error) { return dial(s.Addr, 2*time.Second) },
 	}
 	s.owner().Cleanup(func() { p.Close() })
 	return p
 }
 
-func (s *Server) dial(timeout time.Duration) (redis.Conn, error) { return dial(s.Addr, timeout) }
-
+// dial connects to the server at addr, its reads bounded by timeout.
 func dial(addr string, timeout time.Duration) (redis.Conn, error) {
 	return redis.Dial("tcp", addr,
 		// A live server's kernel accepts at once, a stopped one refuses
@@ -275,7 +271,7 @@ func (s *Server) check(cmd string, args ...any) (any, error) {
 }
 
 func (s *Server) doWithin(timeout time.Duration, cmd string, args ...any) (any, error) {
-	c, err := s.dial(timeout)
+	c, err := dial(s.Addr, timeout)
 	if err != nil {
 		return nil, err
 	}

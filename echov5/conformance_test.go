@@ -19,16 +19,52 @@ func colonParams(path string) string {
 	return regexp.MustCompile(`\{(\w+)\}`).ReplaceAllString(path, ":$1")
 }
 
+// hooked is cfg with the table's config hooks, when it has some.
+func hooked(cfg echov5.HitsConfig, h *adaptertest.Hooks) echov5.HitsConfig {
+	if h != nil {
+		cfg.SeriesName = func(c *echo.Context) string { return h.SeriesName(c.Request().Header.Get) }
+		cfg.VisitorID = func(c *echo.Context) string { return h.VisitorID(c.Request().Header.Get) }
+		cfg.Skipper = func(c *echo.Context) bool { return h.Skipper(c.Request().Header.Get) }
+	}
+	return cfg
+}
+
+// handler is rt on Echo: KindError returns its error, every other Kind
+// is net/http's.
+func handler(rt adaptertest.Route) echo.HandlerFunc {
+	if rt.Kind != adaptertest.KindError {
+		return echo.WrapHandler(rt.HTTP())
+	}
+	return func(*echo.Context) error {
+		if rt.Code != 0 {
+			return echo.NewHTTPError(rt.Code, "")
+		}
+		return rt.Err()
+	}
+}
+
+// errorsAs is an error handler answering every error with code.
+func errorsAs(code int) echo.HTTPErrorHandler {
+	return func(c *echo.Context, _ error) {
+		if r, _ := echo.UnwrapResponse(c.Response()); r == nil || !r.Committed {
+			_ = c.NoContent(code)
+		}
+	}
+}
+
 // The Echo v5 adapter passes the conformance table.
 func TestConformance(t *testing.T) {
 	srv := redistest.Start(t)
-	adaptertest.Run(t, srv.Pool(), adaptertest.Adapter{Template: colonParams, Serve: func(app adaptertest.App) (http.Handler, error) {
+	adaptertest.Run(t, srv.Pool(), adaptertest.Adapter{Name: "echo v5", Template: colonParams, ReturnsErrors: true, Start: adaptertest.HTTP(func(app adaptertest.App) (http.Handler, error) {
 		e := echo.New()
+		if app.ErrorStatus != 0 {
+			e.HTTPErrorHandler = errorsAs(app.ErrorStatus)
+		}
 		for _, rec := range app.Recorders {
-			e.Use(echov5.HitsWithConfig(echov5.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
+			e.Use(echov5.HitsWithConfig(hooked(echov5.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true, HandleError: app.HandleError}, app.Hooks)))
 		}
 		for _, r := range app.Routes {
-			e.Add(r.Method, colonParams(r.Path), echo.WrapHandler(r.Handler))
+			e.Add(r.Method, colonParams(r.Path), handler(r))
 		}
 		if d := app.Dashboard; d != nil {
 			var login []echo.MiddlewareFunc
@@ -40,5 +76,5 @@ func TestConformance(t *testing.T) {
 			}
 		}
 		return e, nil
-	}})
+	})})
 }

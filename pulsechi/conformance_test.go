@@ -18,13 +18,17 @@ import (
 // in front of it by pulsehttp/mount.
 func TestConformance(t *testing.T) {
 	srv := redistest.Start(t)
-	adaptertest.Run(t, srv.Pool(), adaptertest.Adapter{Serve: func(app adaptertest.App) (http.Handler, error) {
+	adaptertest.Run(t, srv.Pool(), adaptertest.Adapter{Name: "chi", Start: adaptertest.HTTP(func(app adaptertest.App) (http.Handler, error) {
 		r := chi.NewRouter()
 		for _, rec := range app.Recorders {
-			r.Use(pulsechi.HitsWithConfig(pulsechi.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
+			cfg := pulsechi.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}
+			if h := app.Hooks; h != nil {
+				cfg.SeriesName, cfg.VisitorID, cfg.Skipper = h.Request()
+			}
+			r.Use(pulsechi.HitsWithConfig(cfg))
 		}
 		for _, rt := range app.Routes {
-			r.Method(rt.Method, rt.Path, rt.Handler)
+			r.Method(rt.Method, rt.Path, rt.HTTP())
 		}
 		var h http.Handler = r
 		if d := app.Dashboard; d != nil {
@@ -38,5 +42,5 @@ func TestConformance(t *testing.T) {
 			}
 		}
 		return h, nil
-	}})
+	})})
 }

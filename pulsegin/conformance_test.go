@@ -36,14 +36,24 @@ func ginLogin(mw func(http.Handler) http.Handler) gin.HandlerFunc {
 	}
 }
 
+// hooked is cfg with the table's config hooks, when it has some.
+func hooked(cfg pulsegin.HitsConfig, h *adaptertest.Hooks) pulsegin.HitsConfig {
+	if h != nil {
+		cfg.SeriesName = func(c *gin.Context) string { return h.SeriesName(c.GetHeader) }
+		cfg.VisitorID = func(c *gin.Context) string { return h.VisitorID(c.GetHeader) }
+		cfg.Skipper = func(c *gin.Context) bool { return h.Skipper(c.GetHeader) }
+	}
+	return cfg
+}
+
 // serve is the conformance table's app on Gin.
 func serve(app adaptertest.App) (http.Handler, error) {
 	r := gin.New()
 	for _, rec := range app.Recorders {
-		r.Use(pulsegin.HitsWithConfig(pulsegin.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
+		r.Use(pulsegin.HitsWithConfig(hooked(pulsegin.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}, app.Hooks)))
 	}
 	for _, rt := range app.Routes {
-		r.Handle(rt.Method, colonParams(rt.Path), gin.WrapH(rt.Handler))
+		r.Handle(rt.Method, colonParams(rt.Path), gin.WrapH(rt.HTTP()))
 	}
 	if d := app.Dashboard; d != nil {
 		var login []gin.HandlerFunc
@@ -60,5 +70,5 @@ func serve(app adaptertest.App) (http.Handler, error) {
 // The Gin adapter passes the conformance table.
 func TestConformance(t *testing.T) {
 	srv := redistest.Start(t)
-	adaptertest.Run(t, srv.Pool(), adaptertest.Adapter{Template: colonParams, Serve: serve})
+	adaptertest.Run(t, srv.Pool(), adaptertest.Adapter{Name: "gin", Template: colonParams, Start: adaptertest.HTTP(serve)})
 }

@@ -16,10 +16,10 @@ import (
 // Recorder around both.
 func TestConformance(t *testing.T) {
 	srv := redistest.Start(t)
-	adaptertest.Run(t, srv.Pool(), adaptertest.Adapter{Serve: func(app adaptertest.App) (http.Handler, error) {
+	adaptertest.Run(t, srv.Pool(), adaptertest.Adapter{Name: "net/http", Start: adaptertest.HTTP(func(app adaptertest.App) (http.Handler, error) {
 		mux := http.NewServeMux()
 		for _, r := range app.Routes {
-			mux.Handle(r.Method+" "+r.Path, r.Handler)
+			mux.Handle(r.Method+" "+r.Path, r.HTTP())
 		}
 		var h http.Handler = mux
 		if d := app.Dashboard; d != nil {
@@ -33,8 +33,12 @@ func TestConformance(t *testing.T) {
 			}
 		}
 		for i := len(app.Recorders) - 1; i >= 0; i-- {
-			h = pulsehttp.HitsWithConfig(pulsehttp.HitsConfig{Recorder: app.Recorders[i], Routes: true, StatusClasses: true})(h)
+			cfg := pulsehttp.HitsConfig{Recorder: app.Recorders[i], Routes: true, StatusClasses: true}
+			if hk := app.Hooks; hk != nil {
+				cfg.SeriesName, cfg.VisitorID, cfg.Skipper = hk.Request()
+			}
+			h = pulsehttp.HitsWithConfig(cfg)(h)
 		}
 		return h, nil
-	}})
+	})})
 }

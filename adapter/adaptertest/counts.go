@@ -2,57 +2,37 @@ package adaptertest
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"path"
-	"strconv"
 	"testing"
 
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// statusHandler answers the status its path ends with ("/status/503").
-var statusHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	code, err := strconv.Atoi(path.Base(r.URL.Path))
-	if err != nil {
-		code = http.StatusBadRequest
-	}
-	w.WriteHeader(code)
-})
-
 // basicRoutes are the routes most rows serve.
 func basicRoutes() []Route {
 	return []Route{
-		{http.MethodGet, "/status/{code}", statusHandler},
-		{http.MethodPost, "/items", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(http.StatusCreated)
-		})},
+		{Method: http.MethodGet, Path: "/status/{code}", Kind: KindStatus},
+		{Method: http.MethodPost, Path: "/items", Kind: KindStatus, Code: http.StatusCreated},
 	}
-}
-
-// hit serves one request through h, with no server in between.
-func hit(h http.Handler, method, target string) int {
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest(method, target, nil))
-	return w.Code
 }
 
 // Every request counts once, at each of the six precisions, in hits, its
 // route, its status class and its route's class; a route's own 404 stays
 // under the route; a status outside 100 to 599 is "status:other".
-func testCounts(t *testing.T, k *kit) {
+func testCounts(t testing.TB, k *kit) {
 	rec := k.recorder(t, k.prefix)
-	h := k.serve(t, []*timeseries.Recorder{rec}, basicRoutes(), nil)
+	s := k.serveRoutes(t, []*timeseries.Recorder{rec}, basicRoutes())
 	sent := map[string]int{"/status/200": 3, "/status/204": 1, "/status/302": 2, "/status/404": 2, "/status/503": 1, "/status/600": 1}
 	for target, n := range sent {
 		for range n {
-			hit(h, http.MethodGet, target)
+			s.hit(t, http.MethodGet, target)
 		}
 	}
 	for range 2 {
-		if code := hit(h, http.MethodPost, "/items"); code != http.StatusCreated {
+		if code := s.hit(t, http.MethodPost, "/items"); code != http.StatusCreated {
 			t.Fatalf("POST /items answered %d", code)
 		}
 	}
+	s.wait()
 	st := k.name(http.MethodGet, "/status/{code}")
 	items := k.name(http.MethodPost, "/items")
 	k.exact(t, rec, map[string]int64{
@@ -63,32 +43,51 @@ func testCounts(t *testing.T, k *kit) {
 	})
 }
 
-// A request no route matched (the router's own 404) and one whose method
-// the route does not take (its 405, or 404) count under "unmatched",
-// never under a name from the path.
-func testUnmatched(t *testing.T, k *kit) {
+// A request no route matched, the router's own 404, counts under
+// "unmatched", never under a name from the path.
+func testUnmatched(t testing.TB, k *kit) {
 	rec := k.recorder(t, k.prefix)
-	h := k.serve(t, []*timeseries.Recorder{rec}, basicRoutes(), nil)
-	for _, r := range []struct{ method, target string }{
-		{http.MethodGet, "/nowhere"}, {http.MethodGet, "/nowhere/7"}, {http.MethodDelete, "/items"},
-	} {
-		if code := hit(h, r.method, r.target); code != http.StatusNotFound && code != http.StatusMethodNotAllowed {
-			t.Errorf("%s %s answered %d, want 404 or 405", r.method, r.target, code)
+	s := k.serveRoutes(t, []*timeseries.Recorder{rec}, basicRoutes())
+	for _, target := range []string{"/nowhere", "/nowhere/7", "/status", "/items/7"} {
+		if code := s.hit(t, http.MethodGet, target); code != http.StatusNotFound {
+			t.Errorf("GET %s answered %d, want 404", target, code)
 		}
 	}
-	k.exact(t, rec, map[string]int64{"hits": 3, "unmatched": 3, "status:4xx": 3, "unmatched status:4xx": 3})
+	s.wait()
+	k.exact(t, rec, map[string]int64{"hits": 4, "unmatched": 4, "status:4xx": 4, "unmatched status:4xx": 4})
+}
+
+// A request whose method the matched path's route does not take, which
+// the router refuses with 405 (or 404 when it does not tell), counts
+// under "unmatched" as the class it was answered, never under the route.
+func testRefused(t testing.TB, k *kit) {
+	rec := k.recorder(t, k.prefix)
+	s := k.serveRoutes(t, []*timeseries.Recorder{rec}, basicRoutes())
+	refused := []struct{ method, target string }{
+		{http.MethodDelete, "/items"}, {http.MethodPut, "/items"}, {http.MethodGet, "/items"},
+		{http.MethodPost, "/status/200"}, {http.MethodPatch, "/status/200"},
+	}
+	for _, r := range refused {
+		if code := s.hit(t, r.method, r.target); code != http.StatusMethodNotAllowed && code != http.StatusNotFound {
+			t.Errorf("%s %s answered %d, want 405 or 404", r.method, r.target, code)
+		}
+	}
+	s.wait()
+	n := int64(len(refused))
+	k.exact(t, rec, map[string]int64{"hits": n, "unmatched": n, "status:4xx": n, "unmatched status:4xx": n})
 }
 
 // A method outside the standard set, on a route registered for it, counts
 // under "OTHER <route>", so that clients cannot add series by inventing
 // methods.
-func testMethods(t *testing.T, k *kit) {
+func testMethods(t testing.TB, k *kit) {
 	rec := k.recorder(t, k.prefix)
-	routes := append(basicRoutes(), Route{"PROPFIND", "/dav", statusHandler})
-	h := k.serve(t, []*timeseries.Recorder{rec}, routes, nil)
-	if code := hit(h, "PROPFIND", "/dav"); code != http.StatusBadRequest {
+	routes := append(basicRoutes(), Route{Method: "PROPFIND", Path: "/dav", Kind: KindStatus})
+	s := k.serveRoutes(t, []*timeseries.Recorder{rec}, routes)
+	if code := s.hit(t, "PROPFIND", "/dav"); code != http.StatusBadRequest {
 		t.Fatalf("PROPFIND /dav answered %d, want the route's 400", code)
 	}
+	s.wait()
 	dav := k.name("OTHER", "/dav")
 	k.exact(t, rec, map[string]int64{"hits": 1, dav: 1, "status:4xx": 1, dav + " status:4xx": 1})
 }

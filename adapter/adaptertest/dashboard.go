@@ -27,7 +27,7 @@ var dashboardPaths = []struct{ method, path string }{
 // send sends method and path as they are written, over a fresh
 // connection, with a body that is not JSON, the header h, and returns the
 // answer with its body read.
-func send(t *testing.T, base, method, path string, h http.Header) (*http.Response, string) {
+func send(t testing.TB, base, method, path string, h http.Header) (*http.Response, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, base, strings.NewReader("not json"))
 	if err != nil {
@@ -53,7 +53,7 @@ func send(t *testing.T, base, method, path string, h http.Header) (*http.Respons
 
 // underPrefix checks an answer of the dashboard: a redirect stays under
 // the prefix on the same host, a refusal is a JSON error, nothing fails.
-func underPrefix(t *testing.T, method, path string, resp *http.Response, body string) {
+func underPrefix(t testing.TB, method, path string, resp *http.Response, body string) {
 	t.Helper()
 	switch resp.StatusCode / 100 {
 	case 3:
@@ -82,20 +82,19 @@ func underPrefix(t *testing.T, method, path string, resp *http.Response, body st
 // The mounted dashboard answers every request under its prefix, of any
 // method, dot segments and "//" included, keeping its redirects under
 // the prefix; none of its requests, redirects or refusals is counted.
-func testDashboard(t *testing.T, k *kit) {
+func testDashboard(t testing.TB, k *kit) {
 	rec := k.recorder(t, k.prefix)
 	d := &Dashboard{Prefix: prefix, Recorder: rec}
-	ts := server(t, k.serve(t, []*timeseries.Recorder{rec}, basicRoutes(), d))
-	app := ts.Config.Handler
+	s := k.serve(t, App{Recorders: []*timeseries.Recorder{rec}, Routes: basicRoutes(), Dashboard: d})
 	for _, r := range dashboardPaths {
-		resp, body := send(t, ts.URL, r.method, r.path, nil)
+		resp, body := send(t, s.URL(), r.method, r.path, nil)
 		underPrefix(t, r.method, r.path, resp, body)
 	}
-	if resp, _ := send(t, ts.URL, "GET", "/dashboard/", nil); resp.StatusCode != http.StatusOK {
+	if resp, _ := send(t, s.URL(), "GET", "/dashboard/", nil); resp.StatusCode != http.StatusOK {
 		t.Errorf("the page: %d", resp.StatusCode)
 	}
-	hit(app, http.MethodGet, "/status/200") // the app's own, counted
-	ts.wait()
+	s.hit(t, http.MethodGet, "/status/200") // the app's own, counted
+	s.wait()
 	st := k.name(http.MethodGet, "/status/{code}")
 	k.exact(t, rec, map[string]int64{"hits": 1, st: 1, "status:2xx": 1, st + " status:2xx": 1})
 }
@@ -116,24 +115,23 @@ func refuse(next http.Handler) http.Handler {
 // A login in front of the dashboard answers every request under the
 // prefix before the dashboard does, with the dashboard's security
 // headers; neither its refusals nor what it lets through is counted.
-func testDashboardLogin(t *testing.T, k *kit) {
+func testDashboardLogin(t testing.TB, k *kit) {
 	rec := k.recorder(t, k.prefix)
 	d := &Dashboard{Prefix: prefix, Recorder: rec, Login: refuse}
-	ts := server(t, k.serve(t, []*timeseries.Recorder{rec}, basicRoutes(), d))
-	app := ts.Config.Handler
+	s := k.serve(t, App{Recorders: []*timeseries.Recorder{rec}, Routes: basicRoutes(), Dashboard: d})
 	in := http.Header{"X-Kit-Login": {"yes"}}
 	for _, r := range dashboardPaths {
-		if resp, _ := send(t, ts.URL, r.method, r.path, nil); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("X-Frame-Options") != "DENY" {
+		if resp, _ := send(t, s.URL(), r.method, r.path, nil); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("X-Frame-Options") != "DENY" {
 			t.Errorf("%s %s without the login: %d, want the login's 401 with the dashboard's headers", r.method, r.path, resp.StatusCode)
 		}
-		resp, body := send(t, ts.URL, r.method, r.path, in)
+		resp, body := send(t, s.URL(), r.method, r.path, in)
 		underPrefix(t, r.method, r.path, resp, body)
 	}
-	if resp, _ := send(t, ts.URL, "GET", "/dashboard/api/health", in); resp.StatusCode != http.StatusOK {
+	if resp, _ := send(t, s.URL(), "GET", "/dashboard/api/health", in); resp.StatusCode != http.StatusOK {
 		t.Errorf("api/health past the login: %d", resp.StatusCode)
 	}
-	hit(app, http.MethodGet, "/status/200")
-	ts.wait()
+	s.hit(t, http.MethodGet, "/status/200")
+	s.wait()
 	st := k.name(http.MethodGet, "/status/{code}")
 	k.exact(t, rec, map[string]int64{"hits": 1, st: 1, "status:2xx": 1, st + " status:2xx": 1})
 }

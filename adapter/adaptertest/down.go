@@ -15,7 +15,7 @@ import (
 // With Redis down (nothing listens where the pool dials) requests are
 // answered as ever, without waiting on Redis, and the Recorder holds
 // their hits for a later flush.
-func testRedisDown(t *testing.T, k *kit) {
+func testRedisDown(t testing.TB, k *kit) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -35,16 +35,17 @@ func testRedisDown(t *testing.T, k *kit) {
 		defer cancel()
 		_ = rec.Close(ctx)
 	}()
-	h := k.serve(t, []*timeseries.Recorder{rec}, basicRoutes(), nil)
+	s := k.serveRoutes(t, []*timeseries.Recorder{rec}, basicRoutes())
 	start := time.Now()
 	for range 100 {
-		if code := hit(h, http.MethodGet, "/status/200"); code != http.StatusOK {
+		if code := s.hit(t, http.MethodGet, "/status/200"); code != http.StatusOK {
 			t.Fatalf("answered %d with Redis down", code)
 		}
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("100 requests took %v with Redis down: they waited on it", took)
 	}
+	s.wait()
 	// Each request is a hit in hits, its route, its class and its
 	// route's class.
 	if hp := rec.Health(); hp.PendingHits != 400 || hp.DroppedHits != 0 {

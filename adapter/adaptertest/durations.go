@@ -3,9 +3,9 @@ package adaptertest
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
-	"path"
 	"slices"
 	"strconv"
 	"sync"
@@ -24,30 +24,31 @@ const slack = 5 * time.Millisecond
 // in the status series; the durations' quantiles and sum are those the
 // handlers measured of themselves, within the histogram's accuracy and
 // the adapter's slack.
-func testDurations(t *testing.T, k *kit) {
+func testDurations(t testing.TB, k *kit) {
 	rec := k.recorder(t, k.prefix)
 	var mu sync.Mutex
 	var truth []time.Duration
-	sleep := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	sleep := Route{Method: http.MethodGet, Path: "/sleep/{ms}", Kind: KindSleep, sleep: func(p string) {
 		start := time.Now()
-		ms, _ := strconv.Atoi(path.Base(r.URL.Path))
+		ms, _ := strconv.Atoi(lastSegment(p))
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 		took := time.Since(start)
 		mu.Lock()
 		truth = append(truth, took)
 		mu.Unlock()
-	})
-	h := k.serve(t, []*timeseries.Recorder{rec}, []Route{{http.MethodGet, "/sleep/{ms}", sleep}}, nil)
+	}}
+	s := k.serveRoutes(t, []*timeseries.Recorder{rec}, []Route{sleep})
 	const n = 80
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
 			for i := g; i < n; i += 4 {
-				hit(h, http.MethodGet, fmt.Sprintf("/sleep/%d", 1+rand.IntN(30)))
+				s.hit(t, http.MethodGet, fmt.Sprintf("/sleep/%d", 1+rand.IntN(30)))
 			}
 		})
 	}
 	wg.Wait()
+	s.wait()
 	flush(t, rec)
 	slices.Sort(truth)
 	for _, name := range []string{"hits", k.name(http.MethodGet, "/sleep/{ms}")} {
@@ -59,8 +60,48 @@ func testDurations(t *testing.T, k *kit) {
 	}
 }
 
+// A streamed answer's duration covers the whole stream, to its last
+// byte, not only the handler that set it up (fasthttp's body stream
+// writer runs after the handler has returned).
+func testStreamedDurations(t testing.TB, k *kit) {
+	rec := k.recorder(t, k.prefix)
+	var mu sync.Mutex
+	var truth []time.Duration
+	stream := Route{Method: http.MethodGet, Path: "/stream", Kind: KindStream, stream: func(w io.Writer, flush func() error) {
+		start := time.Now()
+		io.WriteString(w, "first\n")
+		_ = flush()
+		time.Sleep(40 * time.Millisecond)
+		io.WriteString(w, "second\n")
+		took := time.Since(start)
+		mu.Lock()
+		truth = append(truth, took)
+		mu.Unlock()
+	}}
+	s := k.serveRoutes(t, []*timeseries.Recorder{rec}, []Route{stream})
+	for range 3 {
+		if code := s.hit(t, http.MethodGet, "/stream"); code != http.StatusOK {
+			t.Fatalf("GET /stream answered %d", code)
+		}
+	}
+	s.wait()
+	flush(t, rec)
+	slices.Sort(truth)
+	d, err := rec.Store().LastDurations(context.Background(), k.name(http.MethodGet, "/stream"), 86400, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, a := d.Window, d.Window.Mapping().Accuracy()
+	if w.Count() != uint64(len(truth)) {
+		t.Fatalf("%d durations, want %d", w.Count(), len(truth))
+	}
+	if lo := time.Duration(float64(truth[0]) * (1 - a)); w.Min() < lo {
+		t.Errorf("the shortest stream took %v by the adapter, want at least the %v its writer took", w.Min(), truth[0])
+	}
+}
+
 // checkDurations compares name's durations today with truth, sorted.
-func checkDurations(t *testing.T, rec *timeseries.Recorder, name string, truth []time.Duration) {
+func checkDurations(t testing.TB, rec *timeseries.Recorder, name string, truth []time.Duration) {
 	t.Helper()
 	d, err := rec.Store().LastDurations(context.Background(), name, 86400, 1)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 )
 
 // flush writes what rec holds to Redis.
-func flush(t *testing.T, rec *timeseries.Recorder) {
+func flush(t testing.TB, rec *timeseries.Recorder) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -21,7 +21,7 @@ func flush(t *testing.T, rec *timeseries.Recorder) {
 }
 
 // do runs one command on a connection of the pool.
-func (k *kit) do(t *testing.T, cmd string, args ...any) any {
+func (k *kit) do(t testing.TB, cmd string, args ...any) any {
 	t.Helper()
 	c := k.pool.Get()
 	defer c.Close()
@@ -35,7 +35,7 @@ func (k *kit) do(t *testing.T, cmd string, args ...any) any {
 // totals flushes rec and returns, for every series it lists at every
 // precision of its schema, the sum of its buckets: series → precision →
 // count. A series with no count at a precision is absent there.
-func (k *kit) totals(t *testing.T, rec *timeseries.Recorder) map[string]map[int]int64 {
+func (k *kit) totals(t testing.TB, rec *timeseries.Recorder) map[string]map[int]int64 {
 	t.Helper()
 	flush(t, rec)
 	schema := rec.Store().Schema()
@@ -64,7 +64,7 @@ func (k *kit) totals(t *testing.T, rec *timeseries.Recorder) map[string]map[int]
 }
 
 // daily flushes rec and returns every series' total at 1 day.
-func (k *kit) daily(t *testing.T, rec *timeseries.Recorder) map[string]int64 {
+func (k *kit) daily(t testing.TB, rec *timeseries.Recorder) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
 	for name, byPrecision := range k.totals(t, rec) {
@@ -75,7 +75,7 @@ func (k *kit) daily(t *testing.T, rec *timeseries.Recorder) map[string]int64 {
 
 // exact checks that every series of want counts exactly its count at
 // every precision of rec's schema, and that no other series has any.
-func (k *kit) exact(t *testing.T, rec *timeseries.Recorder, want map[string]int64) {
+func (k *kit) exact(t testing.TB, rec *timeseries.Recorder, want map[string]int64) {
 	t.Helper()
 	got := k.totals(t, rec)
 	precisions := rec.Store().Schema().Precisions
@@ -94,7 +94,7 @@ func (k *kit) exact(t *testing.T, rec *timeseries.Recorder, want map[string]int6
 }
 
 // forget deletes every key under the row's prefix.
-func (k *kit) forget(t *testing.T) {
+func (k *kit) forget(t testing.TB) {
 	c := k.pool.Get()
 	defer c.Close()
 	cursor := "0"

@@ -3,89 +3,52 @@ package adaptertest
 import (
 	"bufio"
 	"io"
-	"log"
 	"net"
 	"net/http"
-	"net/http/httptest"
+	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/pulse-dev/pulse/adapter"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// testServer is an app served on a loopback port.
-type testServer struct {
-	*httptest.Server
-	served sync.WaitGroup
-}
-
-// server serves h on a loopback port until the test ends; a panic that
-// reaches it is not logged.
-func server(t *testing.T, h http.Handler) *testServer {
-	t.Helper()
-	ts := &testServer{}
-	ts.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ts.served.Add(1)
-		defer ts.served.Done()
-		h.ServeHTTP(w, r)
-	}))
-	ts.Config.ErrorLog = log.New(io.Discard, "", 0)
-	ts.Start()
-	t.Cleanup(ts.Close)
-	return ts
-}
-
-// wait waits for every request sent to have left the app, and so the
-// adapter, which records after the client may have its answer: after a
-// hijack, a panic, a streamed body.
-func (ts *testServer) wait() { ts.served.Wait() }
-
-// A handler that panics is counted once, as the 500 the server turns it
-// into when it wrote nothing, as what it wrote otherwise; the panic goes
-// on up to the server, which closes the connection.
-func testPanic(t *testing.T, k *kit) {
+// A handler that panics before writing is counted once, as the 500 the
+// framework turns it into; one that sent 202 first is counted as what
+// the client was sent: the 202 where the framework could send it before
+// the panic, else the 500 its recovery answered.
+func testPanic(t testing.TB, k *kit) {
 	rec := k.recorder(t, k.prefix)
-	routes := []Route{
-		{http.MethodGet, "/panic", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("handler bug") })},
-		{http.MethodGet, "/late", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			w.WriteHeader(http.StatusAccepted)
-			w.(http.Flusher).Flush()
-			panic("late bug")
-		})},
+	s := k.serveRoutes(t, []*timeseries.Recorder{rec}, []Route{
+		{Method: http.MethodGet, Path: "/panic", Kind: KindPanic},
+		{Method: http.MethodGet, Path: "/late", Kind: KindLatePanic},
+	})
+	if code := s.hit(t, http.MethodGet, "/panic"); code != 0 && code != http.StatusInternalServerError {
+		t.Errorf("GET /panic answered %d, want 500 or a closed connection", code)
 	}
-	ts := server(t, k.serve(t, []*timeseries.Recorder{rec}, routes, nil))
-	for _, p := range []string{"/panic", "/late"} {
-		if resp, err := http.Get(ts.URL + p); err == nil {
-			resp.Body.Close()
-		}
+	late := s.hit(t, http.MethodGet, "/late")
+	if late != http.StatusAccepted && late != http.StatusInternalServerError {
+		t.Fatalf("GET /late answered %d, want the 202 it sent or a recovery's 500", late)
 	}
-	ts.wait()
+	s.wait()
 	p, l := k.name(http.MethodGet, "/panic"), k.name(http.MethodGet, "/late")
-	k.exact(t, rec, map[string]int64{"hits": 2, p: 1, l: 1, "status:5xx": 1, "status:2xx": 1,
-		p + " status:5xx": 1, l + " status:2xx": 1})
+	lateClass := adapter.StatusClassName(late)
+	want := map[string]int64{"hits": 2, p: 1, l: 1, "status:5xx": 1, p + " status:5xx": 1, l + " " + lateClass: 1}
+	want[lateClass]++
+	k.exact(t, rec, want)
 }
 
 // A handler that takes the connection over and answers an upgrade on it
 // is counted as the 101 it sends, once.
-func testHijack(t *testing.T, k *kit) {
+func testHijack(t testing.TB, k *kit) {
 	rec := k.recorder(t, k.prefix)
-	upgrade := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		conn, brw, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		defer conn.Close()
-		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
-		brw.Flush()
-		line, _ := brw.ReadString('\n')
-		brw.WriteString(line)
-		brw.Flush()
-	})
-	ts := server(t, k.serve(t, []*timeseries.Recorder{rec}, []Route{{http.MethodGet, "/upgrade", upgrade}}, nil))
-	conn, err := net.DialTimeout("tcp", ts.Listener.Addr().String(), 5*time.Second)
+	s := k.serveRoutes(t, []*timeseries.Recorder{rec}, []Route{{Method: http.MethodGet, Path: "/upgrade", Kind: KindHijack}})
+	u, err := url.Parse(s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,19 +65,19 @@ func testHijack(t *testing.T, k *kit) {
 		t.Fatalf("echo over the hijacked connection: %q %v", line, err)
 	}
 	conn.Close()
-	ts.wait()
-	u := k.name(http.MethodGet, "/upgrade")
-	k.exact(t, rec, map[string]int64{"hits": 1, u: 1, "status:1xx": 1, u + " status:1xx": 1})
+	s.wait()
+	up := k.name(http.MethodGet, "/upgrade")
+	k.exact(t, rec, map[string]int64{"hits": 1, up: 1, "status:1xx": 1, up + " status:1xx": 1})
 }
 
 // A streamed answer reaches the client as it is flushed, through the
-// adapter's writer, and counts once as its 200.
-func testStreaming(t *testing.T, k *kit) {
+// adapter, and counts once as its 200.
+func testStreaming(t testing.TB, k *kit) {
 	rec := k.recorder(t, k.prefix)
 	read := make(chan struct{})
-	stream := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	stream := Route{Method: http.MethodGet, Path: "/stream", Kind: KindStream, stream: func(w io.Writer, flush func() error) {
 		io.WriteString(w, "first\n")
-		if err := http.NewResponseController(w).Flush(); err != nil {
+		if err := flush(); err != nil {
 			t.Errorf("flush: %v", err)
 			return
 		}
@@ -124,10 +87,11 @@ func testStreaming(t *testing.T, k *kit) {
 			t.Error("the client never had the first line: the flush did not reach it")
 		}
 		io.WriteString(w, "second\n")
-	})
-	ts := server(t, k.serve(t, []*timeseries.Recorder{rec}, []Route{{http.MethodGet, "/stream", stream}}, nil))
-	resp, err := http.Get(ts.URL + "/stream")
+	}}
+	s := k.serveRoutes(t, []*timeseries.Recorder{rec}, []Route{stream})
+	resp, err := s.client.Get(s.URL() + "/stream")
 	if err != nil {
+		close(read)
 		t.Fatal(err)
 	}
 	br := bufio.NewReader(resp.Body)
@@ -138,7 +102,7 @@ func testStreaming(t *testing.T, k *kit) {
 	if first != "first\n" || !strings.HasPrefix(string(rest), "second\n") {
 		t.Errorf("streamed %q then %q", first, rest)
 	}
-	ts.wait()
-	s := k.name(http.MethodGet, "/stream")
-	k.exact(t, rec, map[string]int64{"hits": 1, s: 1, "status:2xx": 1, s + " status:2xx": 1})
+	s.wait()
+	st := k.name(http.MethodGet, "/stream")
+	k.exact(t, rec, map[string]int64{"hits": 1, st: 1, "status:2xx": 1, st + " status:2xx": 1})
 }

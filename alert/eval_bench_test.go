@@ -11,6 +11,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/pulse-dev/pulse/internal/testenv/harness"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -104,13 +105,13 @@ func benchTraffic(b *testing.B, pool *redis.Pool, routes int, slow ...time.Durat
 			b.Fatal(err)
 		}
 		for range 2 * len(parts) * len(tracktest.DefaultPrecisions()) {
-			if _, err := c.Receive(); err != nil {
+			if _, err := redis.ReceiveWithTimeout(c, harness.Hang); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
 	for range slow {
-		if _, err := c.Receive(); err != nil {
+		if _, err := redis.ReceiveWithTimeout(c, harness.Hang); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -234,7 +235,7 @@ func TestEvaluateRoundTrips(t *testing.T) {
 			c.Send("ZADD", "known:", 0, timeseries.KnownMember(p, n))
 		}
 	}
-	if _, err := c.Do(""); err != nil {
+	if _, err := redis.DoWithTimeout(c, harness.Hang, ""); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()

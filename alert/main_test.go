@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/internal/redisconn"
+	"github.com/pulse-dev/pulse/internal/testenv/harness"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -50,7 +51,7 @@ func writeHashes(t testing.TB, pool *redis.Pool, hashes map[string]map[string]in
 			c.Send("ZADD", "known:", 0, key[len("count:"):])
 		}
 	}
-	if _, err := c.Do(""); err != nil {
+	if _, err := redis.DoWithTimeout(c, harness.Hang, ""); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/testenv/harness"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -65,7 +68,7 @@ func TestHeavyOverviewReads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := conn.Do(""); err != nil {
+	if _, err := redis.DoWithTimeout(conn, harness.Hang, ""); err != nil {
 		t.Fatal(err)
 	}
 

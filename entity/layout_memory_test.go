@@ -14,6 +14,7 @@ import (
 
 	"github.com/pulse-dev/pulse/entity/internal/redisstore"
 	"github.com/pulse-dev/pulse/entity/internal/sqlstore"
+	"github.com/pulse-dev/pulse/internal/testenv/harness"
 	"github.com/pulse-dev/pulse/internal/testenv/race"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
@@ -327,7 +328,7 @@ func loadDirect(b *testing.B, c *Counters, srv *redistest.Server, users []int64,
 			b.Fatal(err)
 		}
 		if pending++; pending == 1000 {
-			if _, err := conn.Do(""); err != nil {
+			if _, err := redis.DoWithTimeout(conn, harness.Hang, ""); err != nil {
 				b.Fatal(err)
 			}
 			pending = 0
@@ -342,7 +343,7 @@ func loadDirect(b *testing.B, c *Counters, srv *redistest.Server, users []int64,
 			fullest = 1
 		}
 	}
-	if _, err := conn.Do(""); err != nil {
+	if _, err := redis.DoWithTimeout(conn, harness.Hang, ""); err != nil {
 		b.Fatal(err)
 	}
 	return fullest

@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/pulse-dev/pulse/forecast"
 	"github.com/pulse-dev/pulse/forecast/fromstore"
+	"github.com/pulse-dev/pulse/internal/testenv/harness"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -219,7 +222,7 @@ func seed(tb testing.TB, srv *redistest.Server, n int, now time.Time) []string {
 		// Replies are read every 50 series: all at once, they can take
 		// longer than the read timeout on a busy machine.
 		if i%50 == 49 || i == n-1 {
-			if _, err := conn.Do(""); err != nil {
+			if _, err := redis.DoWithTimeout(conn, harness.Hang, ""); err != nil {
 				tb.Fatal(err)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/pulse-dev/pulse/internal/testenv/harness"
 	"github.com/pulse-dev/pulse/internal/testenv/redisstat"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
@@ -36,7 +37,7 @@ func TestWindowCountsOnlyOthers(t *testing.T) {
 		if err := work.Send("EVAL", "return redis.call('INCR', KEYS[1])", 1, "c"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := work.Do(""); err != nil {
+		if _, err := redis.DoWithTimeout(work, harness.Hang, ""); err != nil {
 			t.Fatal(err)
 		}
 		got, err := w.Close()

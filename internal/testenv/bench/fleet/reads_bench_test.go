@@ -14,6 +14,7 @@ import (
 
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/internal/testenv/bench/fleet"
+	"github.com/pulse-dev/pulse/internal/testenv/harness"
 	"github.com/pulse-dev/pulse/internal/testenv/redisstat"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -68,12 +69,12 @@ func fill(b *testing.B, pool *redis.Pool, names int) {
 			conn.Send("ZADD", "known:", 0, fmt.Sprintf("%d:%s", p, name))
 		}
 		if i%500 == 499 {
-			if _, err := conn.Do(""); err != nil {
+			if _, err := redis.DoWithTimeout(conn, harness.Hang, ""); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
-	if _, err := conn.Do(""); err != nil {
+	if _, err := redis.DoWithTimeout(conn, harness.Hang, ""); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"runtime"
 	"slices"
 	"syscall"
 	"testing"
@@ -107,15 +108,14 @@ func serve(b *testing.B, h http.Handler, path string) {
 }
 
 // serveCost serves path once with each of hs (b.N of them) and reports
-// the CPU both sides spent per request.
+// the CPU both sides spent per request, the commands Redis ran and the
+// bytes it answered.
 func serveCost(b *testing.B, hs []http.Handler, pool *redis.Pool, path string) {
 	b.ReportAllocs()
 	conn := pool.Get()
 	defer conn.Close()
-	redisBefore, err := redisstat.CPU(conn)
-	if err != nil {
-		b.Fatal(err)
-	}
+	runtime.GC() // what came before (a warm-up's full read) is not theirs to collect
+	infoOut, redisBefore := infoReply(b, conn)
 	before := processCPU()
 	b.ResetTimer()
 	for _, h := range hs {
@@ -123,12 +123,31 @@ func serveCost(b *testing.B, hs []http.Handler, pool *redis.Pool, path string) {
 	}
 	b.StopTimer()
 	cpu := processCPU() - before
-	redisAfter, err := redisstat.CPU(conn)
+	redisAfter, err := redisstat.Take(conn)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "server-cpu-ms/op")
-	b.ReportMetric(float64((redisAfter-redisBefore).Microseconds())/1000/float64(b.N), "redis-cpu-ms/op")
+	d, n := redisAfter.Sub(redisBefore), float64(b.N)
+	b.ReportMetric(float64(cpu.Microseconds())/1000/n, "server-cpu-ms/op")
+	b.ReportMetric(float64(d.CPU.Microseconds())/1000/n, "redis-cpu-ms/op")
+	// Counts, which do not wobble with the host's load as CPU times do.
+	b.ReportMetric(float64(d.Commands())/n, "redis-cmds/op")
+	b.ReportMetric(float64(d.NetOut-infoOut)/1024/n, "redis-out-KiB/op")
+}
+
+// infoReply takes two snapshots in a row: the bytes the second's INFO
+// reply added to the server's output, which the next one after the
+// requests counts too, and that second snapshot.
+func infoReply(b *testing.B, conn redis.Conn) (int64, redisstat.Snapshot) {
+	first, err := redisstat.Take(conn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	second, err := redisstat.Take(conn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return second.NetOut - first.NetOut, second
 }
 
 func processCPU() time.Duration {

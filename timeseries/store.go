@@ -96,10 +96,18 @@ func (s *Store) Series(ctx context.Context) ([]SeriesInfo, error) {
 }
 
 // NamesAt lists the known series kept at precision, sorted: what a scan
-// of every series at one precision reads.
+// of every series at one precision reads. When every member of the known
+// set has the same score, as a recorder lists them, it reads only the
+// members of that precision.
 func (s *Store) NamesAt(ctx context.Context, precision int) ([]string, error) {
-	var names []string
-	err := s.eachKnown(ctx, func(p int, name []byte) {
+	names, ok, err := s.namesByPrefix(ctx, precision)
+	if err != nil {
+		return nil, fmt.Errorf("timeseries: series: %w", err)
+	}
+	if ok {
+		return names, nil
+	}
+	err = s.eachKnown(ctx, func(p int, name []byte) {
 		if p == precision {
 			names = append(names, string(name))
 		}

@@ -93,6 +93,19 @@
 // Config.MaxBuckets buckets, and at most Config.ConcurrentReads series
 // reads run at once.
 //
+// api/overview and api/routes rank every series over their default
+// window. The dashboard keeps that window of each series in memory
+// between requests (9 bytes a bucket: 120 buckets of 20,000 series
+// take 22 MB a precision), and a poll reads again only the buckets that
+// may have changed since the last: the open one, those closed for less
+// than a few flush intervals, and each series' oldest bucket kept, to see
+// the cleaner trim it. Any failed read, a series new to the known set,
+// the clock going back or past the window, and one window's span since
+// the last full read, read every bucket again; so does a window other
+// than the default. A write landing long after its bucket closed (a
+// recorder catching up after an outage only it saw) shows at the next
+// full read.
+//
 // # JSON API
 //
 // Paths are relative to the root; a series name is one URL-escaped path

@@ -28,16 +28,16 @@ func isRouteName(name string) bool {
 
 // isClassOf reports whether name is the status class series of a route
 // series among listed ("GET /posts/:id status:5xx"), not a route.
-func isClassOf(name string, listed map[string]bool) bool {
+func isClassOf(name string, listed func(string) bool) bool {
 	route, _, ok := seriesname.CutClass(name)
-	return ok && listed[route] && isRouteName(route)
+	return ok && listed(route) && isRouteName(route)
 }
 
 // isSlowOf reports whether name counts the slow requests of a series
 // among listed ("slow:250ms GET /posts/:id").
-func isSlowOf(name string, listed map[string]bool) bool {
+func isSlowOf(name string, listed func(string) bool) bool {
 	series, _, ok := timeseries.ParseSlowSeries(name)
-	return ok && listed[series]
+	return ok && listed(series)
 }
 
 // routeRow is one route of the RED table; durations in milliseconds.
@@ -108,12 +108,12 @@ func (s *server) handleRoutes(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	names, windows, err := s.sharedWindows(ctx, q.precision, q.rng)
+	set, err := s.sharedWindows(ctx, q.precision, q.rng, nil)
 	if err != nil {
 		s.answerError(w, r, err)
 		return
 	}
-	rows := routeCounts(names, windows)
+	rows := routeCounts(set)
 	if q.sort != "p99" {
 		sortRoutes(rows, q.sort)
 		rows = rows[:min(int64(len(rows)), q.n)]
@@ -129,25 +129,19 @@ func (s *server) handleRoutes(w http.ResponseWriter, r *http.Request) {
 
 // routeCounts finds the route series among names and adds up their hits
 // and those of their 4xx and 5xx class series over the window.
-func routeCounts(names []string, windows map[string][]timeseries.Sample) []routeRow {
-	total := func(name string) int64 {
-		var sum int64
-		for _, smp := range windows[name] {
-			sum += smp.Count
-		}
-		return sum
+func routeCounts(set *windowSet) []routeRow {
+	totals := make(map[string]int64, len(set.names))
+	for i, name := range set.names {
+		totals[name] = set.sums[i]
 	}
-	listed := make(map[string]bool, len(names))
-	for _, name := range names {
-		listed[name] = true
-	}
+	listed := func(name string) bool { _, ok := totals[name]; return ok }
 	rows := []routeRow{}
-	for _, name := range names {
+	for _, name := range set.names {
 		if !isRouteName(name) || isClassOf(name, listed) {
 			continue
 		}
-		rows = append(rows, routeRow{Name: name, Hits: total(name),
-			Errors4xx: total(seriesname.WithClass(name, 400)), Errors5xx: total(seriesname.WithClass(name, 500))})
+		rows = append(rows, routeRow{Name: name, Hits: totals[name],
+			Errors4xx: totals[seriesname.WithClass(name, 400)], Errors5xx: totals[seriesname.WithClass(name, 500)]})
 	}
 	return rows
 }

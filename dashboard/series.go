@@ -3,8 +3,6 @@ package dashboard
 import (
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -140,65 +138,32 @@ func (s *server) handleOverview(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	names, windows, err := s.sharedWindows(ctx, q.precision, q.rng)
+	set, err := s.sharedWindows(ctx, q.precision, q.rng, q.pins)
 	if err != nil {
 		s.answerError(w, r, err)
 		return
 	}
-	writeJSON(w, s.overview(q, names, windows))
+	writeJSON(w, s.overview(q, set))
 }
 
-// overview ranks the series read over the window and charts the busiest
-// and the pinned ones.
-func (s *server) overview(q overviewQuery, names []string, windows map[string][]timeseries.Sample) overviewResponse {
-	totals := make([]seriesTotal, 0, len(names))
-	for _, name := range names {
-		var sum int64
-		for _, smp := range windows[name] {
-			sum += smp.Count
-		}
-		totals = append(totals, seriesTotal{Name: name, Total: sum})
-	}
-	slices.SortStableFunc(totals, func(a, b seriesTotal) int {
-		switch {
-		case a.Total > b.Total:
-			return -1
-		case a.Total < b.Total:
-			return 1
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	totalOf := make(map[string]int64, len(totals))
-	for _, t := range totals {
-		totalOf[t.Name] = t.Total
-	}
-	charted := func(name string) seriesWindow {
-		return seriesWindow{Name: name, Total: totalOf[name], Samples: timeseries.FillZero(windows[name], q.precision, q.rng.From, q.rng.To)}
-	}
+// overview charts the busiest series of the window read and the pinned
+// ones.
+func (s *server) overview(q overviewQuery, set *windowSet) overviewResponse {
 	resp := overviewResponse{Precision: q.precision, From: q.rng.From, To: q.rng.To, Current: q.current, Now: s.store.Now().Unix(),
-		Top: []seriesWindow{}, Pinned: []seriesWindow{}, Totals: totals}
-	// A route's status class series ("GET /posts/:id status:2xx") follow
-	// their route and the app's status classes closely, and a slow series
-	// ("slow:250ms GET /posts/:id") its series: charting them among the
-	// busiest would crowd out other series. They stay listed, and
-	// pinnable.
-	listed := make(map[string]bool, len(names))
-	for _, name := range names {
-		listed[name] = true
-	}
-	for _, t := range totals {
+		Top: []seriesWindow{}, Pinned: []seriesWindow{}, Totals: set.ranked}
+	for _, t := range set.ranked {
 		if int64(len(resp.Top)) >= q.n || t.Total == 0 {
 			break
 		}
-		if !isClassOf(t.Name, listed) && !isSlowOf(t.Name, listed) {
-			resp.Top = append(resp.Top, charted(t.Name))
+		if set.charted(t.Name) {
+			resp.Top = append(resp.Top, seriesWindow{Name: t.Name, Total: t.Total, Samples: set.charts[t.Name]})
 		}
 	}
 	seen := map[string]bool{}
 	for _, name := range q.pins {
-		if _, ok := windows[name]; ok && !seen[name] {
+		if total, ok := set.total(name); ok && !seen[name] {
 			seen[name] = true
-			resp.Pinned = append(resp.Pinned, charted(name))
+			resp.Pinned = append(resp.Pinned, seriesWindow{Name: name, Total: total, Samples: set.charts[name]})
 		}
 	}
 	return resp

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -27,6 +28,9 @@ type server struct {
 	// windows joins identical overview reads under way into one; scans,
 	// identical scans for anomalies.
 	windows, scans singleflight.Group
+	// memos keep the default window of each precision between reads.
+	memosMu sync.Mutex
+	memos   map[int]*windowMemo
 	// scanner reads the 1 h and 1 d series of the scans once per closed
 	// bucket of theirs.
 	scanner *fromstore.Scanner

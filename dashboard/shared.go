@@ -2,55 +2,77 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/pulse-dev/pulse/forecast"
 	"github.com/pulse-dev/pulse/forecast/fromstore"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// windowSet is what one overview read found: the series kept at a
-// precision and their samples over a window.
-type windowSet struct {
-	names   []string
-	windows map[string][]timeseries.Sample
-}
-
-// sharedWindows lists the series kept at precision p and reads their
-// samples over rng, or joins the identical read already under way: open
-// dashboards poll the same view at once, and one read serves them all.
-// The result is shared: callers must not change it.
+// sharedWindows lists the series kept at precision p and reads them over
+// rng (see windowSet), or joins the identical read already under way:
+// open dashboards poll the same view at once, and one read serves them
+// all. pins are the series the caller charts whatever their rank. The
+// result is shared: callers must not change it.
 //
 // The read runs in the goroutine of the request that started it, so a
 // panic in it answers 500 to every request sharing it (singleflight
 // re-panics in each) rather than ending the process. Requests that join
 // it wait for it: it ends within Timeout of its start, before their own
 // deadlines.
-func (s *server) sharedWindows(ctx context.Context, p int, rng timeseries.Range) ([]string, map[string][]timeseries.Sample, error) {
-	key := strconv.Itoa(p) + ":" + strconv.FormatInt(rng.From, 10) + ":" + strconv.FormatInt(rng.To, 10)
-	v, err, _ := s.windows.Do(key, func() (any, error) { return s.readWindows(ctx, p, rng) })
+func (s *server) sharedWindows(ctx context.Context, p int, rng timeseries.Range, pins []string) (*windowSet, error) {
+	key := strconv.Itoa(p) + ":" + strconv.FormatInt(rng.From, 10) + ":" + strconv.FormatInt(rng.To, 10) + "\x00" + strings.Join(pins, "\x00")
+	v, err, _ := s.windows.Do(key, func() (any, error) { return s.readWindows(ctx, p, rng, pins) })
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	set := v.(*windowSet)
-	return set.names, set.windows, nil
+	return v.(*windowSet), nil
 }
 
-// readWindows is the read sharedWindows shares.
-func (s *server) readWindows(ctx context.Context, p int, rng timeseries.Range) (*windowSet, error) {
+// readWindows is the read sharedWindows shares. The default window is
+// read on from the memo of p, which keeps it between reads; any other is
+// read in full.
+func (s *server) readWindows(ctx context.Context, p int, rng timeseries.Range, pins []string) (*windowSet, error) {
 	ctx, done, err := s.detachedRead(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	set := &windowSet{}
-	if set.names, err = s.namesAt(ctx, p, ""); err != nil {
+	names, err := s.namesAt(ctx, p, "")
+	if err != nil {
 		return nil, err
 	}
-	if set.windows, err = s.cfg.Store.SamplesMany(ctx, set.names, p, rng); err != nil {
-		return nil, err
+	m := s.memoFor(p, rng)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.refresh(ctx, s.cfg.Store, p, names, rng.From, rng.To, s.store.Now().Unix()); err != nil {
+		return nil, fmt.Errorf("dashboard: windows: %w", err)
 	}
-	return set, nil
+	return m.windowSet(p, pins), nil
+}
+
+// memoFor is the memo that keeps the default window at precision p, the
+// one the page polls, or a new one for any other window. Its buckets
+// settle as the scans' do: the same few flush intervals.
+func (s *server) memoFor(p int, rng timeseries.Range) *windowMemo {
+	settle := int64((s.scanner.Settle + time.Second - 1) / time.Second)
+	if rng.To-rng.From != int64(min(windowBuckets, s.cfg.MaxBuckets)-1)*int64(p) {
+		return &windowMemo{settle: settle}
+	}
+	s.memosMu.Lock()
+	defer s.memosMu.Unlock()
+	if s.memos == nil {
+		s.memos = map[int]*windowMemo{}
+	}
+	m := s.memos[p]
+	if m == nil {
+		m = &windowMemo{settle: settle}
+		s.memos[p] = m
+	}
+	return m
 }
 
 // sharedScan fits every series at precision p (or only name) for its

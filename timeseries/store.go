@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -80,57 +81,66 @@ const knownPage = 1000
 // precisions in ascending order. It reads the known set in pages so a
 // large set does not block Redis.
 func (s *Store) Series(ctx context.Context) ([]SeriesInfo, error) {
-	conn, err := s.router.Get(s.schema.KnownKey())
+	byName := map[string][]int{}
+	err := s.eachKnown(ctx, func(p int, name []byte) { byName[string(name)] = append(byName[string(name)], p) })
 	if err != nil {
 		return nil, fmt.Errorf("timeseries: series: %w", err)
-	}
-	defer conn.Close()
-	byName := map[string][]int{}
-	for start := 0; ; start += knownPage {
-		members, err := redis.Strings(redis.DoWithTimeout(conn, redisconn.ReadTimeout(ctx), "ZRANGE", s.schema.KnownKey(), start, start+knownPage-1))
-		if err != nil {
-			return nil, fmt.Errorf("timeseries: series: %w", err)
-		}
-		for _, m := range members {
-			if p, name, ok := series.ParseMember(m); ok {
-				byName[name] = append(byName[name], p)
-			}
-		}
-		if len(members) < knownPage {
-			break
-		}
 	}
 	out := make([]SeriesInfo, 0, len(byName))
 	for name, ps := range byName {
 		slices.Sort(ps)
 		out = append(out, SeriesInfo{Name: name, Precisions: ps})
 	}
-	slices.SortFunc(out, func(a, b SeriesInfo) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b SeriesInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
 // NamesAt lists the known series kept at precision, sorted: what a scan
-// of every series at one precision reads.
+// of every series at one precision reads. When every member of the known
+// set has the same score, as a recorder lists them, it reads only the
+// members of that precision.
 func (s *Store) NamesAt(ctx context.Context, precision int) ([]string, error) {
-	infos, err := s.Series(ctx)
+	names, ok, err := s.namesByPrefix(ctx, precision)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("timeseries: series: %w", err)
 	}
-	var names []string
-	for _, in := range infos {
-		if slices.Contains(in.Precisions, precision) {
-			names = append(names, in.Name)
+	if ok {
+		return names, nil
+	}
+	err = s.eachKnown(ctx, func(p int, name []byte) {
+		if p == precision {
+			names = append(names, string(name))
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("timeseries: series: %w", err)
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil // "05:a" lists a at 5 as "5:a" does
+}
+
+// eachKnown calls fn with each member of the known set, read in pages;
+// name is only valid during the call.
+func (s *Store) eachKnown(ctx context.Context, fn func(p int, name []byte)) error {
+	conn, err := s.router.Get(s.schema.KnownKey())
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for start := 0; ; start += knownPage {
+		members, err := redis.ByteSlices(redis.DoWithTimeout(conn, redisconn.ReadTimeout(ctx), "ZRANGE", s.schema.KnownKey(), start, start+knownPage-1))
+		if err != nil {
+			return err
+		}
+		for _, m := range members {
+			if p, name, ok := series.ParseMember(m); ok {
+				fn(p, name)
+			}
+		}
+		if len(members) < knownPage {
+			return nil
 		}
 	}
-	return names, nil
 }
 
 // Samples returns one series at one precision, sorted by time. A

@@ -83,14 +83,17 @@ func Member(precision int, name string) string {
 
 // ParseMember splits a known-set member into precision and name. Names may
 // contain colons; the precision never does.
-func ParseMember(m string) (precision int, name string, ok bool) {
-	i := strings.IndexByte(m, ':')
-	if i <= 0 {
-		return 0, "", false
+func ParseMember[T string | []byte](m T) (precision int, name T, ok bool) {
+	i := 0
+	for i < len(m) && m[i] != ':' {
+		i++
 	}
-	p, err := strconv.Atoi(m[:i])
+	if i == 0 || i == len(m) {
+		return 0, name, false
+	}
+	p, err := strconv.Atoi(string(m[:i]))
 	if err != nil || p <= 0 {
-		return 0, "", false
+		return 0, name, false
 	}
 	return p, m[i+1:], true
 }

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -143,13 +144,13 @@ func (s *server) handleOverview(w http.ResponseWriter, r *http.Request) {
 		s.answerError(w, r, err)
 		return
 	}
-	writeJSON(w, s.overview(q, set))
+	writeJSON(w, overview(q, set, s.store.Now()))
 }
 
 // overview charts the busiest series of the window read and the pinned
 // ones.
-func (s *server) overview(q overviewQuery, set *windowSet) overviewResponse {
-	resp := overviewResponse{Precision: q.precision, From: q.rng.From, To: q.rng.To, Current: q.current, Now: s.store.Now().Unix(),
+func overview(q overviewQuery, set *windowSet, now time.Time) overviewResponse {
+	resp := overviewResponse{Precision: q.precision, From: q.rng.From, To: q.rng.To, Current: q.current, Now: now.Unix(),
 		Top: []seriesWindow{}, Pinned: []seriesWindow{}, Totals: set.ranked}
 	for _, t := range set.ranked {
 		if int64(len(resp.Top)) >= q.n || t.Total == 0 {

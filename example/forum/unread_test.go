@@ -132,16 +132,16 @@ func serve(t *testing.T, app *forum.App) *forumServer {
 	return &forumServer{t: t, app: app, base: hs.URL}
 }
 
-func openForum(t *testing.T, dbURL string, srv *redistest.Server) *forum.App {
+// openForum opens the forum on dbURL with its database deadlines at
+// timeout, 0 for the defaults.
+func openForum(t *testing.T, dbURL string, srv *redistest.Server, timeout time.Duration) *forum.App {
 	t.Helper()
 	app, err := forum.Open(context.Background(), forum.Config{
-		DatabaseURL: dbURL,
-		Pool:        srv.Pool(),
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-		// These tests count writes, not time: a loaded machine may make a
-		// statement slow, never a view fail (fault_test.go tests the bounds).
-		QueryTimeout:     harness.Hang,
-		StatementTimeout: harness.Hang,
+		DatabaseURL:      dbURL,
+		Pool:             srv.Pool(),
+		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
+		QueryTimeout:     timeout,
+		StatementTimeout: timeout,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestHotViewsOnMariaDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := openForum(t, mysqlURL(t, d.DSN), redistest.Start(t))
+	app := openForum(t, mysqlURL(t, d.DSN), redistest.Start(t), harness.Hang) // counts writes, not time: a loaded machine may slow a view, never fail it
 	f := serve(t, app)
 	before := sqlWrites(t, d.DB)
 	var wg sync.WaitGroup
@@ -230,7 +230,7 @@ func TestLatin1MariaDBKeepsText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := openForum(t, mysqlURL(t, d.DSN), redistest.Start(t))
+	app := openForum(t, mysqlURL(t, d.DSN), redistest.Start(t), harness.Hang)
 	t.Cleanup(func() { app.Close(context.Background()) })
 	f := serve(t, app)
 	texts := []string{"数える", "カウンター 🙂", "Ελληνικά", "한국어 👍🏽", "emoji 🧮🔥", "混合 mixed Ω"}
@@ -264,7 +264,7 @@ func (f *forumServer) within(method, path, body string, want int) time.Duration 
 func TestStalledDatabaseAnswers503(t *testing.T) {
 	t.Run("sqlite write lock held", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "forum.db")
-		app := openForum(t, "sqlite:"+path, redistest.Start(t))
+		app := openForum(t, "sqlite:"+path, redistest.Start(t), 0)
 		t.Cleanup(func() { app.Close(context.Background()) })
 		f := serve(t, app)
 		f.counts("post", 1) // cached
@@ -295,7 +295,7 @@ func TestStalledDatabaseAnswers503(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		app := openForum(t, mysqlURL(t, d.DSN), redistest.Start(t))
+		app := openForum(t, mysqlURL(t, d.DSN), redistest.Start(t), 0)
 		t.Cleanup(func() { app.Close(context.Background()) })
 		f := serve(t, app)
 		if err := server.Pause(); err != nil {

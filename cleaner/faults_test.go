@@ -227,7 +227,7 @@ func TestFullMasterIsTrimmed(t *testing.T) {
 	full := otherMaster(t, cl)
 	names := seriesNames("full", 50)
 	writeSeries(t, pool, 1, names, 0, 130)
-	defer full.OOM()()
+	defer full.Faults().OOM()()
 	c := newCleaner(t, cleaner.Config{Pool: pool, Clock: timeseries.NewManualClock(t0)})
 	if st := pass(t, c); st.Deferred != 0 || st.FieldsDeleted != 10*300 {
 		t.Errorf("stats %+v, want 3000 fields deleted", st)

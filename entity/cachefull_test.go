@@ -170,7 +170,7 @@ func TestCacheOutOfMemory(t *testing.T) {
 					t.Fatal(err)
 				}
 				mustFlush(t, c) // no delta waits in Redis when memory runs out
-				restore := srv.OOM()
+				restore := srv.Faults().OOM()
 				for round := 0; round < 3; round++ {
 					incrPosts(t, c, posts, want, one, func(x int) int64 { return int64(x) })
 					assertPosts(t, c, posts, want)

@@ -235,9 +235,9 @@ func TestClusterNodeErrorReplies(t *testing.T) {
 		name, code string
 		start      func(*redistest.Server) func()
 	}{
-		{"oom", "OOM", func(s *redistest.Server) func() { return s.OOM() }},
+		{"oom", "OOM", func(s *redistest.Server) func() { return s.Faults().OOM() }},
 		// Shorter than the 2 s node timeout, or the busy master is failed over.
-		{"busy", "BUSY", func(s *redistest.Server) func() { return s.Busy(1500 * time.Millisecond) }},
+		{"busy", "BUSY", func(s *redistest.Server) func() { return s.Faults().Busy(1500 * time.Millisecond) }},
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {

@@ -67,10 +67,10 @@ func TestErrorRepliesLoseNothing(t *testing.T) {
 		code  string
 		start func(*redistest.Server) (restore func())
 	}{
-		{"oom", "OOM", func(s *redistest.Server) func() { return s.OOM() }},
-		{"readonly", "READONLY", func(s *redistest.Server) func() { return s.ReadOnly() }},
-		{"busy", "BUSY", func(s *redistest.Server) func() { return s.Busy(5 * time.Second) }},
-		{"loading", "LOADING", func(s *redistest.Server) func() { return s.Loading(5 * time.Second) }},
+		{"oom", "OOM", func(s *redistest.Server) func() { return s.Faults().OOM() }},
+		{"readonly", "READONLY", func(s *redistest.Server) func() { return s.Faults().ReadOnly() }},
+		{"busy", "BUSY", func(s *redistest.Server) func() { return s.Faults().Busy(5 * time.Second) }},
+		{"loading", "LOADING", func(s *redistest.Server) func() { return s.Faults().Loading(5 * time.Second) }},
 	}
 	for _, f := range faults {
 		for _, wt := range []bool{false, true} {

@@ -157,7 +157,7 @@ func TestIncidentWrittenAfterAnOutage(t *testing.T) {
 	var errs []error
 	scs[0].OnError = func(err error) { errs = append(errs, err) }
 	clock.Advance(burstAt.Add(4*time.Minute + 30*time.Second).Sub(clock.Now()))
-	restore := srv.OOM()
+	restore := srv.Faults().OOM()
 	if _, err := scs[0].FitAll(ctx, names, 60, forecast.Config{FlagsOnly: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -294,7 +294,7 @@ func TestStartClusterOOM(t *testing.T) {
 		t.Fatalf("%d masters, %d replicas", len(c.Masters()), len(c.Replicas()))
 	}
 	cn := conn(t, c.Client(t))
-	restore := c.MasterOf("oom").OOM()
+	restore := c.MasterOf("oom").Faults().OOM()
 	_, err := cn.Do("SET", "oom", "v")
 	if err == nil || !strings.HasPrefix(err.Error(), "OOM ") {
 		t.Fatalf("SET on an OOM master: %v", err)

@@ -36,9 +36,9 @@
 //
 // # Faults
 //
-// Each fault helper returns an idempotent restore func:
+// A server's Faults each return an idempotent restore func:
 //
-//		restore := srv.OOM() // writes get "OOM command not allowed ..."
+//		restore := srv.Faults().OOM() // writes get "OOM command not allowed ..."
 //		defer restore()
 //
 //	  - OOM: writes get "OOM command not allowed ..." (maxmemory 1, noeviction).

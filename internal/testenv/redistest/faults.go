@@ -12,6 +12,14 @@ import (
 	"github.com/pulse-dev/pulse/internal/testenv/ports"
 )
 
+// Faults makes a server answer as Redis does under the faults clients
+// meet in production: out of memory, a demoted master, a long script, a
+// restart loading its data. Each returns an idempotent restore func.
+type Faults struct{ s *Server }
+
+// Faults is the server's fault injection.
+func (s *Server) Faults() Faults { return Faults{s} }
+
 // once makes a restore func idempotent.
 func once(f func()) func() {
 	var o sync.Once
@@ -28,7 +36,8 @@ func once(f func()) func() {
 // 0 and the policy back to what it was. A restart ends it too (CONFIG SET
 // is not persisted). On a cluster replica it does nothing, since replicas
 // ignore maxmemory: use it on a master.
-func (s *Server) OOM() (restore func()) {
+func (f Faults) OOM() (restore func()) {
+	s := f.s
 	s.owner().Helper()
 	v, err := redis.Strings(s.do("CONFIG", "GET", "maxmemory-policy"))
 	if err != nil || len(v) != 2 {
@@ -55,7 +64,8 @@ func (s *Server) OOM() (restore func()) {
 // which is what clients of a master demoted under them see. restore runs
 // REPLICAOF NO ONE. Single servers only: cluster nodes refuse REPLICAOF,
 // use Cluster.Failover or Cluster.KillMaster there.
-func (s *Server) ReadOnly() (restore func()) {
+func (f Faults) ReadOnly() (restore func()) {
+	s := f.s
 	s.owner().Helper()
 	if s.opts.Cluster {
 		s.fatalf("redistest: ReadOnly on cluster node %s: use Cluster.Failover or Cluster.KillMaster", s.Addr)
@@ -96,7 +106,8 @@ end`
 // script early with SCRIPT KILL and waits until the server answers PING.
 // On a cluster node keep d under the 2 s node timeout, or the other nodes
 // fail it over.
-func (s *Server) Busy(d time.Duration) (restore func()) {
+func (f Faults) Busy(d time.Duration) (restore func()) {
+	s := f.s
 	s.owner().Helper()
 	c, err := dial(s.Addr, d+10*time.Second)
 	if err != nil {
@@ -173,12 +184,13 @@ const (
 // key of every db is kept. Loading returns once a client has been answered
 // LOADING; restore waits until the server answers PING and deletes the
 // filler (FLUSHDB on db 15). Single servers only.
-func (s *Server) Loading(d time.Duration) (restore func()) {
+func (f Faults) Loading(d time.Duration) (restore func()) {
+	s := f.s
 	s.owner().Helper()
 	if s.opts.Cluster {
 		s.fatalf("redistest: Loading on cluster node %s: single servers only", s.Addr)
 	}
-	if err := s.fillForLoading(); err != nil {
+	if err := fillForLoading(s.Addr); err != nil {
 		s.fatalf("%v", err)
 	}
 	// usleep sleeps longer than asked: take its overshoot on an idle
@@ -200,7 +212,7 @@ func (s *Server) Loading(d time.Duration) (restore func()) {
 		}
 		err := s.waitPing(d + 30*time.Second)
 		if err == nil {
-			err = s.flushFiller()
+			err = flushFiller(s.Addr)
 		}
 		if err != nil {
 			s.fatalf("redistest: end Loading on %s: %v", s.Addr, err)
@@ -208,8 +220,10 @@ func (s *Server) Loading(d time.Duration) (restore func()) {
 	})
 }
 
-func (s *Server) fillForLoading() error {
-	c, err := dial(s.Addr, 10*time.Second)
+// fillForLoading writes Loading's filler keys to the server at addr and
+// waits until the AOF rewrite holds them.
+func fillForLoading(addr string) error {
+	c, err := dial(addr, 10*time.Second)
 	if err != nil {
 		return fmt.Errorf("redistest: Loading: %w", err)
 	}
@@ -251,8 +265,9 @@ func (s *Server) fillForLoading() error {
 	}
 }
 
-func (s *Server) flushFiller() error {
-	c, err := dial(s.Addr, 5*time.Second)
+// flushFiller deletes Loading's filler keys from the server at addr.
+func flushFiller(addr string) error {
+	c, err := dial(addr, 5*time.Second)
 	if err != nil {
 		return err
 	}

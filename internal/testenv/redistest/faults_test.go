@@ -20,10 +20,10 @@ func TestFaults(t *testing.T) {
 		// readsWork is whether a GET still succeeds during the fault.
 		readsWork bool
 	}{
-		{"OOM", (*redistest.Server).OOM, "OOM command not allowed", true},
-		{"ReadOnly", (*redistest.Server).ReadOnly, "READONLY You can't write", true},
-		{"Busy", func(s *redistest.Server) func() { return s.Busy(5 * time.Second) }, "BUSY Redis is busy running a script", false},
-		{"Loading", func(s *redistest.Server) func() { return s.Loading(time.Second) }, "LOADING Redis is loading", false},
+		{"OOM", func(s *redistest.Server) func() { return s.Faults().OOM() }, "OOM command not allowed", true},
+		{"ReadOnly", func(s *redistest.Server) func() { return s.Faults().ReadOnly() }, "READONLY You can't write", true},
+		{"Busy", func(s *redistest.Server) func() { return s.Faults().Busy(5 * time.Second) }, "BUSY Redis is busy running a script", false},
+		{"Loading", func(s *redistest.Server) func() { return s.Faults().Loading(time.Second) }, "LOADING Redis is loading", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,7 +69,7 @@ func TestLoadingDuration(t *testing.T) {
 	s.Do("SET", "k", "v")
 	const d = 800 * time.Millisecond
 	start := time.Now()
-	restore := s.Loading(d)
+	restore := s.Faults().Loading(d)
 	restore()
 	if took := time.Since(start); took < d/2 || took > 5*d {
 		t.Errorf("Loading(%v) then restore took %v", d, took)

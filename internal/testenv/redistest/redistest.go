@@ -82,7 +82,7 @@ func newServer(dir string, o Options) (*Server, error) {
 		Binary: "redis-server",
 		Dir:    dir,
 		Log:    "redis.log",
-		Args:   s.args,
+		Args:   func(port int) []string { return cmdline(dir, o, port) },
 		Ready:  s.ready,
 		// A fresh server: what the failed attempt left (nodes.conf
 		// naming the old port) must not be read by the next one.
@@ -112,11 +112,12 @@ func needBinary(name string) error {
 	return nil
 }
 
-func (s *Server) args(port int) []string {
+// cmdline is the command line of a server in dir on port.
+func cmdline(dir string, o Options, port int) []string {
 	a := []string{
 		"--bind", "127.0.0.1",
 		"--port", strconv.Itoa(port),
-		"--dir", s.dir,
+		"--dir", dir,
 		"--save", "",
 		"--appendonly", "yes",
 		"--appendfsync", "always",
@@ -130,14 +131,14 @@ func (s *Server) args(port int) []string {
 		// for more replicas to share the transfer.
 		"--repl-diskless-sync-delay", "0",
 	}
-	if s.opts.Cluster {
+	if o.Cluster {
 		a = append(a,
 			"--cluster-enabled", "yes",
-			"--cluster-config-file", filepath.Join(s.dir, "nodes.conf"),
+			"--cluster-config-file", filepath.Join(dir, "nodes.conf"),
 			"--cluster-node-timeout", "2000",
 		)
 	}
-	return append(a, s.opts.Args...)
+	return append(a, o.Args...)
 }
 
 // ready is the launcher's probe: PING answered, or LOADING, which counts
@@ -201,7 +202,7 @@ func (s *Server) Kill() { s.proc.Kill() }
 // running server is stopped first; a killed or stopped one is just started.
 // It returns once the server has loaded its data and answers PING: a test
 // that reads right after would otherwise meet LOADING on a loaded machine.
-// Loading is the fault that keeps a server answering LOADING.
+// Faults().Loading keeps a server answering LOADING.
 func (s *Server) Restart() {
 	s.owner().Helper()
 	if _, err := s.relaunch(); err != nil {
@@ -260,18 +261,20 @@ func dial(addr string, timeout time.Duration) (redis.Conn, error) {
 // do runs one command on a fresh connection, within 2 s: the harness's
 // own polling, which a paused node must not hold up.
 func (s *Server) do(cmd string, args ...any) (any, error) {
-	return s.doWithin(2*time.Second, cmd, args...)
+	return doAt(s.Addr, 2*time.Second, cmd, args...)
 }
 
 // check runs one command a test must see succeed (its own reads and
 // writes): harness.Hang guards it against a hang only, so a loaded
 // machine does not fail the test.
 func (s *Server) check(cmd string, args ...any) (any, error) {
-	return s.doWithin(harness.Hang, cmd, args...)
+	return doAt(s.Addr, harness.Hang, cmd, args...)
 }
 
-func (s *Server) doWithin(timeout time.Duration, cmd string, args ...any) (any, error) {
-	c, err := dial(s.Addr, timeout)
+// doAt runs one command on a fresh connection to addr, its reads bounded
+// by timeout.
+func doAt(addr string, timeout time.Duration, cmd string, args ...any) (any, error) {
+	c, err := dial(addr, timeout)
 	if err != nil {
 		return nil, err
 	}

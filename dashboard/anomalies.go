@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -99,7 +98,7 @@ func (s *server) anomalies(r *http.Request) (anomaliesResponse, error) {
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
 	current := timeseries.BucketStart(s.store.Now().Unix(), p)
-	fits, err := s.sharedScan(ctx, p, current, name)
+	fits, err := s.reads.sharedScan(ctx, p, current, name)
 	if err != nil {
 		return anomaliesResponse{}, err
 	}
@@ -147,12 +146,4 @@ func inRecord(recs []fromstore.Record, f *forecast.Flag) bool {
 	return slices.ContainsFunc(recs, func(r fromstore.Record) bool {
 		return r.Has(f.Series) && r.Direction == f.Direction && b >= r.Start && b <= r.End
 	})
-}
-
-// namesAt is the known series at precision p, or only name when given.
-func (s *server) namesAt(ctx context.Context, p int, name string) ([]string, error) {
-	if name != "" {
-		return []string{name}, nil
-	}
-	return s.cfg.Store.NamesAt(ctx, p)
 }

@@ -164,7 +164,7 @@ func (s *server) durations(r *http.Request) (durationsResponse, error) {
 	}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	release, err := s.acquireRead(ctx)
+	release, err := s.reads.acquire(ctx)
 	if err != nil {
 		return durationsResponse{}, err
 	}

@@ -11,9 +11,10 @@ import (
 	entity "github.com/pulse-dev/pulse/internal/entityapi"
 )
 
-// noEntities answers 404 when no Entities are configured, and says so.
-func (s *server) noEntities(w http.ResponseWriter) bool {
-	if s.cfg.Entities != nil {
+// noEntities answers 404 when no Entities are configured (ents is nil),
+// and says so.
+func noEntities(w http.ResponseWriter, ents Entities) bool {
+	if ents != nil {
 		return false
 	}
 	jsonError(w, http.StatusNotFound, "no entity counters are configured")
@@ -26,7 +27,7 @@ type kindsResponse struct {
 
 // handleKinds lists the entity kinds and their fields: GET api/entities.
 func (s *server) handleKinds(w http.ResponseWriter, _ *http.Request) {
-	if s.noEntities(w) {
+	if noEntities(w, s.cfg.Entities) {
 		return
 	}
 	kinds := s.cfg.Entities.Kinds()
@@ -50,7 +51,7 @@ type entityRequest struct {
 // mapped by answerError.
 func (s *server) entityHandler(h func(*http.Request, entityRequest) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.noEntities(w) {
+		if noEntities(w, s.cfg.Entities) {
 			return
 		}
 		ctx, cancel := s.requestContext(r)

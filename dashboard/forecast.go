@@ -110,17 +110,17 @@ func (s *server) forecast(r *http.Request) (forecastResponse, error) {
 	}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	release, err := s.acquireRead(ctx)
+	release, err := s.reads.acquire(ctx)
 	if err != nil {
 		return forecastResponse{}, err
 	}
 	defer release()
-	fd, err := s.fit(ctx, name, p, kind)
+	fd, err := fit(ctx, s.reads.scanner, name, p, kind)
 	if err != nil {
 		return forecastResponse{}, err
 	}
 	if kind == "hits" { // a query word, not a series name: only a count has kept scores
-		if err := s.markIncidents(ctx, fd, name, p); err != nil {
+		if err := markIncidents(ctx, s.cfg.Store, fd, name, p); err != nil {
 			return forecastResponse{}, err
 		}
 	}
@@ -134,14 +134,14 @@ func (s *server) forecast(r *http.Request) (forecastResponse, error) {
 	return resp, nil
 }
 
-// fit reads and fits one series as kind says.
-func (s *server) fit(ctx context.Context, name string, p int, kind string) (*forecast.Fitted, error) {
-	st := s.cfg.Store
+// fit reads and fits one series as kind says, its hits through sc.
+func fit(ctx context.Context, sc *fromstore.Scanner, name string, p int, kind string) (*forecast.Fitted, error) {
+	st := sc.Store
 	var fd *forecast.Fitted
 	var err error
 	switch kind {
 	case "hits": // a query word, not a series name
-		fd, err = s.keptFit(ctx, name, p)
+		fd, err = keptFit(ctx, sc, name, p)
 	case "errors":
 		fd, err = fromstore.FitErrors(ctx, st, name, errorsOf(name), p, forecast.Config{})
 	default:
@@ -159,8 +159,8 @@ func (s *server) fit(ctx context.Context, name string, p int, kind string) (*for
 // keptFit fits the hits of name through the dashboard's Scanner, so
 // that each settled bucket has the score kept in Redis: the one
 // api/anomalies and the incident record give it.
-func (s *server) keptFit(ctx context.Context, name string, p int) (*forecast.Fitted, error) {
-	all, err := s.scanner.FitAll(ctx, []string{name}, p, forecast.Config{})
+func keptFit(ctx context.Context, sc *fromstore.Scanner, name string, p int) (*forecast.Fitted, error) {
+	all, err := sc.FitAll(ctx, []string{name}, p, forecast.Config{})
 	if err != nil {
 		return nil, err
 	}
@@ -175,11 +175,11 @@ func (s *server) keptFit(ctx context.Context, name string, p int) (*forecast.Fit
 // kept: a bucket of a kept incident of name is marked (with its kept
 // score), one outside none is not, so the chart marks what the list
 // lists.
-func (s *server) markIncidents(ctx context.Context, fd *forecast.Fitted, name string, p int) error {
+func markIncidents(ctx context.Context, store *timeseries.Store, fd *forecast.Fitted, name string, p int) error {
 	if len(fd.History) == 0 {
 		return nil
 	}
-	recs, err := fromstore.Incidents(ctx, s.cfg.Store, p, fd.History[0].Time, fd.History[len(fd.History)-1].Time.Add(time.Duration(p)*time.Second))
+	recs, err := fromstore.Incidents(ctx, store, p, fd.History[0].Time, fd.History[len(fd.History)-1].Time.Add(time.Duration(p)*time.Second))
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func (s *server) incidents(r *http.Request) (incidentsResponse, error) {
 	}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	release, err := s.acquireRead(ctx)
+	release, err := s.reads.acquire(ctx)
 	if err != nil {
 		return incidentsResponse{}, err
 	}

@@ -34,8 +34,8 @@ func TestReadsBounded(t *testing.T) {
 		return w
 	}
 	for _, target := range []string{"/api/counters/hits?precision=5", "/api/overview?precision=5"} {
-		s.reads <- struct{}{}
-		s.reads <- struct{}{}
+		s.reads.slots <- struct{}{}
+		s.reads.slots <- struct{}{}
 		start := time.Now()
 		w := get(target)
 		if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "too many reads") {
@@ -44,10 +44,10 @@ func TestReadsBounded(t *testing.T) {
 		if waited := time.Since(start); waited < 150*time.Millisecond {
 			t.Errorf("%s answered after %v: it did not wait for a turn", target, waited)
 		}
-		<-s.reads
+		<-s.reads.slots
 		if w := get(target); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"count":3`) {
 			t.Errorf("%s, a turn free: %d %s", target, w.Code, w.Body)
 		}
-		<-s.reads
+		<-s.reads.slots
 	}
 }

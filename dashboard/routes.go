@@ -108,7 +108,7 @@ func (s *server) handleRoutes(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	set, err := s.sharedWindows(ctx, q.precision, q.rng, nil)
+	set, err := s.reads.sharedWindows(ctx, q.precision, q.rng, nil)
 	if err != nil {
 		s.answerError(w, r, err)
 		return
@@ -165,10 +165,10 @@ func sortRoutes(rows []routeRow, key string) {
 // ConcurrentReads allows. A route that keeps no durations keeps zeros.
 func (s *server) routeDurations(ctx context.Context, q routesQuery, rows []routeRow) error {
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(1, cap(s.reads)))
+	g.SetLimit(max(1, cap(s.reads.slots)))
 	for i := range rows {
 		g.Go(func() error {
-			release, err := s.acquireRead(ctx)
+			release, err := s.reads.acquire(ctx)
 			if err != nil {
 				return err
 			}

@@ -49,7 +49,7 @@ func (s *server) samples(r *http.Request) (samplesResponse, error) {
 	}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	release, err := s.acquireRead(ctx)
+	release, err := s.reads.acquire(ctx)
 	if err != nil {
 		return samplesResponse{}, err
 	}
@@ -139,7 +139,7 @@ func (s *server) handleOverview(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	set, err := s.sharedWindows(ctx, q.precision, q.rng, q.pins)
+	set, err := s.reads.sharedWindows(ctx, q.precision, q.rng, q.pins)
 	if err != nil {
 		s.answerError(w, r, err)
 		return

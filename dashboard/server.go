@@ -2,18 +2,13 @@ package dashboard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"path"
 	"strings"
-	"sync"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
-	"github.com/pulse-dev/pulse/forecast/fromstore"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -23,17 +18,8 @@ type server struct {
 	store   storeView // cfg.Store, and its schema
 	page    *pageData
 	echarts *asset // nil: loaded from EchartsCDN
-	reads   chan struct{}
+	reads   *reader
 	started time.Time // stands in for the last flush until there is one
-	// windows joins identical overview reads under way into one; scans,
-	// identical scans for anomalies.
-	windows, scans singleflight.Group
-	// memos keep the default window of each precision between reads.
-	memosMu sync.Mutex
-	memos   map[int]*windowMemo
-	// scanner reads the 1 h and 1 d series of the scans once per closed
-	// bucket of theirs.
-	scanner *fromstore.Scanner
 	mux     *http.ServeMux
 }
 
@@ -43,8 +29,7 @@ func newServer(cfg Config) (*server, error) {
 		return nil, err
 	}
 	store := storeView{Store: cfg.Store, Schema: cfg.Store.Schema()}
-	s := &server{cfg: cfg, store: store, reads: make(chan struct{}, cfg.ConcurrentReads), started: store.Now(),
-		scanner: &fromstore.Scanner{Store: cfg.Store, Settle: max(fromstore.DefaultSettle, 3*cfg.FlushInterval), Keep: true}}
+	s := &server{cfg: cfg, store: store, reads: newReader(cfg, store), started: store.Now()}
 	switch {
 	case len(cfg.Echarts) > 0:
 		s.echarts = newAsset(echartsFile, cfg.Echarts)
@@ -173,20 +158,6 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	s.mux.ServeHTTP(w, r)
 }
-
-// acquireRead waits for a turn among ConcurrentReads, within ctx. The
-// caller calls the returned release.
-func (s *server) acquireRead(ctx context.Context) (release func(), err error) {
-	select {
-	case s.reads <- struct{}{}:
-		return func() { <-s.reads }, nil
-	case <-ctx.Done():
-		return nil, errBusy
-	}
-}
-
-// errBusy is a read that found no turn within the request's timeout.
-var errBusy = errors.New("dashboard: too many reads at once")
 
 // requestContext bounds the reads of one request.
 func (s *server) requestContext(r *http.Request) (context.Context, context.CancelFunc) {

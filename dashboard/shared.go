@@ -23,9 +23,9 @@ import (
 // re-panics in each) rather than ending the process. Requests that join
 // it wait for it: it ends within Timeout of its start, before their own
 // deadlines.
-func (s *server) sharedWindows(ctx context.Context, p int, rng timeseries.Range, pins []string) (*windowSet, error) {
+func (rd *reader) sharedWindows(ctx context.Context, p int, rng timeseries.Range, pins []string) (*windowSet, error) {
 	key := strconv.Itoa(p) + ":" + strconv.FormatInt(rng.From, 10) + ":" + strconv.FormatInt(rng.To, 10) + "\x00" + strings.Join(pins, "\x00")
-	v, err, _ := s.windows.Do(key, func() (any, error) { return s.readWindows(ctx, p, rng, pins) })
+	v, err, _ := rd.windows.Do(key, func() (any, error) { return rd.readWindows(ctx, p, rng, pins) })
 	if err != nil {
 		return nil, err
 	}
@@ -35,20 +35,20 @@ func (s *server) sharedWindows(ctx context.Context, p int, rng timeseries.Range,
 // readWindows is the read sharedWindows shares. The default window is
 // read on from the memo of p, which keeps it between reads; any other is
 // read in full.
-func (s *server) readWindows(ctx context.Context, p int, rng timeseries.Range, pins []string) (*windowSet, error) {
-	ctx, done, err := s.detachedRead(ctx)
+func (rd *reader) readWindows(ctx context.Context, p int, rng timeseries.Range, pins []string) (*windowSet, error) {
+	ctx, done, err := rd.detached(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	names, err := s.namesAt(ctx, p, "")
+	names, err := rd.namesAt(ctx, p, "")
 	if err != nil {
 		return nil, err
 	}
-	m := s.memoFor(p, rng)
+	m := rd.memoFor(p, rng)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.refresh(ctx, s.cfg.Store, p, names, rng.From, rng.To, s.store.Now().Unix()); err != nil {
+	if err := m.refresh(ctx, rd.store.Store, p, names, rng.From, rng.To, rd.store.Now().Unix()); err != nil {
 		return nil, fmt.Errorf("dashboard: windows: %w", err)
 	}
 	return m.windowSet(p, pins), nil
@@ -57,20 +57,20 @@ func (s *server) readWindows(ctx context.Context, p int, rng timeseries.Range, p
 // memoFor is the memo that keeps the default window at precision p, the
 // one the page polls, or a new one for any other window. Its buckets
 // settle as the scans' do: the same few flush intervals.
-func (s *server) memoFor(p int, rng timeseries.Range) *windowMemo {
-	settle := int64((s.scanner.Settle + time.Second - 1) / time.Second)
-	if rng.To-rng.From != int64(min(windowBuckets, s.cfg.MaxBuckets)-1)*int64(p) {
+func (rd *reader) memoFor(p int, rng timeseries.Range) *windowMemo {
+	settle := int64((rd.scanner.Settle + time.Second - 1) / time.Second)
+	if rng.To-rng.From != int64(min(windowBuckets, rd.maxBuckets)-1)*int64(p) {
 		return &windowMemo{settle: settle}
 	}
-	s.memosMu.Lock()
-	defer s.memosMu.Unlock()
-	if s.memos == nil {
-		s.memos = map[int]*windowMemo{}
+	rd.memosMu.Lock()
+	defer rd.memosMu.Unlock()
+	if rd.memos == nil {
+		rd.memos = map[int]*windowMemo{}
 	}
-	m := s.memos[p]
+	m := rd.memos[p]
 	if m == nil {
 		m = &windowMemo{settle: settle}
-		s.memos[p] = m
+		rd.memos[p] = m
 	}
 	return m
 }
@@ -80,19 +80,19 @@ func (s *server) memoFor(p int, rng timeseries.Range) *windowMemo {
 // bucket: open dashboards ask for the anomalies as a bucket closes, all
 // at once, and one scan of every series serves them all. It runs, and
 // is shared, as sharedWindows' read is; callers must not change it.
-func (s *server) sharedScan(ctx context.Context, p int, current int64, name string) (map[string]fromstore.Result, error) {
+func (rd *reader) sharedScan(ctx context.Context, p int, current int64, name string) (map[string]fromstore.Result, error) {
 	key := strconv.Itoa(p) + ":" + strconv.FormatInt(current, 10) + ":" + name
-	v, err, _ := s.scans.Do(key, func() (any, error) {
-		ctx, done, err := s.detachedRead(ctx)
+	v, err, _ := rd.scans.Do(key, func() (any, error) {
+		ctx, done, err := rd.detached(ctx)
 		if err != nil {
 			return nil, err
 		}
 		defer done()
-		names, err := s.namesAt(ctx, p, name)
+		names, err := rd.namesAt(ctx, p, name)
 		if err != nil {
 			return nil, err
 		}
-		return s.scanner.FitAll(ctx, names, p, forecast.Config{FlagsOnly: true})
+		return rd.scanner.FitAll(ctx, names, p, forecast.Config{FlagsOnly: true})
 	})
 	if err != nil {
 		return nil, err
@@ -100,15 +100,10 @@ func (s *server) sharedScan(ctx context.Context, p int, current int64, name stri
 	return v.(map[string]fromstore.Result), nil
 }
 
-// detachedRead is the context and read slot of a read other requests
-// share: the client that started it leaving must not cut it short, so it
-// runs under the server's own bound. done ends it.
-func (s *server) detachedRead(ctx context.Context) (context.Context, func(), error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
-	release, err := s.acquireRead(ctx)
-	if err != nil {
-		cancel()
-		return nil, nil, err
+// namesAt is the known series at precision p, or only name when given.
+func (rd *reader) namesAt(ctx context.Context, p int, name string) ([]string, error) {
+	if name != "" {
+		return []string{name}, nil
 	}
-	return ctx, func() { release(); cancel() }, nil
+	return rd.store.NamesAt(ctx, p)
 }

@@ -56,7 +56,7 @@ func (s *server) visitors(r *http.Request) (visitorsResponse, error) {
 	}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	release, err := s.acquireRead(ctx)
+	release, err := s.reads.acquire(ctx)
 	if err != nil {
 		return visitorsResponse{}, err
 	}

@@ -75,12 +75,10 @@ const (
 
 // App is the forum.
 type App struct {
-	db        *sql.DB
-	dialect   entity.Dialect
+	store     store
 	counters  *entity.Counters
 	logger    *slog.Logger
 	now       func() time.Time
-	timeout   time.Duration // the database work of one request
 	adminAuth echo.MiddlewareFunc
 }
 
@@ -104,8 +102,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		cfg.Logger.Warn("DATABASE_URL is not set: keeping the forum in an SQLite file", "path", DefaultSQLitePath)
 	}
 	return &App{
-		db: db, dialect: dialect, counters: counters, logger: cfg.Logger, now: time.Now,
-		timeout: cfg.QueryTimeout, adminAuth: cfg.AdminAuth,
+		store:    store{db: db, dialect: dialect, timeout: cfg.QueryTimeout},
+		counters: counters, logger: cfg.Logger, now: time.Now, adminAuth: cfg.AdminAuth,
 	}, nil
 }
 
@@ -156,28 +154,12 @@ func openCounters(ctx context.Context, db *sql.DB, dialect entity.Dialect, cfg C
 func (a *App) Counters() *entity.Counters { return a.counters }
 
 // DB is the forum's database.
-func (a *App) DB() *sql.DB { return a.db }
+func (a *App) DB() *sql.DB { return a.store.db }
 
 // Close flushes the counters and closes the database.
 func (a *App) Close(ctx context.Context) error {
-	return errors.Join(a.counters.Close(ctx), a.db.Close())
+	return errors.Join(a.counters.Close(ctx), a.store.db.Close())
 }
-
-// deadline bounds the forum's own SQL, as the counters bound theirs.
-func (a *App) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, a.timeout)
-}
-
-// bind adapts a query written with ? placeholders to the dialect.
-func (a *App) bind(query string) string { return a.dialect.Bind(query) }
 
 // ErrNotFound is returned for a user or post that does not exist.
 var ErrNotFound = errors.New("forum: not found")
-
-// bound gives ctx the App's deadline unless it already has a nearer one.
-func (a *App) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= a.timeout {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, a.timeout)
-}

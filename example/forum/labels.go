@@ -29,9 +29,9 @@ func (a *App) Labels(ctx context.Context, kind string, ids []int64) (map[int64]s
 		query += "?"
 		args[i] = id
 	}
-	qctx, cancel := a.deadline(ctx)
+	qctx, cancel := a.store.deadline(ctx)
 	defer cancel()
-	rows, err := a.db.QueryContext(qctx, a.bind(query+")"), args...)
+	rows, err := a.store.db.QueryContext(qctx, a.store.bind(query+")"), args...)
 	if err != nil {
 		return nil, fmt.Errorf("forum: labels: %w", err)
 	}

@@ -18,15 +18,16 @@ var templateFS embed.FS
 //go:embed forum.css
 var forumCSS []byte
 
-var pages = template.Must(template.New("").Funcs(template.FuncMap{
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"date": func(unix int64) string { return time.Unix(unix, 0).UTC().Format("2 Jan 2006 15:04 UTC") },
 }).ParseFS(templateFS, "templates/*.html"))
 
-func (a *App) render(c echo.Context, name string, data any) error {
+// render answers 200 with the page template name filled with data.
+func render(c echo.Context, name string, data any) error {
 	c.Response().Header().Set(echo.HeaderContentSecurityPolicy, PageCSP)
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	c.Response().WriteHeader(http.StatusOK)
-	return pages.ExecuteTemplate(c.Response(), name, data)
+	return templates.ExecuteTemplate(c.Response(), name, data)
 }
 
 func stylesheet(c echo.Context) error {
@@ -34,26 +35,29 @@ func stylesheet(c echo.Context) error {
 	return c.Blob(http.StatusOK, "text/css; charset=utf-8", forumCSS)
 }
 
-func (a *App) homePage(c echo.Context) error {
-	posts, err := a.Posts(c.Request().Context(), 5)
+// site serves the forum's HTML pages.
+type site struct{ app *App }
+
+func (h site) home(c echo.Context) error {
+	posts, err := h.app.Posts(c.Request().Context(), 5)
 	if err != nil {
 		return err
 	}
-	return a.render(c, "home.html", map[string]any{"Posts": posts})
+	return render(c, "home.html", map[string]any{"Posts": posts})
 }
 
-func (a *App) postsPage(c echo.Context) error {
-	posts, err := a.Posts(c.Request().Context(), 50)
+func (h site) posts(c echo.Context) error {
+	posts, err := h.app.Posts(c.Request().Context(), 50)
 	if err != nil {
 		return err
 	}
-	return a.render(c, "posts.html", map[string]any{"Posts": posts})
+	return render(c, "posts.html", map[string]any{"Posts": posts})
 }
 
-func (a *App) postPage(c echo.Context) error {
-	p, err := a.viewPost(c)
+func (h site) post(c echo.Context) error {
+	p, err := viewPost(c, h.app)
 	if err != nil {
 		return err
 	}
-	return a.render(c, "post.html", p)
+	return render(c, "post.html", p)
 }

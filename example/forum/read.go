@@ -2,8 +2,6 @@ package forum
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/pulse-dev/pulse/entity"
@@ -40,10 +38,10 @@ type User struct {
 // replies. The view is buffered: no SQL or Redis write on this request,
 // yet the counts returned include it.
 func (a *App) ViewPost(ctx context.Context, id int64) (Post, error) {
-	ctx, cancel := a.bound(ctx)
+	ctx, cancel := a.store.bound(ctx)
 	defer cancel()
 	p := Post{ID: id}
-	err := a.queryRow(ctx, fmt.Sprintf("forum: post %d", id), `SELECT p.author_id, u.name, p.title, p.created_at
+	err := a.store.queryRow(ctx, fmt.Sprintf("forum: post %d", id), `SELECT p.author_id, u.name, p.title, p.created_at
 		FROM forum_posts p JOIN forum_users u ON u.id = p.author_id WHERE p.id = ?`, []any{id},
 		&p.Author, &p.Name, &p.Title, &p.Created)
 	if err != nil {
@@ -55,15 +53,15 @@ func (a *App) ViewPost(ctx context.Context, id int64) (Post, error) {
 	if p.Counts, err = a.counters.Get(ctx, "post", id); err != nil {
 		return p, err
 	}
-	p.Replies, err = a.replies(ctx, id)
+	p.Replies, err = a.store.replies(ctx, id)
 	return p, err
 }
 
 // replies lists the replies to a post, oldest first.
-func (a *App) replies(ctx context.Context, post int64) ([]Reply, error) {
-	qctx, cancel := a.deadline(ctx)
+func (st store) replies(ctx context.Context, post int64) ([]Reply, error) {
+	qctx, cancel := st.deadline(ctx)
 	defer cancel()
-	rows, err := a.db.QueryContext(qctx, a.bind(`SELECT r.id, r.user_id, u.name, r.body, r.created_at
+	rows, err := st.db.QueryContext(qctx, st.bind(`SELECT r.id, r.user_id, u.name, r.body, r.created_at
 		FROM forum_replies r JOIN forum_users u ON u.id = r.user_id WHERE r.post_id = ? ORDER BY r.id`), post)
 	if err != nil {
 		return nil, fmt.Errorf("forum: replies of %d: %w", post, err)
@@ -91,9 +89,9 @@ func (a *App) Posts(ctx context.Context, limit int) ([]Post, error) {
 // postsWhere lists the newest posts matching where (a condition on p with
 // ? placeholders), with their counts read in one batch.
 func (a *App) postsWhere(ctx context.Context, where string, args []any, limit int) ([]Post, error) {
-	ctx, cancel := a.bound(ctx)
+	ctx, cancel := a.store.bound(ctx)
 	defer cancel()
-	posts, ids, err := a.queryPosts(ctx, where, args, limit)
+	posts, ids, err := a.store.queryPosts(ctx, where, args, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -109,8 +107,8 @@ func (a *App) postsWhere(ctx context.Context, where string, args []any, limit in
 
 // queryPosts reads the posts of postsWhere, without their counts, and
 // their ids.
-func (a *App) queryPosts(ctx context.Context, where string, args []any, limit int) ([]Post, []int64, error) {
-	qctx, cancel := a.deadline(ctx)
+func (st store) queryPosts(ctx context.Context, where string, args []any, limit int) ([]Post, []int64, error) {
+	qctx, cancel := st.deadline(ctx)
 	defer cancel()
 	query := `SELECT p.id, p.author_id, u.name, p.title, p.created_at
 		FROM forum_posts p JOIN forum_users u ON u.id = p.author_id`
@@ -118,7 +116,7 @@ func (a *App) queryPosts(ctx context.Context, where string, args []any, limit in
 		query += " WHERE " + where
 	}
 	query += " ORDER BY p.id DESC LIMIT ?"
-	rows, err := a.db.QueryContext(qctx, a.bind(query), append(args, limit)...)
+	rows, err := st.db.QueryContext(qctx, st.bind(query), append(args, limit)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("forum: posts: %w", err)
 	}
@@ -141,10 +139,10 @@ func (a *App) queryPosts(ctx context.Context, where string, args []any, limit in
 
 // GetUser returns a user with their counts.
 func (a *App) GetUser(ctx context.Context, id int64) (User, error) {
-	ctx, cancel := a.bound(ctx)
+	ctx, cancel := a.store.bound(ctx)
 	defer cancel()
 	u := User{ID: id}
-	err := a.queryRow(ctx, fmt.Sprintf("forum: user %d", id), "SELECT name FROM forum_users WHERE id = ?", []any{id}, &u.Name)
+	err := a.store.queryRow(ctx, fmt.Sprintf("forum: user %d", id), "SELECT name FROM forum_users WHERE id = ?", []any{id}, &u.Name)
 	if err != nil {
 		return u, err
 	}
@@ -152,29 +150,13 @@ func (a *App) GetUser(ctx context.Context, id int64) (User, error) {
 	return u, err
 }
 
-func (a *App) userExists(ctx context.Context, id int64) error {
+func (st store) userExists(ctx context.Context, id int64) error {
 	var one int
-	return a.queryRow(ctx, "forum", "SELECT 1 FROM forum_users WHERE id = ?", []any{id}, &one)
+	return st.queryRow(ctx, "forum", "SELECT 1 FROM forum_users WHERE id = ?", []any{id}, &one)
 }
 
-func (a *App) postAuthor(ctx context.Context, id int64) (int64, error) {
+func (st store) postAuthor(ctx context.Context, id int64) (int64, error) {
 	var author int64
-	err := a.queryRow(ctx, fmt.Sprintf("forum: post %d", id), "SELECT author_id FROM forum_posts WHERE id = ?", []any{id}, &author)
+	err := st.queryRow(ctx, fmt.Sprintf("forum: post %d", id), "SELECT author_id FROM forum_posts WHERE id = ?", []any{id}, &author)
 	return author, err
-}
-
-// queryRow reads one row under the App's deadline into dest: query has ?
-// placeholders for args. No row is ErrNotFound; other errors are wrapped
-// with what before them.
-func (a *App) queryRow(ctx context.Context, what, query string, args []any, dest ...any) error {
-	qctx, cancel := a.deadline(ctx)
-	defer cancel()
-	err := a.db.QueryRowContext(qctx, a.bind(query), args...).Scan(dest...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ErrNotFound
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return nil
 }

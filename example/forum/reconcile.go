@@ -30,7 +30,7 @@ func (a *App) Reconcile(ctx context.Context) ([]entity.Fix, error) {
 	defer cancel()
 	var fixes []entity.Fix
 	for _, t := range truth {
-		f, err := a.counters.Reconcile(ctx, t.kind, t.field, a.source(t.query))
+		f, err := a.counters.Reconcile(ctx, t.kind, t.field, a.store.source(t.query))
 		fixes = append(fixes, f...)
 		if err != nil {
 			return fixes, err
@@ -39,9 +39,9 @@ func (a *App) Reconcile(ctx context.Context) ([]entity.Fix, error) {
 	return fixes, nil
 }
 
-func (a *App) source(query string) entity.Source {
+func (st store) source(query string) entity.Source {
 	return func(ctx context.Context) (map[int64]int64, error) {
-		rows, err := a.db.QueryContext(ctx, query)
+		rows, err := st.db.QueryContext(ctx, query)
 		if err != nil {
 			return nil, fmt.Errorf("forum: reconcile: %w", err)
 		}

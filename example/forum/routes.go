@@ -2,6 +2,7 @@ package forum
 
 import (
 	"context"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	echomw "github.com/labstack/echo/v4/middleware"
@@ -18,40 +19,44 @@ import (
 func (a *App) Register(e *echo.Echo, ownGuard echomw.Skipper) {
 	e.Use(ProtectWithConfig(ProtectConfig{AdminAuth: a.adminAuth, Skipper: ownGuard}))
 
-	// a.bounded goes on each route rather than on a group: a group's
+	// bound goes on each route rather than on a group: a group's
 	// middleware would turn the 405 of a known path into a 404.
-	e.GET("/", a.homePage, a.bounded)
-	e.GET("/posts", a.postsPage, a.bounded)
-	e.GET("/posts/:id", a.postPage, a.bounded)
+	bound := bounded(a.store.timeout)
+	pages, posts, users, admin := site{a}, postsAPI{a}, usersAPI{a}, adminAPI{a}
+	e.GET("/", pages.home, bound)
+	e.GET("/posts", pages.posts, bound)
+	e.GET("/posts/:id", pages.post, bound)
 	e.GET("/forum.css", stylesheet)
 
 	api := e.Group("/api")
-	api.POST("/users", a.createUser, a.bounded)
-	api.GET("/users/:id", a.getUser, a.bounded)
-	api.POST("/users/:id/follow/:target", a.follow, a.bounded)
-	api.GET("/users/:id/unread", a.unread, a.bounded)
-	api.POST("/users/:id/unread/read", a.markRead, a.bounded)
-	api.GET("/users/:id/feed", a.feedHandler, a.bounded)
-	api.GET("/posts", a.listPosts, a.bounded)
-	api.POST("/posts", a.createPost, a.bounded)
-	api.GET("/posts/:id", a.getPost, a.bounded)
-	api.POST("/posts/:id/like", a.like, a.bounded)
-	api.POST("/posts/:id/replies", a.reply, a.bounded)
+	api.POST("/users", users.create, bound)
+	api.GET("/users/:id", users.get, bound)
+	api.POST("/users/:id/follow/:target", users.follow, bound)
+	api.GET("/users/:id/unread", users.unread, bound)
+	api.POST("/users/:id/unread/read", users.markRead, bound)
+	api.GET("/users/:id/feed", users.feed, bound)
+	api.GET("/posts", posts.list, bound)
+	api.POST("/posts", posts.create, bound)
+	api.GET("/posts/:id", posts.get, bound)
+	api.POST("/posts/:id/like", posts.like, bound)
+	api.POST("/posts/:id/replies", posts.reply, bound)
 
 	// Admin work has its own, longer deadline (see Reconcile).
-	admin := e.Group("/api/admin")
-	admin.POST("/reconcile", a.reconcile)
-	admin.POST("/notices", a.createNotice, a.bounded)
+	adminGroup := e.Group("/api/admin")
+	adminGroup.POST("/reconcile", admin.reconcile)
+	adminGroup.POST("/notices", admin.notice, bound)
 }
 
-// bounded gives a request's database work one deadline, QueryTimeout from
-// now, however many statements it runs: a stalled database costs a request
-// that long and no more.
-func (a *App) bounded(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx, cancel := context.WithTimeout(c.Request().Context(), a.timeout)
-		defer cancel()
-		c.SetRequest(c.Request().WithContext(ctx))
-		return next(c)
+// bounded gives a request's database work one deadline, timeout
+// (QueryTimeout) from now, however many statements it runs: a stalled
+// database costs a request that long and no more.
+func bounded(timeout time.Duration) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			ctx, cancel := context.WithTimeout(c.Request().Context(), timeout)
+			defer cancel()
+			c.SetRequest(c.Request().WithContext(ctx))
+			return next(c)
+		}
 	}
 }

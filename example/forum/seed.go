@@ -21,10 +21,10 @@ var seedPosts = []struct {
 // Seed creates a few users and posts in an empty forum, through the same
 // code the API uses, so their counts are right.
 func (a *App) Seed(ctx context.Context) error {
-	qctx, cancel := a.bound(ctx)
+	qctx, cancel := a.store.bound(ctx)
 	defer cancel()
 	var n int
-	if err := a.db.QueryRowContext(qctx, "SELECT COUNT(*) FROM forum_users").Scan(&n); err != nil {
+	if err := a.store.db.QueryRowContext(qctx, "SELECT COUNT(*) FROM forum_users").Scan(&n); err != nil {
 		return fmt.Errorf("forum: seed: %w", err)
 	}
 	if n > 0 {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/pulse-dev/pulse/entity"
 )
 
@@ -24,10 +22,10 @@ type UnreadView struct {
 }
 
 // followees lists whom user follows, at most maxFollowed of them.
-func (a *App) followees(ctx context.Context, user int64) ([]int64, error) {
-	qctx, cancel := a.deadline(ctx)
+func (st store) followees(ctx context.Context, user int64) ([]int64, error) {
+	qctx, cancel := st.deadline(ctx)
 	defer cancel()
-	rows, err := a.db.QueryContext(qctx, a.bind("SELECT target_id FROM forum_follows WHERE user_id = ? ORDER BY target_id LIMIT ?"), user, maxFollowed)
+	rows, err := st.db.QueryContext(qctx, st.bind("SELECT target_id FROM forum_follows WHERE user_id = ? ORDER BY target_id LIMIT ?"), user, maxFollowed)
 	if err != nil {
 		return nil, fmt.Errorf("forum: followees of %d: %w", user, err)
 	}
@@ -46,14 +44,14 @@ func (a *App) followees(ctx context.Context, user int64) ([]int64, error) {
 // Unread returns a user's unread counts: replies and followers (per-user
 // counters), notices and feed (no per-user writes), and the red dot.
 func (a *App) Unread(ctx context.Context, user int64) (UnreadView, error) {
-	if err := a.userExists(ctx, user); err != nil {
+	if err := a.store.userExists(ctx, user); err != nil {
 		return UnreadView{}, err
 	}
 	msgs, err := a.counters.Get(ctx, "message", user)
 	if err != nil {
 		return UnreadView{}, err
 	}
-	follows, err := a.followees(ctx, user)
+	follows, err := a.store.followees(ctx, user)
 	if err != nil {
 		return UnreadView{}, err
 	}
@@ -71,7 +69,7 @@ func (a *App) Unread(ctx context.Context, user int64) (UnreadView, error) {
 
 // MarkRead clears every unread count of one user.
 func (a *App) MarkRead(ctx context.Context, user int64) (UnreadView, error) {
-	if err := a.userExists(ctx, user); err != nil {
+	if err := a.store.userExists(ctx, user); err != nil {
 		return UnreadView{}, err
 	}
 	for _, f := range []string{"replies", "followers"} {
@@ -79,7 +77,7 @@ func (a *App) MarkRead(ctx context.Context, user int64) (UnreadView, error) {
 			return UnreadView{}, err
 		}
 	}
-	follows, err := a.followees(ctx, user)
+	follows, err := a.store.followees(ctx, user)
 	if err != nil {
 		return UnreadView{}, err
 	}
@@ -92,10 +90,10 @@ func (a *App) MarkRead(ctx context.Context, user int64) (UnreadView, error) {
 // Feed returns the newest posts of the users user follows and marks the
 // feed read.
 func (a *App) Feed(ctx context.Context, user int64) ([]Post, error) {
-	if err := a.userExists(ctx, user); err != nil {
+	if err := a.store.userExists(ctx, user); err != nil {
 		return nil, err
 	}
-	follows, err := a.followees(ctx, user)
+	follows, err := a.store.followees(ctx, user)
 	if err != nil {
 		return nil, err
 	}
@@ -109,35 +107,4 @@ func (a *App) Feed(ctx context.Context, user int64) ([]Post, error) {
 		posts = []Post{}
 	}
 	return posts, err
-}
-
-func (a *App) unread(c echo.Context) error { return forUser(c, a.Unread) }
-
-func (a *App) markRead(c echo.Context) error { return forUser(c, a.MarkRead) }
-
-func (a *App) feedHandler(c echo.Context) error {
-	return forUser(c, func(ctx context.Context, id int64) (map[string]any, error) {
-		posts, err := a.Feed(ctx, id)
-		return map[string]any{"user": id, "posts": posts}, err
-	})
-}
-
-// createNotice publishes a system notice: POST /api/admin/notices
-// {"text":"..."} answers 201 {"id":N}.
-func (a *App) createNotice(c echo.Context) error {
-	var body struct {
-		Text string `json:"text"`
-	}
-	if err := decode(c, &body); err != nil {
-		return err
-	}
-	msg, err := text("text", body.Text, maxNotice, true)
-	if err != nil {
-		return err
-	}
-	id, err := a.PublishNotice(c.Request().Context(), msg)
-	if err != nil {
-		return err
-	}
-	return created(c, id)
 }

@@ -11,10 +11,10 @@ import (
 // CreateUser adds a user and returns its id. A new user has read
 // everything there is so far.
 func (a *App) CreateUser(ctx context.Context, name string) (int64, error) {
-	ctx, cancel := a.bound(ctx)
+	ctx, cancel := a.store.bound(ctx)
 	defer cancel()
 	id, err := a.insertRow(ctx, "create user", func(ctx context.Context, tx *entity.Tx) (int64, error) {
-		return insertID(ctx, tx.Tx, a.dialect, "INSERT INTO forum_users (name) VALUES (?)", name)
+		return insertID(ctx, tx.Tx, a.store.dialect, "INSERT INTO forum_users (name) VALUES (?)", name)
 	})
 	if err != nil {
 		return 0, err
@@ -28,13 +28,13 @@ func (a *App) CreateUser(ctx context.Context, name string) (int64, error) {
 // CreatePost adds a post by author and counts it, in one transaction; it
 // also lights every user's red dot, with one global write.
 func (a *App) CreatePost(ctx context.Context, author int64, title string) (int64, error) {
-	ctx, cancel := a.bound(ctx)
+	ctx, cancel := a.store.bound(ctx)
 	defer cancel()
-	if err := a.userExists(ctx, author); err != nil {
+	if err := a.store.userExists(ctx, author); err != nil {
 		return 0, err
 	}
 	return a.insertRow(ctx, "create post", func(ctx context.Context, tx *entity.Tx) (int64, error) {
-		id, err := insertID(ctx, tx.Tx, a.dialect, "INSERT INTO forum_posts (author_id, title, created_at) VALUES (?, ?, ?)",
+		id, err := insertID(ctx, tx.Tx, a.store.dialect, "INSERT INTO forum_posts (author_id, title, created_at) VALUES (?, ?, ?)",
 			author, title, a.now().Unix())
 		if err != nil {
 			return 0, err
@@ -49,14 +49,14 @@ func (a *App) CreatePost(ctx context.Context, author int64, title string) (int64
 // PublishNotice stores a system notice for every user: one row and one
 // counter write, whatever the number of users.
 func (a *App) PublishNotice(ctx context.Context, text string) (int64, error) {
-	ctx, cancel := a.bound(ctx)
+	ctx, cancel := a.store.bound(ctx)
 	defer cancel()
 	return a.insertRow(ctx, "publish notice", func(ctx context.Context, tx *entity.Tx) (int64, error) {
 		id, err := tx.PublishNotice()
 		if err != nil {
 			return 0, err
 		}
-		_, err = tx.ExecContext(ctx, a.bind("INSERT INTO forum_notices (id, body, created_at) VALUES (?, ?, ?)"), id, text, a.now().Unix())
+		_, err = tx.ExecContext(ctx, a.store.bind("INSERT INTO forum_notices (id, body, created_at) VALUES (?, ?, ?)"), id, text, a.now().Unix())
 		return id, err
 	})
 }
@@ -65,14 +65,14 @@ func (a *App) PublishNotice(ctx context.Context, text string) (int64, error) {
 // as an unread reply for the post's author (unless they replied themself),
 // all in one transaction.
 func (a *App) AddReply(ctx context.Context, post, user int64, text string) (int64, error) {
-	ctx, cancel := a.bound(ctx)
+	ctx, cancel := a.store.bound(ctx)
 	defer cancel()
 	author, err := a.postAndUser(ctx, post, user)
 	if err != nil {
 		return 0, err
 	}
 	return a.insertRow(ctx, "reply", func(ctx context.Context, tx *entity.Tx) (int64, error) {
-		id, err := insertID(ctx, tx.Tx, a.dialect, "INSERT INTO forum_replies (post_id, user_id, body, created_at) VALUES (?, ?, ?, ?)",
+		id, err := insertID(ctx, tx.Tx, a.store.dialect, "INSERT INTO forum_replies (post_id, user_id, body, created_at) VALUES (?, ?, ?, ?)",
 			post, user, text, a.now().Unix())
 		if err != nil {
 			return 0, err
@@ -92,7 +92,7 @@ func (a *App) AddReply(ctx context.Context, post, user int64, text string) (int6
 // commits with its count or not at all. It reports whether this call was
 // that first like.
 func (a *App) Like(ctx context.Context, post, user int64) (bool, error) {
-	ctx, cancel := a.bound(ctx)
+	ctx, cancel := a.store.bound(ctx)
 	defer cancel()
 	if _, err := a.postAndUser(ctx, post, user); err != nil {
 		return false, err
@@ -105,12 +105,12 @@ func (a *App) Like(ctx context.Context, post, user int64) (bool, error) {
 // Follow records that user follows target; only the first follow counts.
 // Target's earlier posts are not news in user's feed.
 func (a *App) Follow(ctx context.Context, user, target int64) (bool, error) {
-	ctx, cancel := a.bound(ctx)
+	ctx, cancel := a.store.bound(ctx)
 	defer cancel()
-	if err := a.userExists(ctx, user); err != nil {
+	if err := a.store.userExists(ctx, user); err != nil {
 		return false, err
 	}
-	if err := a.userExists(ctx, target); err != nil {
+	if err := a.store.userExists(ctx, target); err != nil {
 		return false, err
 	}
 	return a.addOnce(ctx, "follow", followsTable, user, target, func(tx *entity.Tx) error {
@@ -126,11 +126,11 @@ func (a *App) Follow(ctx context.Context, user, target int64) (bool, error) {
 // postAndUser checks that post and user exist and returns the post's
 // author.
 func (a *App) postAndUser(ctx context.Context, post, user int64) (int64, error) {
-	author, err := a.postAuthor(ctx, post)
+	author, err := a.store.postAuthor(ctx, post)
 	if err != nil {
 		return 0, err
 	}
-	return author, a.userExists(ctx, user)
+	return author, a.store.userExists(ctx, user)
 }
 
 // insertRow runs insert, which stores one row and moves the counts it
@@ -163,7 +163,7 @@ var (
 func (a *App) addOnce(ctx context.Context, what string, p pairs, x, y int64, count func(*entity.Tx) error) (bool, error) {
 	var first bool
 	err := a.counters.InTx(ctx, func(ctx context.Context, tx *entity.Tx) error {
-		res, err := tx.ExecContext(ctx, insertOnce(a.dialect, p.table, p.first, p.second), x, y)
+		res, err := tx.ExecContext(ctx, insertOnce(a.store.dialect, p.table, p.first, p.second), x, y)
 		if err != nil {
 			return err
 		}

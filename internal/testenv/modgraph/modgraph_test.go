@@ -42,8 +42,8 @@ var consumers = []struct {
 	without   []string
 	max       int // 0: the same program without Pulse, plus maxAdded
 }{
-	{"echov4", "github.com/labstack/echo/v4", []string{"middleware"}, "github.com/pulse-dev/pulse/middleware",
-		"github.com/pulse-dev/pulse/middleware/mount", []string{"github.com/labstack/echo/v5"}, 0},
+	{"echov4", "github.com/labstack/echo/v4", []string{"pulseecho"}, "github.com/pulse-dev/pulse/pulseecho",
+		"github.com/pulse-dev/pulse/pulseecho/mount", []string{"github.com/labstack/echo/v5"}, 0},
 	{"echov5", "github.com/labstack/echo/v5", []string{"echov5"}, "github.com/pulse-dev/pulse/echov5",
 		"github.com/pulse-dev/pulse/echov5/mount", []string{"github.com/labstack/echo/v4"}, maxModules},
 	{"nethttp", "", nil, "github.com/pulse-dev/pulse/pulsehttp",

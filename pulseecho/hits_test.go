@@ -1,4 +1,4 @@
-package middleware_test
+package pulseecho_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	echomw "github.com/labstack/echo/v4/middleware"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
-	"github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/pulseecho"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -116,7 +116,7 @@ func TestHitsSeriesNames(t *testing.T) {
 				srv.FlushAll()
 				rec := recorder(t, srv, timeseries.Config{FlushInterval: time.Hour})
 				var errorHandlerCalls atomic.Int32
-				e := forum(middleware.HitsWithConfig(middleware.HitsConfig{
+				e := forum(pulseecho.HitsWithConfig(pulseecho.HitsConfig{
 					Recorder: rec, Routes: true, StatusClasses: true, HandleError: handleError,
 				}), echomw.RecoverWithConfig(echomw.RecoverConfig{DisablePrintStack: true}))
 				defaultHandler := e.HTTPErrorHandler
@@ -151,7 +151,7 @@ func TestHitsSeriesNames(t *testing.T) {
 func TestHitsSkipperAndSeriesName(t *testing.T) {
 	srv := redistest.Start(t)
 	rec := recorder(t, srv, timeseries.Config{FlushInterval: time.Hour, MaxNames: 4})
-	e := forum(middleware.HitsWithConfig(middleware.HitsConfig{
+	e := forum(pulseecho.HitsWithConfig(pulseecho.HitsConfig{
 		Recorder: rec,
 		Skipper:  func(c echo.Context) bool { return c.Request().Header.Get("X-Health") != "" },
 		SeriesName: func(c echo.Context) string {
@@ -190,7 +190,7 @@ func TestHitsSkipperAndSeriesName(t *testing.T) {
 }
 
 func TestHitsConfigErrors(t *testing.T) {
-	if _, err := (middleware.HitsConfig{}).ToMiddleware(); err == nil {
+	if _, err := (pulseecho.HitsConfig{}).ToMiddleware(); err == nil {
 		t.Error("a config without Recorder was accepted")
 	}
 	pool := &redis.Pool{Dial: func() (redis.Conn, error) { return nil, errors.New("unused") }}
@@ -199,7 +199,7 @@ func TestHitsConfigErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rec.Close(context.Background())
-	if _, err := (middleware.HitsConfig{Recorder: rec, HitsName: "a\nb"}).ToMiddleware(); err == nil {
+	if _, err := (pulseecho.HitsConfig{Recorder: rec, HitsName: "a\nb"}).ToMiddleware(); err == nil {
 		t.Error("an invalid HitsName was accepted")
 	}
 	defer func() {
@@ -207,7 +207,7 @@ func TestHitsConfigErrors(t *testing.T) {
 			t.Error("HitsWithConfig did not panic on a bad config")
 		}
 	}()
-	middleware.HitsWithConfig(middleware.HitsConfig{})
+	pulseecho.HitsWithConfig(pulseecho.HitsConfig{})
 }
 
 // load sends goroutines×perGoroutine GETs to url and returns the number
@@ -254,7 +254,7 @@ const exactGoroutines, exactEach = 50, 200
 func TestHitsExactUnderConcurrency(t *testing.T) {
 	srv := redistest.Start(t)
 	rec := recorder(t, srv, timeseries.Config{Schema: timeseries.Schema{Precisions: tracktest.DefaultPrecisions()}})
-	e := forum(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
+	e := forum(pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
 	ts := httptest.NewServer(e)
 	defer ts.Close()
 
@@ -281,7 +281,7 @@ func TestHitsExactUnderConcurrency(t *testing.T) {
 func TestHitsRedisOutage(t *testing.T) {
 	srv := redistest.Start(t)
 	rec := recorder(t, srv, timeseries.Config{FlushInterval: 50 * time.Millisecond, FlushTimeout: 300 * time.Millisecond})
-	e := forum(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec}))
+	e := forum(pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec}))
 	ts := httptest.NewServer(e)
 	defer ts.Close()
 
@@ -345,7 +345,7 @@ func TestHitsRedisOutage(t *testing.T) {
 func TestHitsRedisHung(t *testing.T) {
 	srv := redistest.Start(t)
 	rec := recorder(t, srv, timeseries.Config{FlushInterval: 50 * time.Millisecond, FlushTimeout: 2 * time.Second})
-	e := forum(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec}))
+	e := forum(pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec}))
 	ts := httptest.NewServer(e)
 	defer ts.Close()
 
@@ -392,7 +392,7 @@ func TestHitsDurations(t *testing.T) {
 	rec := recorder(t, srv, timeseries.Config{FlushInterval: time.Hour})
 	sl := tracktest.NewSleeper(200)
 	e := echo.New()
-	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true}))
+	e.Use(pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec, Routes: true}))
 	e.GET("/sleep/:i", func(c echo.Context) error {
 		i, _ := strconv.Atoi(c.Param("i"))
 		sl.Sleep(i)

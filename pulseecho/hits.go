@@ -1,4 +1,4 @@
-package middleware
+package pulseecho
 
 import (
 	"fmt"
@@ -50,7 +50,7 @@ func ipExtractor(c echo.Context) func(*http.Request) string {
 func (config HitsConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 	m, err := adapter.HitsConfig[echo.Context](config).Meter(glue)
 	if err != nil {
-		return nil, fmt.Errorf("middleware: hits: %w", err)
+		return nil, fmt.Errorf("pulseecho: hits: %w", err)
 	}
 	// Echo v4 builds this closure on every request: it holds m and
 	// routes, not the whole config, so each request allocates a few words.

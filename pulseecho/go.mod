@@ -1,4 +1,4 @@
-module github.com/pulse-dev/pulse/middleware
+module github.com/pulse-dev/pulse/pulseecho
 
 go 1.26.0
 

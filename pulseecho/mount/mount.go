@@ -1,5 +1,5 @@
 // Package mount serves the Pulse dashboard in an Echo v4 app. It is apart
-// from package middleware, the counting, so that an app that only counts
+// from package pulseecho, the counting, so that an app that only counts
 // links no dashboard.
 package mount
 

@@ -1,18 +1,16 @@
-// Package middleware counts the requests of an Echo v4 app in Pulse time
+// Package pulseecho counts the requests of an Echo v4 app in Pulse time
 // series. It is a module of its own
-// (go get github.com/pulse-dev/pulse/middleware), so apps on Echo v5
+// (go get github.com/pulse-dev/pulse/pulseecho), so apps on Echo v5
 // (package echov5) or net/http (package pulsehttp) do not get Echo v4.
-// Echo's own middleware package has the same name, so import this one
-// under a short alias:
-//
-//	import pulsemw "github.com/pulse-dev/pulse/middleware"
+// Its name, like pulsegin's and pulsechi's, does not collide with Echo's
+// own middleware package, which apps import beside it:
 //
 //	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool})
 //	if err != nil {
 //		return err
 //	}
 //	defer rec.Close(ctx)
-//	e.Use(pulsemw.HitsWithConfig(pulsemw.HitsConfig{
+//	e.Use(pulseecho.HitsWithConfig(pulseecho.HitsConfig{
 //		Recorder:      rec,
 //		Routes:        true, // "GET /posts/:id", never the raw URL
 //		StatusClasses: true, // "status:2xx" …
@@ -51,9 +49,9 @@
 //	})
 //
 // The dashboard is mounted by package
-// github.com/pulse-dev/pulse/middleware/mount, apart from this one, so
+// github.com/pulse-dev/pulse/pulseecho/mount, apart from this one, so
 // that an app that only counts links no dashboard:
 //
 //	err := mount.Dashboard(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec},
 //		echomw.BasicAuth(check))
-package middleware
+package pulseecho

@@ -15,7 +15,7 @@ PKGS = github.com/pulse-dev/pulse/...
 # such package is named here. Every other package runs once without -race
 # (PLAIN_PKGS): the detector finds nothing in code that runs on one
 # goroutine, and slows it up to tenfold.
-RACE_PKGS = $(addprefix github.com/pulse-dev/pulse/,adapter adapter/adaptertest alert alert/anomaly cleaner dashboard echov5 entity example example/forum example/minimal example/minimalchi example/minimalfiber example/minimalgin example/minimalhttp example/minimalv5 forecast forecast/fromstore internal/ratelog internal/redisconn internal/testenv/bench internal/testenv/bench/fleet internal/testenv/browsertest internal/testenv/dashtest internal/testenv/harness internal/testenv/minimaltest internal/testenv/ports internal/testenv/proc internal/testenv/redistest internal/testenv/tcpproxy internal/testenv/testnow internal/testenv/tracktest middleware otelexport pulsefiber pulsehttp timeseries timeseries/internal/visitors)
+RACE_PKGS = $(addprefix github.com/pulse-dev/pulse/,adapter adapter/adaptertest alert alert/anomaly cleaner dashboard echov5 entity example example/forum example/minimal example/minimalchi example/minimalfiber example/minimalgin example/minimalhttp example/minimalv5 forecast forecast/fromstore internal/ratelog internal/redisconn internal/testenv/bench internal/testenv/bench/fleet internal/testenv/browsertest internal/testenv/dashtest internal/testenv/harness internal/testenv/minimaltest internal/testenv/ports internal/testenv/proc internal/testenv/redistest internal/testenv/tcpproxy internal/testenv/testnow internal/testenv/tracktest otelexport pulseecho pulsefiber pulsehttp timeseries timeseries/internal/visitors)
 PLAIN_PKGS = $(filter-out $(RACE_PKGS),$(shell $(GO) list $(PKGS)))
 # The SQL server legs of entity's matrices (subtests named mariadb and
 # postgres, under a test or under a test's layout) run once, without
@@ -29,7 +29,7 @@ SERVER_LEGS = /(mariadb|postgres)$$|//(mariadb|postgres)$$
 # series (it finds no race there and slows them tenfold). Under -race they
 # skip (race.SkipMeasurement); internal/testenv/race checks that every
 # one is named here or in TIMED_SLOW_RUN.
-MEASURE_PKGS = github.com/pulse-dev/pulse/middleware github.com/pulse-dev/pulse/echov5 github.com/pulse-dev/pulse/pulsegin github.com/pulse-dev/pulse/pulsechi github.com/pulse-dev/pulse/timeseries github.com/pulse-dev/pulse/adapter github.com/pulse-dev/pulse/entity github.com/pulse-dev/pulse/forecast
+MEASURE_PKGS = github.com/pulse-dev/pulse/pulseecho github.com/pulse-dev/pulse/echov5 github.com/pulse-dev/pulse/pulsegin github.com/pulse-dev/pulse/pulsechi github.com/pulse-dev/pulse/timeseries github.com/pulse-dev/pulse/adapter github.com/pulse-dev/pulse/entity github.com/pulse-dev/pulse/forecast
 MEASURE_RUN = Alloc|^(TestCachesAreBounded|TestLayoutMemory|TestCacheEvicting|TestMemoryPerEntity|TestNoticeToManyUsersCostsConstantWrites|TestDetection|TestCoverage|TestPointAccuracy|TestRunSumCatchesBlurredEvents|TestLowVolumeRaisesNoFlags|TestDailyTrendGainCatchesSpikes|TestFlagWindowEndsWithTheRun|TestSparseSeriesRaiseNoFlags|TestPersistenceGuardsFalseFlags|TestRealCorpus|TestRealCorpusRecall|TestRealCorpusBurst|TestRealCorpusWeek|TestRealCorpusRanking|TestRealCorpusBreaksRank)$$
 
 # The tests that set their clock by the time of day (internal/testenv/testnow), run

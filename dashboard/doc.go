@@ -7,7 +7,7 @@
 // app mounts it under a prefix with its framework's mount package, behind
 // its own login if it has one: mount.Dashboard of
 // github.com/pulse-dev/pulse/pulsehttp/mount (net/http and chi),
-// middleware/mount (Echo v4) or echov5/mount (Echo v5). The mounts are apart from the counting packages, so that an app
+// pulseecho/mount (Echo v4) or echov5/mount (Echo v5). The mounts are apart from the counting packages, so that an app
 // that only counts links no dashboard:
 //
 //	h, err := mount.Dashboard(mux, "/dashboard", dashboard.Config{

@@ -65,7 +65,7 @@ func (v storeView) Now() time.Time { return v.Clock().Now() }
 
 // Handler returns the dashboard as a net/http handler with its root at
 // "/". To serve it under a prefix, use the mount package of the router:
-// pulsehttp/mount for net/http and chi, middleware/mount for Echo v4,
+// pulsehttp/mount for net/http and chi, pulseecho/mount for Echo v4,
 // echov5/mount, pulsegin/mount. Each answers the prefix with and without
 // its slash, keeps the dashboard's requests (redirects and refusals
 // included) out of the counts, and takes a login to put in front of it;

@@ -6,7 +6,7 @@ require github.com/pulse-dev/pulse v0.0.0-00010101000000-000000000000
 
 require github.com/pulse-dev/pulse/entity v0.0.0-00010101000000-000000000000
 
-require github.com/pulse-dev/pulse/middleware v0.0.0-00010101000000-000000000000
+require github.com/pulse-dev/pulse/pulseecho v0.0.0-00010101000000-000000000000
 
 require github.com/pulse-dev/pulse/promexport v0.0.0-00010101000000-000000000000
 
@@ -62,7 +62,7 @@ require (
 
 replace github.com/pulse-dev/pulse => ..
 
-replace github.com/pulse-dev/pulse/middleware => ../middleware
+replace github.com/pulse-dev/pulse/pulseecho => ../pulseecho
 
 replace github.com/pulse-dev/pulse/promexport => ../promexport
 

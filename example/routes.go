@@ -15,9 +15,9 @@ import (
 
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/example/forum"
-	pulsemw "github.com/pulse-dev/pulse/middleware"
-	"github.com/pulse-dev/pulse/middleware/mount"
 	"github.com/pulse-dev/pulse/promexport"
+	"github.com/pulse-dev/pulse/pulseecho"
+	"github.com/pulse-dev/pulse/pulseecho/mount"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -36,7 +36,7 @@ func newEcho(rec *timeseries.Recorder, app *forum.App, alerts http.Handler, auth
 	// Hits goes first so that Recover sits inside it and a panic is
 	// counted as the 500 it becomes; the forum's guards come after both,
 	// so a refused request is counted too.
-	e.Use(pulsemw.HitsWithConfig(pulsemw.HitsConfig{
+	e.Use(pulseecho.HitsWithConfig(pulseecho.HitsConfig{
 		Recorder:      rec,
 		Routes:        true,
 		StatusClasses: true,

@@ -1,137 +1,30 @@
 package middleware
 
 import (
-	"fmt"
-	"net/http"
-	"reflect"
-
 	"github.com/labstack/echo/v4"
-	"github.com/pulse-dev/pulse/adapter"
+
+	"github.com/pulse-dev/pulse/pulseecho"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
-// HitsConfig configures the Hits middleware: the fields of every Pulse
-// adapter, documented at adapter.HitsConfig, HandleError included. Nil
-// and zero fields take the values of DefaultHitsConfig. Without
-// VisitorID or ClientIP, a visitor's address is Echo's IPExtractor's
-// when the app set one (to trust its proxies), else the connection's, so
-// a forged X-Forwarded-For mints nobody. Requests marked with
-// timeseries.Skip(c.Response()) are not counted.
-type HitsConfig adapter.HitsConfig[echo.Context]
+// HitsConfig is pulseecho.HitsConfig under its old name. An alias, not a
+// type of its own, so that a config goes to either package's functions
+// and keeps its ToMiddleware.
+//
+// Deprecated: use pulseecho.HitsConfig.
+type HitsConfig = pulseecho.HitsConfig
 
-// DefaultHitsConfig is the default Hits configuration.
-var DefaultHitsConfig = HitsConfig(adapter.DefaultHitsConfig[echo.Context]())
+// DefaultHitsConfig is pulseecho.DefaultHitsConfig.
+//
+// Deprecated: use pulseecho.DefaultHitsConfig.
+var DefaultHitsConfig = pulseecho.DefaultHitsConfig
 
-// Hits returns a middleware that counts every request in the series
-// "hits" of rec. It panics if rec is nil.
-func Hits(rec *timeseries.Recorder) echo.MiddlewareFunc {
-	return HitsWithConfig(HitsConfig{Recorder: rec})
-}
+// Hits returns pulseecho.Hits(rec).
+//
+// Deprecated: use pulseecho.Hits.
+func Hits(rec *timeseries.Recorder) echo.MiddlewareFunc { return pulseecho.Hits(rec) }
 
-// HitsWithConfig returns a Hits middleware with config. It panics on an
-// invalid config; use ToMiddleware to get the error instead.
-func HitsWithConfig(config HitsConfig) echo.MiddlewareFunc {
-	return adapter.Must(config.ToMiddleware())
-}
-
-// glue reads the visitor's defaults through Echo: the address by the
-// app's IPExtractor, when it set one.
-var glue = adapter.HTTP(echo.Context.Request, ipExtractor)
-
-func ipExtractor(c echo.Context) func(*http.Request) string {
-	if e := c.Echo(); e != nil {
-		return e.IPExtractor
-	}
-	return nil
-}
-
-// ToMiddleware validates the config, creates the fixed series, and
-// returns the middleware.
-func (config HitsConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
-	m, err := adapter.HitsConfig[echo.Context](config).Meter(glue)
-	if err != nil {
-		return nil, fmt.Errorf("middleware: hits: %w", err)
-	}
-	// Echo v4 builds this closure on every request: it holds m and
-	// routes, not the whole config, so each request allocates a few words.
-	routes := config.Routes
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) (err error) {
-			if m.Skip(c) {
-				return next(c)
-			}
-			start := m.Begin()
-			// The mark of timeseries.Skip(c.Response()) is found through
-			// Response.Unwrap, so the Writer that takes it goes under the
-			// Response while the handler and the error handler run.
-			// Deferred, so that a panic is counted as the 500 it becomes.
-			resp := c.Response()
-			w := adapter.NewWriter(resp.Writer)
-			resp.Writer = w
-			finished := false
-			defer func() {
-				resp.Writer = w.ResponseWriter
-				if !w.Skipped() {
-					status := responseStatus(c, w, err, finished)
-					m.Count(c, c.Request().Method, route(c, status, routes), status, m.Elapsed(start))
-				}
-				w.Release()
-			}()
-			if err = next(c); err != nil && m.HandleError() {
-				c.Error(err)
-				err = nil
-			}
-			finished = true
-			return err
-		}
-	}, nil
-}
-
-// responseStatus is the status written (a hijack's 101 and a panic's 500
-// included, see adapter.Writer.Status), or for an error returned with
-// nothing written, the one Echo's error handler will write.
-func responseStatus(c echo.Context, w *adapter.Writer, err error, finished bool) int {
-	if err != nil && !c.Response().Committed && !w.Hijacked() {
-		return errorStatus(err)
-	}
-	return w.Status(finished)
-}
-
-// errorStatus is the status Echo's default error handler answers err
-// with: an *echo.HTTPError's code, or that of an *echo.HTTPError it holds
-// as Internal, and 500 for any other error, a wrapped *echo.HTTPError
-// included. It is not errors.As, which would also count differently
-// from the response and move its target to the heap on every request
-// that fails.
-func errorStatus(err error) int {
-	he, ok := err.(*echo.HTTPError)
-	if !ok {
-		return http.StatusInternalServerError
-	}
-	if inner, ok := he.Internal.(*echo.HTTPError); ok {
-		return inner.Code
-	}
-	return he.Code
-}
-
-var (
-	notFoundHandler         = reflect.ValueOf(echo.NotFoundHandler).Pointer()
-	methodNotAllowedHandler = reflect.ValueOf(echo.MethodNotAllowedHandler).Pointer()
-)
-
-// route returns the request's route template, "" when no route matched
-// or routes are not counted.
-func route(c echo.Context, status int, routes bool) string {
-	if !routes {
-		return ""
-	}
-	path := c.Path()
-	if path != "" && (status == http.StatusNotFound || status == http.StatusMethodNotAllowed) {
-		// Echo names a partial match's path even when no route matched;
-		// only its stand-in handlers tell.
-		if p := reflect.ValueOf(c.Handler()).Pointer(); p == notFoundHandler || p == methodNotAllowedHandler {
-			return ""
-		}
-	}
-	return path
-}
+// HitsWithConfig returns pulseecho.HitsWithConfig(config).
+//
+// Deprecated: use pulseecho.HitsWithConfig.
+func HitsWithConfig(config HitsConfig) echo.MiddlewareFunc { return pulseecho.HitsWithConfig(config) }

@@ -18,8 +18,8 @@ import (
 
 	"github.com/pulse-dev/pulse/cleaner"
 	"github.com/pulse-dev/pulse/dashboard"
-	pulsemw "github.com/pulse-dev/pulse/middleware"
-	"github.com/pulse-dev/pulse/middleware/mount"
+	"github.com/pulse-dev/pulse/pulseecho"
+	"github.com/pulse-dev/pulse/pulseecho/mount"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -55,7 +55,7 @@ func run(ctx context.Context, redisURL, addr string) (err error) {
 	defer func() { err = errors.Join(err, clean.Close(context.Background())) }()
 
 	e := echo.New()
-	e.Use(pulsemw.HitsWithConfig(pulsemw.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
+	e.Use(pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
 	e.GET("/", func(c echo.Context) error { return c.String(http.StatusOK, "Hello, counted.\n") })
 	if err := mount.Dashboard(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}); err != nil {
 		return err

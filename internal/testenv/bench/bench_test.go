@@ -330,7 +330,7 @@ func TestParseWrkTime(t *testing.T) {
 
 func TestGoBench(t *testing.T) {
 	const out = `goos: linux
-pkg: github.com/pulse-dev/pulse/middleware
+pkg: github.com/pulse-dev/pulse/pulseecho
 cpu: Some CPU
 BenchmarkMiddleware/bare-2         	22012939	       100.0 ns/op	       8 B/op	       1 allocs/op
 BenchmarkMiddleware/bare-2         	24157746	        80.0 ns/op	       8 B/op	       1 allocs/op
@@ -355,7 +355,7 @@ BenchmarkPlain	1000	1500 ns/op
 		t.Errorf("record = %+v", b)
 	}
 	md := GoBenchTable(bs).markdown()
-	if !strings.Contains(md, "| middleware | BenchmarkMiddleware/pulse-hits-2 | 190 | 32 | 2 | +100 ns, +1 allocs (× 2.11) |") {
+	if !strings.Contains(md, "| pulseecho | BenchmarkMiddleware/pulse-hits-2 | 190 | 32 | 2 | +100 ns, +1 allocs (× 2.11) |") {
 		t.Errorf("no difference over bare in:\n%s", md)
 	}
 	if !strings.Contains(md, "| timeseries | BenchmarkPlain | 1500 | 0 | 0 |  |") {

@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	pulsev5 "github.com/pulse-dev/pulse/echov5"
-	"github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/pulseecho"
 	"github.com/pulse-dev/pulse/pulsehttp"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -40,7 +40,7 @@ func echoV4App(v Variant, rec *timeseries.Recorder, served *atomic.Int64) (http.
 	})
 	switch {
 	case rec != nil:
-		mw, err := middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}.ToMiddleware()
+		mw, err := pulseecho.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}.ToMiddleware()
 		if err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
 		}

@@ -4,7 +4,7 @@ go 1.26.0
 
 require github.com/pulse-dev/pulse v0.0.0-00010101000000-000000000000
 
-require github.com/pulse-dev/pulse/middleware v0.0.0-00010101000000-000000000000
+require github.com/pulse-dev/pulse/pulseecho v0.0.0-00010101000000-000000000000
 
 require (
 	github.com/gomodule/redigo v1.9.3
@@ -54,7 +54,7 @@ require (
 
 replace github.com/pulse-dev/pulse => ../../..
 
-replace github.com/pulse-dev/pulse/middleware => ../../../middleware
+replace github.com/pulse-dev/pulse/pulseecho => ../../../pulseecho
 
 replace github.com/pulse-dev/pulse/promexport => ../../../promexport
 

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/pulse-dev/pulse/internal/testenv/bench"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
-	"github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/pulseecho"
 	"github.com/pulse-dev/pulse/timeseries"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/sdk/metric"
@@ -38,7 +38,7 @@ func BenchmarkEchoMiddleware(b *testing.B) {
 	srv.Do("CONFIG", "SET", "appendonly", "no") // time the request path, not the disk
 	pool := srv.Pool()
 
-	pulse := func(cfg middleware.HitsConfig) func(b *testing.B) (echo.MiddlewareFunc, func()) {
+	pulse := func(cfg pulseecho.HitsConfig) func(b *testing.B) (echo.MiddlewareFunc, func()) {
 		return func(b *testing.B) (echo.MiddlewareFunc, func()) {
 			srv.FlushAll()
 			rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool, OnError: func(err error) { b.Error(err) }})
@@ -71,8 +71,8 @@ func BenchmarkEchoMiddleware(b *testing.B) {
 		setup func(b *testing.B) (echo.MiddlewareFunc, func())
 	}{
 		{"bare", func(*testing.B) (echo.MiddlewareFunc, func()) { return nil, func() {} }},
-		{"pulse-hits", pulse(middleware.HitsConfig{})},
-		{"pulse-routes-status", pulse(middleware.HitsConfig{Routes: true, StatusClasses: true})},
+		{"pulse-hits", pulse(pulseecho.HitsConfig{})},
+		{"pulse-routes-status", pulse(pulseecho.HitsConfig{Routes: true, StatusClasses: true})},
 		{"timed", func(*testing.B) (echo.MiddlewareFunc, func()) { return bench.TimedMiddleware(), func() {} }},
 		{"otel", func(b *testing.B) (echo.MiddlewareFunc, func()) {
 			reader := metric.NewManualReader()

@@ -17,7 +17,8 @@ import (
 const maxModules = 20
 
 // maxAdded bounds the modules Pulse adds to an Echo v4 program:
-// the root and adapter modules, redigo, redisc, go-echarts and x/sync, and
+// the root and adapter modules (two on the old path, middleware, which
+// forwards to pulseecho), redigo, redisc, go-echarts and x/sync, and
 // the test modules their go.mod files name (redisc's go.mod predates
 // graph pruning, so its requirements' requirements count too).
 const maxAdded = 10
@@ -42,7 +43,11 @@ var consumers = []struct {
 	without   []string
 	max       int // 0: the same program without Pulse, plus maxAdded
 }{
-	{"echov4", "github.com/labstack/echo/v4", []string{"middleware"}, "github.com/pulse-dev/pulse/middleware",
+	{"echov4", "github.com/labstack/echo/v4", []string{"pulseecho"}, "github.com/pulse-dev/pulse/pulseecho",
+		"github.com/pulse-dev/pulse/pulseecho/mount", []string{"github.com/labstack/echo/v5"}, 0},
+	// Echo v4's old path, which forwards to pulseecho: a program written
+	// before the rename builds outside the workspace, with one module more.
+	{"echov4-middleware", "github.com/labstack/echo/v4", []string{"middleware", "pulseecho"}, "github.com/pulse-dev/pulse/middleware",
 		"github.com/pulse-dev/pulse/middleware/mount", []string{"github.com/labstack/echo/v5"}, 0},
 	{"echov5", "github.com/labstack/echo/v5", []string{"echov5"}, "github.com/pulse-dev/pulse/echov5",
 		"github.com/pulse-dev/pulse/echov5/mount", []string{"github.com/labstack/echo/v4"}, maxModules},

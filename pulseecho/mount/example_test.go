@@ -15,8 +15,8 @@ import (
 
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
-	"github.com/pulse-dev/pulse/middleware"
-	"github.com/pulse-dev/pulse/middleware/mount"
+	"github.com/pulse-dev/pulse/pulseecho"
+	"github.com/pulse-dev/pulse/pulseecho/mount"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -36,7 +36,7 @@ func ExampleDashboard() {
 	rec, _ := timeseries.NewRecorder(timeseries.Config{Pool: pool, Clock: clock})
 
 	e := echo.New()
-	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, HitsName: "example-mount"}))
+	e.Use(pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec, HitsName: "example-mount"}))
 	e.GET("/", func(c echo.Context) error { return c.String(http.StatusOK, "home") })
 	login := echomw.BasicAuth(func(user, pass string, _ echo.Context) (bool, error) { return user == "ops" && pass == "s3cret", nil })
 	if err := mount.Dashboard(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}, login); err != nil {

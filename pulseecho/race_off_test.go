@@ -1,5 +1,5 @@
 //go:build !race
 
-package middleware_test
+package pulseecho_test
 
 const raceEnabled = false

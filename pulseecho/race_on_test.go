@@ -1,6 +1,6 @@
 //go:build race
 
-package middleware_test
+package pulseecho_test
 
 // raceEnabled: the race detector makes sync.Pool drop items at random,
 // so allocation counts mean nothing under it.

@@ -1,4 +1,4 @@
-package middleware_test
+package pulseecho_test
 
 import (
 	"io"
@@ -12,8 +12,8 @@ import (
 
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
-	"github.com/pulse-dev/pulse/middleware"
-	"github.com/pulse-dev/pulse/middleware/mount"
+	"github.com/pulse-dev/pulse/pulseecho"
+	"github.com/pulse-dev/pulse/pulseecho/mount"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -24,7 +24,7 @@ func mounted(t *testing.T) (*redistest.Server, *timeseries.Recorder, *httptest.S
 	srv := redistest.Start(t)
 	rec := recorder(t, srv, timeseries.Config{})
 	e := echo.New()
-	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
+	e.Use(pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
 	e.GET("/app", func(c echo.Context) error { return c.String(http.StatusOK, "app") })
 	login := echomw.BasicAuth(func(u, p string, _ echo.Context) (bool, error) { return u == "admin" && p == "secret", nil })
 	if err := mount.Dashboard(e, "/dashboard", dashboard.Config{Store: rec.Store(), Health: rec}, login); err != nil {

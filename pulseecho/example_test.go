@@ -1,4 +1,4 @@
-package middleware_test
+package pulseecho_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/labstack/echo/v4"
 
-	"github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/pulseecho"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -27,7 +27,7 @@ func ExampleHitsWithConfig() {
 
 	rec, _ := timeseries.NewRecorder(timeseries.Config{Pool: pool})
 	e := echo.New()
-	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{
+	e.Use(pulseecho.HitsWithConfig(pulseecho.HitsConfig{
 		Recorder:      rec,
 		HitsName:      "example-hits",
 		Routes:        true, // "GET /posts/:id", never the raw URL

@@ -1,4 +1,4 @@
-package middleware_test
+package pulseecho_test
 
 import (
 	"net/http"
@@ -10,8 +10,8 @@ import (
 	"github.com/pulse-dev/pulse/adapter/adaptertest"
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
-	"github.com/pulse-dev/pulse/middleware"
-	"github.com/pulse-dev/pulse/middleware/mount"
+	"github.com/pulse-dev/pulse/pulseecho"
+	"github.com/pulse-dev/pulse/pulseecho/mount"
 )
 
 // colonParams writes a route's {name} segments as Echo and Gin do, :name.
@@ -20,7 +20,7 @@ func colonParams(path string) string {
 }
 
 // hooked is cfg with the table's config hooks, when it has some.
-func hooked(cfg middleware.HitsConfig, h *adaptertest.Hooks) middleware.HitsConfig {
+func hooked(cfg pulseecho.HitsConfig, h *adaptertest.Hooks) pulseecho.HitsConfig {
 	if h != nil {
 		cfg.SeriesName = func(c echo.Context) string { return h.SeriesName(c.Request().Header.Get) }
 		cfg.VisitorID = func(c echo.Context) string { return h.VisitorID(c.Request().Header.Get) }
@@ -61,7 +61,7 @@ func TestConformance(t *testing.T) {
 			e.HTTPErrorHandler = errorsAs(app.ErrorStatus)
 		}
 		for _, rec := range app.Recorders {
-			e.Use(middleware.HitsWithConfig(hooked(middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true, HandleError: app.HandleError}, app.Hooks)))
+			e.Use(pulseecho.HitsWithConfig(hooked(pulseecho.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true, HandleError: app.HandleError}, app.Hooks)))
 		}
 		for _, r := range app.Routes {
 			e.Add(r.Method, colonParams(r.Path), handler(r))

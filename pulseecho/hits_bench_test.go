@@ -1,4 +1,4 @@
-package middleware_test
+package pulseecho_test
 
 import (
 	"math"
@@ -11,7 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
-	"github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/pulseecho"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -38,9 +38,9 @@ func BenchmarkHits(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = noVisitors.Close(b.Context()) })
-	hits := middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true})
-	hitsCounts := middleware.HitsWithConfig(middleware.HitsConfig{Recorder: counts, Routes: true, StatusClasses: true})
-	hitsNoVisitors := middleware.HitsWithConfig(middleware.HitsConfig{Recorder: noVisitors, Routes: true, StatusClasses: true})
+	hits := pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true})
+	hitsCounts := pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: counts, Routes: true, StatusClasses: true})
+	hitsNoVisitors := pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: noVisitors, Routes: true, StatusClasses: true})
 	var bare float64
 	for _, v := range []struct {
 		name string
@@ -88,7 +88,7 @@ func TestHitsAllocs(t *testing.T) {
 	// A manual clock that stands still: no flush runs while allocations
 	// are counted (AllocsPerRun counts the whole process's).
 	rec := recorder(t, srv, timeseries.Config{Clock: timeseries.NewManualClock(time.Now()), FlushInterval: time.Hour})
-	hits := middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true})
+	hits := pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true})
 	passThrough := func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error { return next(c) }
 	}

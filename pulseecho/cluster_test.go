@@ -1,4 +1,4 @@
-package middleware_test
+package pulseecho_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
-	"github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/pulseecho"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -28,7 +28,7 @@ func TestHitsExactOnCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := forum(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
+	e := forum(pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
 	ts := httptest.NewServer(e)
 	defer ts.Close()
 
@@ -77,7 +77,7 @@ func TestHitsThroughFailoverOnCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := forum(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true}))
+	e := forum(pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec, Routes: true}))
 	ts := httptest.NewServer(e)
 	defer ts.Close()
 

@@ -1,4 +1,4 @@
-package middleware_test
+package pulseecho_test
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/wiretest"
-	"github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/pulseecho"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -61,7 +61,7 @@ func TestSkipMark(t *testing.T) {
 	for _, handleError := range []bool{false, true} {
 		srv.FlushAll()
 		rec := recorder(t, srv, timeseries.Config{FlushInterval: time.Hour})
-		hits := middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true, HandleError: handleError})
+		hits := pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec, Routes: true, HandleError: handleError})
 		var writers []http.ResponseWriter
 		outer := func(next echo.HandlerFunc) echo.HandlerFunc {
 			return func(c echo.Context) error {
@@ -102,8 +102,8 @@ func TestSkipNestedHits(t *testing.T) {
 	srv := redistest.Start(t)
 	outerRec := recorder(t, srv, timeseries.Config{FlushInterval: time.Hour})
 	innerRec := recorder(t, srv, timeseries.Config{FlushInterval: time.Hour})
-	e := skipApp(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: outerRec, HitsName: "outer"}),
-		middleware.HitsWithConfig(middleware.HitsConfig{Recorder: innerRec, HitsName: "inner"}))
+	e := skipApp(pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: outerRec, HitsName: "outer"}),
+		pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: innerRec, HitsName: "inner"}))
 	for _, p := range []string{"/counted", "/handler", "/middleware", "/counted"} {
 		serve(e, http.MethodGet, p)
 	}
@@ -123,7 +123,7 @@ func TestSkipStreaming(t *testing.T) {
 	srv := redistest.Start(t)
 	rec := recorder(t, srv, timeseries.Config{FlushInterval: time.Hour})
 	e := echo.New()
-	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true}))
+	e.Use(pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec, Routes: true}))
 	flushes := map[string]func(c echo.Context) error{
 		"response":   func(c echo.Context) error { c.Response().Flush(); return nil },
 		"controller": func(c echo.Context) error { return http.NewResponseController(c.Response()).Flush() },
@@ -167,7 +167,7 @@ func TestSkipHijack(t *testing.T) {
 			return next(c)
 		}
 	})
-	e.Use(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, StatusClasses: true}))
+	e.Use(pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec, StatusClasses: true}))
 	hijacks := map[string]func(c echo.Context) (net.Conn, *bufio.ReadWriter, error){
 		"response": func(c echo.Context) (net.Conn, *bufio.ReadWriter, error) { return c.Response().Hijack() },
 		"controller": func(c echo.Context) (net.Conn, *bufio.ReadWriter, error) {

@@ -1,4 +1,4 @@
-package middleware_test
+package pulseecho_test
 
 import (
 	"net/http/httptest"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
-	"github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/pulseecho"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -33,7 +33,7 @@ func TestHitsVisitors(t *testing.T) {
 			srv.FlushAll()
 			rec := recorder(t, srv, timeseries.Config{})
 			tracktest.Flush(t, rec)
-			e := forum(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, VisitorID: tt.visitorID}))
+			e := forum(pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec, VisitorID: tt.visitorID}))
 			e.IPExtractor = tt.extractor
 			for _, req := range tracktest.ForgedRequests(40) {
 				e.ServeHTTP(httptest.NewRecorder(), req)
@@ -49,7 +49,7 @@ func TestHitsVisitorIDOnlyWithVisitors(t *testing.T) {
 	srv := redistest.Start(t)
 	tracktest.HooksOnlyWithVisitors(t, func(off bool, n int) []int {
 		var calls int
-		e := forum(middleware.HitsWithConfig(middleware.HitsConfig{
+		e := forum(pulseecho.HitsWithConfig(pulseecho.HitsConfig{
 			Recorder:  recorder(t, srv, timeseries.Config{DisableVisitors: off}),
 			VisitorID: func(echo.Context) string { calls++; return "reader" },
 		}))

@@ -1,4 +1,4 @@
-package middleware_test
+package pulseecho_test
 
 import (
 	"io"
@@ -10,7 +10,7 @@ import (
 	echomw "github.com/labstack/echo/v4/middleware"
 
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
-	"github.com/pulse-dev/pulse/middleware"
+	"github.com/pulse-dev/pulse/pulseecho"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -36,7 +36,7 @@ func TestHitsPanic(t *testing.T) {
 			rec := recorder(t, srv, timeseries.Config{})
 			e := echo.New()
 			e.Logger.SetOutput(io.Discard) // Recover logs the stack
-			e.Use(middleware.HitsWithConfig(middleware.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
+			e.Use(pulseecho.HitsWithConfig(pulseecho.HitsConfig{Recorder: rec, Routes: true, StatusClasses: true}))
 			if tt.recover {
 				e.Use(echomw.Recover())
 			}

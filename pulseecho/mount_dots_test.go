@@ -1,4 +1,4 @@
-package middleware_test
+package pulseecho_test
 
 import (
 	"net/http/httptest"
@@ -9,7 +9,7 @@ import (
 	"github.com/pulse-dev/pulse/dashboard"
 	"github.com/pulse-dev/pulse/internal/testenv/dashtest"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
-	"github.com/pulse-dev/pulse/middleware/mount"
+	"github.com/pulse-dev/pulse/pulseecho/mount"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 

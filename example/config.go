@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/example/forum"
+	"github.com/pulse-dev/pulse/timeseries"
 )
 
 // options is what the command line and the environment choose.
@@ -39,6 +40,8 @@ type options struct {
 	Ready func(addr string)
 	// logTo, in tests, receives the log.
 	logTo io.Writer
+	// clock, in tests, stamps the recorded hits; nil is the system's.
+	clock timeseries.Clock
 }
 
 // timeouts are the server's bounds on slow clients, shutdown and the

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,11 +28,28 @@ type twin struct {
 	conn       redis.Conn
 }
 
+// heldClock is the twins' one clock: the real time when last set, so
+// that both stamp a step's requests with the same second whatever the
+// machine's load makes each take.
+type heldClock struct{ unixNano atomic.Int64 }
+
+func newHeldClock() *heldClock {
+	c := &heldClock{}
+	c.set()
+	return c
+}
+
+// set moves the clock to the real time.
+func (c *heldClock) set() { c.unixNano.Store(time.Now().UnixNano()) }
+
+func (c *heldClock) Now() time.Time { return time.Unix(0, c.unixNano.Load()) }
+
 // startTwins runs the example on a private redis-server and on the
-// embedded server `make run` falls back to, each with its own SQLite.
-func startTwins(t *testing.T) [2]twin {
+// embedded server `make run` falls back to, each with its own SQLite,
+// their hits stamped by clock.
+func startTwins(t *testing.T, clock timeseries.Clock) [2]twin {
 	srv := redistest.Start(t)
-	realBase, _ := startExample(t, srv, options{})
+	realBase, _ := startExample(t, srv, options{clock: clock})
 	realConn, err := redis.Dial("tcp", srv.Addr)
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +58,7 @@ func startTwins(t *testing.T) [2]twin {
 
 	var logs syncBuffer
 	var embConn redis.Conn
-	embBase, _ := startExample(t, nil, options{RedisServer: embeddedRedis, logTo: &logs})
+	embBase, _ := startExample(t, nil, options{RedisServer: embeddedRedis, logTo: &logs, clock: clock})
 	m := regexp.MustCompile(`addr=(\S+) redis=embedded`).FindStringSubmatch(logs.String())
 	if m == nil {
 		t.Fatalf("the log does not name the embedded server:\n%s", logs.String())
@@ -110,9 +128,13 @@ func seedSeries(t *testing.T, tw [2]twin, name string, n int) {
 // same visitors came back in (within the sketches' error of each other
 // and of the true count), the forum's entities, forecasts, incidents and
 // alerts.
-// Requests are sent to both twins within a 5 s bucket, on the real clock.
+//
+// Both twins' hits are stamped by one clock, held at the real time a
+// step starts, so a step's two requests fall in one bucket of every
+// precision on both.
 func TestEmbeddedMatchesRedisServer(t *testing.T) {
-	tw := startTwins(t)
+	clock := newHeldClock()
+	tw := startTwins(t, clock)
 	seedSeries(t, tw, "seeded", 120)
 	seeded := seedVisitors(t, tw, 5, 40)
 	visitors := forum.NewDemoVisitors()
@@ -120,24 +142,15 @@ func TestEmbeddedMatchesRedisServer(t *testing.T) {
 	ctx := context.Background()
 	steps := forum.DemoSteps(48, 600)
 	seen := map[int]bool{}
-	// Each step's two requests must fall in one 5 s bucket: a step waits
-	// out an edge nearer than a few times the slowest step yet, which a
-	// loaded machine lengthens.
-	var slowest time.Duration
 	for _, s := range steps {
-		awayFromEdge(min(max(time.Second, 4*slowest), 4*time.Second))
+		clock.set()
 		seen[s.Visitor] = true
-		start := time.Now()
 		a, b := visitors.Send(ctx, tw[0].base, s), visitors.Send(ctx, tw[1].base, s)
 		if a != b || a == 0 || a >= 500 {
 			t.Fatalf("%s %s: %d on %s, %d on %s", s.Method, s.Path, a, tw[0].name, b, tw[1].name)
 		}
-		took := time.Since(start)
-		slowest = max(slowest, took)
-		if timeseries.BucketStart(start.Unix(), 5) != timeseries.BucketStart(time.Now().Unix(), 5) {
-			t.Logf("%s %s took %v and crossed a 5 s edge: the twins may count it in different buckets", s.Method, s.Path, took)
-		}
 	}
+	clock.set()
 	// An admin refusal is not traffic: it must not move either twin.
 	for _, w := range tw {
 		resp, err := http.Post(w.base+"/api/admin/reconcile", "application/json", nil)

@@ -28,7 +28,7 @@ func openRecorder(opts options, slow []time.Duration, c *closers, logger *slog.L
 	}
 	c.add(func(context.Context) error { closeRedis(); return nil })
 
-	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool, SpillDir: opts.SpillDir, SlowThresholds: slow})
+	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: pool, SpillDir: opts.SpillDir, SlowThresholds: slow, Clock: opts.clock})
 	if err != nil {
 		return nil, nil, err
 	}

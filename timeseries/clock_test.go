@@ -2,6 +2,7 @@ package timeseries_test
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,10 +42,23 @@ func TestCloseRetriesOnTheClock(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := timeseries.NewManualClock(t0)
 	var errs atomic.Int64
+	var mu sync.Mutex
+	var seen []string
 	r := newRecorder(t, srv, timeseries.Config{
 		Clock: clock, FlushTimeout: 200 * time.Millisecond,
-		OnError: func(error) { errs.Add(1) },
+		OnError: func(err error) {
+			mu.Lock()
+			seen = append(seen, err.Error())
+			mu.Unlock()
+			errs.Add(1)
+		},
 	})
+	// The salts are first fetched in the background at start, and a
+	// fetch that meets the stopped server is an error too: a Flush waits
+	// for it.
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	mustCounter(t, r, "hits").Inc()
 	srv.Stop()
 	closed := make(chan error, 1)
@@ -56,7 +70,9 @@ func TestCloseRetriesOnTheClock(t *testing.T) {
 	waitFor(t, func() bool { return errs.Load() == 1 })
 	time.Sleep(500 * time.Millisecond) // five retries, were Close waiting on real time
 	if n := errs.Load(); n != 1 {
-		t.Fatalf("Close tried %d times while the clock stood still, want 1", n)
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("Close tried %d times while the clock stood still, want 1: %q", n, seen)
 	}
 	srv.Restart()
 	for {

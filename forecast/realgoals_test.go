@@ -78,18 +78,19 @@ var realGoals = map[time.Duration]struct {
 	cov95lo, cov95hi, cov80lo, cov80hi, worst95, onsets goal
 }{
 	// Whole counts of a few hits a bucket cannot hold exactly 80 or 95 %.
-	5 * time.Second: {goal{0.93, false}, goal{0.98, true}, goal{0.77, false}, goal{0.86, true}, goal{0.92, false}, goal{2.2, true}},
-	time.Minute:     {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.92, false}, goal{3.5, true}},
-	5 * time.Minute: {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.83, true}, goal{7, true}},
-	time.Hour:       {goal{0.92, true}, goal{0.97, false}, goal{0.76, true}, goal{0.83, false}, goal{0.87, true}, goal{14, true}},
-	5 * time.Hour:   {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.92, false}, goal{3.2, true}},
-	day:             {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.91, true}, goal{13, true}},
+	5 * time.Second: {goal{0.93, false}, goal{0.98, true}, goal{0.77, false}, goal{0.86, true}, goal{0.92, false}, goal{1.5, true}},
+	time.Minute:     {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.92, false}, goal{3, true}},
+	5 * time.Minute: {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.83, true}, goal{4.8, true}},
+	time.Hour:       {goal{0.92, true}, goal{0.97, false}, goal{0.76, true}, goal{0.83, false}, goal{0.87, true}, goal{10.5, true}},
+	5 * time.Hour:   {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.92, false}, goal{2.6, true}},
+	day:             {goal{0.93, false}, goal{0.97, false}, goal{0.77, false}, goal{0.83, false}, goal{0.91, true}, goal{10.5, true}},
 }
 
 // On the real corpus, replayed online: the 80 % and 95 % bands cover 80 ±
 // 3 % and 95 ± 2 % of the buckets at every precision, no series of at
 // least 500 scored buckets falls under 92 % on the 95 % band, and
-// incidents begin at most once per 1,000 buckets at every precision;
+// incidents begin at most once per 1,000 buckets at every precision (an
+// incident re-opened within its recovery is the one begun: flagLog);
 // where the corpus misses a goal, realGoals holds the figure.
 func TestRealCorpus(t *testing.T) {
 	race.SkipMeasurement(t)
@@ -109,8 +110,8 @@ func TestRealCorpus(t *testing.T) {
 				worstOn = r
 			}
 		}
-		t.Logf("%-5v %6d buckets: 80 %% band %.3f, 95 %% band %.3f (worst %v %.3f); incidents begun %.2f per 1,000, %.2f but at outages (worst %v %.2f)",
-			p, s.n, s.cov80(), s.cov95(), worst.series, worst.stats.cov95(), s.onsetsPer1000(), s.falsePer1000(), worstOn.series, worstOn.stats.falsePer1000())
+		t.Logf("%-5v %6d buckets: 80 %% band %.3f, 95 %% band %.3f (worst %v %.3f); incidents begun %.2f per 1,000, %.2f but at outages (worst %v %.2f); flagged runs begun but at outages %.2f",
+			p, s.n, s.cov80(), s.cov95(), worst.series, worst.stats.cov95(), s.onsetsPer1000(), s.falsePer1000(), worstOn.series, worstOn.stats.falsePer1000(), s.falseRunsPer1000())
 		g.cov95lo.check(t, p.String()+" 95 % band", s.cov95(), false)
 		g.cov95hi.check(t, p.String()+" 95 % band", s.cov95(), true)
 		g.cov80lo.check(t, p.String()+" 80 % band", s.cov80(), false)
@@ -121,7 +122,7 @@ func TestRealCorpus(t *testing.T) {
 		g.onsets.check(t, p.String()+" incidents begun per 1,000 buckets but at outages", s.falsePer1000(), true)
 	}
 	for _, r := range runs {
-		t.Logf("  %-26v %-5v %4d: %.3f %.3f  incidents %d, %d at outages", r.series, r.step, r.stats.n, r.stats.cov80(), r.stats.cov95(), r.stats.onsets, r.stats.outages)
+		t.Logf("  %-26v %-5v %4d: %.3f %.3f  incidents %d, %d at outages; flagged runs %d", r.series, r.step, r.stats.n, r.stats.cov80(), r.stats.cov95(), r.stats.onsets, r.stats.outages, r.stats.runs)
 	}
 }
 

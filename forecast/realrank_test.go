@@ -17,6 +17,7 @@ type rankedBucket struct {
 	score   float64 // the fit's; NaN when none
 	z       float64 // a sliding-window z-score of the same buckets
 	onset   bool    // an incident begins here
+	run     bool    // a flagged run begins here: an incident, or one re-opened
 	label   int     // 1: injected, 0: not, -1: left out (an outage, an injection too small to see)
 	inEvent bool    // within an injected incident's window
 }
@@ -91,6 +92,7 @@ func rankStretch(rs replaySet, st stretch, inj injection, cfg Config) []rankedBu
 		}
 	}
 	prev := false
+	seen := newFlagLog(rs.own)
 	for i := st.from - 1; i < st.to; i++ {
 		o, err := onlineAt(rs, i, cfg, ed)
 		flagged := err == nil && o.flagged
@@ -102,10 +104,14 @@ func rankStretch(rs replaySet, st stretch, inj injection, cfg Config) []rankedBu
 				ed(w, max(0, i-zWindow))
 				b.z = slidingZ(w)
 			}
-			b.onset = flagged && !prev
+			b.run = flagged && !prev
+			b.onset = b.run && seen.begins(i, o)
 			if math.IsNaN(rs.own.v[i]) || duringOutage(rs.outages, rs.own.start+int64(i)*rs.own.step, rs.own.step) {
 				b.label = -1
 			}
+		}
+		if err == nil {
+			seen.note(i, o)
 		}
 		prev = flagged
 	}

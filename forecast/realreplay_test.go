@@ -109,7 +109,8 @@ type online struct {
 	value     float64
 	point     Point
 	flagged   bool
-	side      int // of the flag
+	side      int       // of the flag
+	start     time.Time // the first bucket of the incident flagged
 	fd        *Fitted
 	lastIndex int
 }
@@ -128,8 +129,56 @@ func onlineAt(rs replaySet, i int, cfg Config, ed edit) (online, error) {
 		if p.Anomaly.Observed < p.Anomaly.Expected {
 			o.side = -1
 		}
+		o.start = p.Time
+		for _, in := range fd.Incidents {
+			if !in.Start.After(p.Time) && (in.Open || !in.End.Before(p.Time)) {
+				o.start = in.Start
+			}
+		}
 	}
 	return o, nil
+}
+
+// flagLog remembers the side each bucket of a stretch was flagged on
+// online, to tell an incident begun from one seen before.
+type flagLog struct {
+	rec  recording
+	side map[int]int
+}
+
+func newFlagLog(rec recording) flagLog { return flagLog{rec: rec, side: map[int]int{}} }
+
+// note records what the fit of bucket i said of it.
+func (l flagLog) note(i int, o online) {
+	if o.flagged {
+		l.side[i] = o.side
+	}
+}
+
+// begins reports whether the flag of bucket i begins an incident: o
+// flags it, and its incident is not one already flagged whose flag
+// lapsed within its recovery. Each fit judges its window afresh: near
+// the level an incident left from, one fit ends it and the next does not
+// yet, or a bucket breaks out again on its side. The incident is then
+// the one already begun (its start the same), as the detector takes a
+// break to its side within the recovery and as the Scanner keeps it
+// (fromstore: one record, the first start). It is when the last bucket
+// of o's incident before i flagged on its side by the fit of its own
+// lies within the recovery: the lapse since no longer than the incident
+// had lasted from its start, or than CloseAfter buckets, whichever is more.
+func (l flagLog) begins(i int, o online) bool {
+	if !o.flagged {
+		return false
+	}
+	first := max(0, l.rec.index(o.start.Unix()))
+	for u := i - 1; u >= first; u-- {
+		if l.side[u] != o.side {
+			continue
+		}
+		lapse, lasted := i-u-1, u-first+1
+		return lapse > max(DefaultCloseAfter, lasted)
+	}
+	return true
 }
 
 // parallel runs f(i) for i in [0, n) on every core.
@@ -155,8 +204,9 @@ func parallel(n int, f func(i int)) {
 // realStats tallies one series at one precision.
 type realStats struct {
 	n, in80, in95 int // scored buckets, and those inside each band
-	calm, onsets  int // buckets that could start a flagged run, and the runs started
-	outages       int // runs started at an outage the recording shows
+	calm, onsets  int // buckets that could begin an incident, and the incidents begun
+	outages       int // incidents begun at an outage the recording shows
+	runs, runsOut int // flagged runs started (an incident re-opened starts one), and those at outages
 	width         float64
 	days          [7]dayStats // by the weekday (UTC) of the bucket
 }
@@ -167,6 +217,7 @@ type dayStats struct{ calm, false int }
 func (a *realStats) merge(b realStats) {
 	a.n, a.in80, a.in95 = a.n+b.n, a.in80+b.in80, a.in95+b.in95
 	a.calm, a.onsets, a.outages = a.calm+b.calm, a.onsets+b.onsets, a.outages+b.outages
+	a.runs, a.runsOut = a.runs+b.runs, a.runsOut+b.runsOut
 	for d := range a.days {
 		a.days[d].calm += b.days[d].calm
 		a.days[d].false += b.days[d].false
@@ -179,7 +230,13 @@ func (a realStats) onsetsPer1000() float64 {
 	return 1000 * float64(a.onsets) / math.Max(1, float64(a.calm))
 }
 
-// falsePer1000 is the runs started per 1,000 buckets but those at the
+// falseRunsPer1000 is the flagged runs started per 1,000 buckets but those
+// at the recording's outages, re-opened incidents included.
+func (a realStats) falseRunsPer1000() float64 {
+	return 1000 * float64(a.runs-a.runsOut) / math.Max(1, float64(a.calm))
+}
+
+// falsePer1000 is the incidents begun per 1,000 buckets but those at the
 // recording's outages: real incidents, whose flags are not false.
 func (a realStats) falsePer1000() float64 {
 	return 1000 * float64(a.onsets-a.outages) / math.Max(1, float64(a.calm))
@@ -187,10 +244,11 @@ func (a realStats) falsePer1000() float64 {
 
 // replayStretch scores every bucket of st online, and counts the flagged
 // runs started in it (the bucket before it tells whether the first one
-// continues a run).
+// continues a run) and the incidents begun.
 func replayStretch(tb testing.TB, rs replaySet, st stretch, cfg Config) realStats {
 	var out realStats
 	prev := false
+	seen := newFlagLog(rs.own)
 	for i := st.from - 1; i < st.to; i++ {
 		o, err := onlineAt(rs, i, cfg, nil)
 		if err != nil {
@@ -207,15 +265,23 @@ func replayStretch(tb testing.TB, rs replaySet, st stretch, cfg Config) realStat
 			out.calm++
 			wd := rs.own.time(i).Weekday()
 			out.days[wd].calm++
+			outage := duringOutage(rs.outages, rs.own.start+int64(i)*rs.own.step, rs.own.step)
 			if o.flagged && !prev {
+				out.runs++
+				if outage {
+					out.runsOut++
+				}
+			}
+			if o.flagged && !prev && seen.begins(i, o) {
 				out.onsets++
-				if duringOutage(rs.outages, rs.own.start+int64(i)*rs.own.step, rs.own.step) {
+				if outage {
 					out.outages++
 				} else {
 					out.days[wd].false++
 				}
 			}
 		}
+		seen.note(i, o)
 		prev = o.flagged
 	}
 	return out

@@ -136,3 +136,15 @@ func falseOnsets(bs []rankedBucket) (onsets, buckets int) {
 	}
 	return onsets, buckets
 }
+
+// falseRuns is falseOnsets counting every flagged run begun, an incident
+// re-opened included.
+func falseRuns(bs []rankedBucket) int {
+	n := 0
+	for _, b := range bs {
+		if b.label >= 0 && !b.inEvent && b.run {
+			n++
+		}
+	}
+	return n
+}

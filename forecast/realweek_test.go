@@ -9,7 +9,7 @@ import (
 	"github.com/pulse-dev/pulse/internal/testenv/race"
 )
 
-// weekdayRatio is the false runs begun per 1,000 buckets on the worst
+// weekdayRatio is the false incidents begun per 1,000 buckets on the worst
 // weekday over the median weekday's (weekdays with no buckets left out),
 // and the worst weekday. A median of zero gives +Inf when any day has one.
 func (a realStats) weekdayRatio() (float64, time.Weekday) {
@@ -42,12 +42,15 @@ func (a realStats) weekdayRatio() (float64, time.Weekday) {
 	return worst / med, worstDay
 }
 
-// weekGoal bounds the worst weekday's false runs begun over the median
-// weekday's at every precision below a day; weekHeld holds the ratio
-// where the corpus misses it, at the figure measured.
+// weekGoal bounds the worst weekday's false incidents begun over the
+// median weekday's at every precision below a day; weekHeld holds the
+// ratio where the corpus misses it, at the figure measured. At 1 min and
+// 5 min the worst weekday (Friday, Saturday) lost fewer of its false
+// incidents than the other days when a re-opened incident stopped
+// counting as a new one (docs/forecasts.md).
 const weekGoal = 1.5
 
-var weekHeld = map[time.Duration]float64{5 * time.Second: 3.0, time.Minute: 1.75, 5 * time.Hour: 1.8}
+var weekHeld = map[time.Duration]float64{5 * time.Second: 2.0, time.Minute: 1.9, 5 * time.Minute: 1.75}
 
 // On the real corpus replayed online, with the Week lent and without:
 // false incidents begun per 1,000 buckets, per weekday, and the worst
@@ -67,8 +70,8 @@ func TestRealCorpusWeek(t *testing.T) {
 		w, o := pw[p], po[p]
 		rw, dw := w.weekdayRatio()
 		ro, do := o.weekdayRatio()
-		t.Logf("%-5v false runs begun per 1,000: %.2f with the week, %.2f without; 95 %% band %.3f, %.3f; worst weekday / median %.2f (%v), %.2f (%v)",
-			p, w.falsePer1000(), o.falsePer1000(), w.cov95(), o.cov95(), rw, dw, ro, do)
+		t.Logf("%-5v false incidents begun per 1,000: %.2f with the week, %.2f without (flagged runs %.2f, %.2f); 95 %% band %.3f, %.3f; worst weekday / median %.2f (%v), %.2f (%v)",
+			p, w.falsePer1000(), o.falsePer1000(), w.falseRunsPer1000(), o.falseRunsPer1000(), w.cov95(), o.cov95(), rw, dw, ro, do)
 		g := goal{weekGoal, false}
 		if h, ok := weekHeld[p]; ok {
 			g = goal{h, true}

@@ -40,7 +40,7 @@ func (e *Evaluator) tickLocal(now time.Time) {
 			e.mem.local[o.Key] = s
 		}
 		from := s.State
-		if s.step(o, r, now, "") {
+		if s.step(o, r, now, "", 0) { // health is this instance's own, in memory
 			e.logLocalLocked(Transition{At: now, Key: s.Key, Rule: s.Rule, Labels: cloneLabels(s.Labels), From: from, To: s.State, Value: s.Value})
 		}
 	}

@@ -69,10 +69,14 @@ type Transition struct {
 
 // step moves s by one observation at now under r's For and
 // KeepFiringFor; it reports whether the state changed. An unknown
-// observation (its data missing) changes nothing but Stale. While wait
-// is not "", a firing alert whose breach is over stays firing, with
-// wait (why) in ResolveHeld.
-func (s *Status) step(o observation, r *Rule, now time.Time, wait string) bool {
+// observation (its data missing) changes nothing but Stale. A firing
+// alert resolves only once its breach has been over for quiet too: an
+// instance cut off from Redis just after its last flush looks up to date
+// until its stale bound has passed, and the hits it holds meanwhile are
+// missing from the data that looks clear. While wait is not "", a firing
+// alert whose breach is over stays firing, with wait (why) in
+// ResolveHeld.
+func (s *Status) step(o observation, r *Rule, now time.Time, wait string, quiet time.Duration) bool {
 	if o.unknown {
 		s.Stale = true
 		return false
@@ -105,7 +109,7 @@ func (s *Status) step(o observation, r *Rule, now time.Time, wait string) bool {
 			return s.moveTo(Firing, now)
 		}
 	case Firing:
-		if o.Breached || now.Sub(s.LastBreach) < r.KeepFiringFor.Std() {
+		if o.Breached || now.Sub(s.LastBreach) < max(r.KeepFiringFor.Std(), quiet) {
 			break
 		}
 		if wait != "" {

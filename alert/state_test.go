@@ -41,13 +41,49 @@ func TestStepForAndKeepFiring(t *testing.T) {
 			var s Status
 			for _, tk := range c.ticks {
 				now := t0.Add(time.Duration(tk.min) * time.Minute)
-				s.step(observation{Breached: tk.breached, unknown: tk.unknown}, r, now, "")
+				s.step(observation{Breached: tk.breached, unknown: tk.unknown}, r, now, "", 0)
 				if s.State != tk.want {
 					t.Fatalf("minute %d: %s, want %s", tk.min, s.State, tk.want)
 				}
 				if s.Stale != tk.unknown {
 					t.Fatalf("minute %d: stale %v", tk.min, s.Stale)
 				}
+			}
+		})
+	}
+}
+
+// A firing alert whose breach is over resolves only once it has been
+// over for quiet as well as KeepFiringFor, whichever is longer.
+func TestStepQuiet(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	cases := []struct {
+		name          string
+		keep, quiet   time.Duration
+		held, resolve time.Duration // since the last breach: still firing, then resolved
+	}{
+		{"no quiet, no keep", 0, 0, 0, time.Second},
+		{"quiet holds", 0, 5 * time.Second, 4 * time.Second, 5 * time.Second},
+		{"keep longer than quiet", time.Minute, 5 * time.Second, 59 * time.Second, time.Minute},
+		{"quiet longer than keep", 2 * time.Second, 5 * time.Second, 4 * time.Second, 5 * time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &Rule{KeepFiringFor: Duration(c.keep)}
+			var s Status
+			s.step(observation{Breached: true}, r, t0, "", c.quiet)
+			if s.State != Firing {
+				t.Fatalf("breached: %s", s.State)
+			}
+			if c.held > 0 {
+				s.step(observation{}, r, t0.Add(c.held), "", c.quiet)
+				if s.State != Firing {
+					t.Fatalf("%v after the breach: %s, want still firing", c.held, s.State)
+				}
+			}
+			s.step(observation{}, r, t0.Add(c.resolve), "", c.quiet)
+			if s.State != Resolved {
+				t.Fatalf("%v after the breach: %s, want resolved", c.resolve, s.State)
 			}
 		})
 	}

@@ -85,20 +85,24 @@ func (e *Evaluator) tickShared(ctx context.Context, now time.Time) (soon bool, e
 	}
 	e.waited = others.waiting != ""
 	e.settle = settleAfter(others.bound)
-	return false, e.evaluate(ctx, token, now, others.waiting)
+	// A resolve waits until an instance cut off just after its last
+	// flush would be past its stale bound, and so judged by mayHold, for
+	// two evaluations.
+	return false, e.evaluate(ctx, token, now, others.waiting, others.bound+2*e.cfg.Interval)
 }
 
 // evaluate reads and steps every state under token, stores what
 // changed and queues the notifications due. While wait is not "",
-// firing alerts do not resolve (Status.step).
-func (e *Evaluator) evaluate(ctx context.Context, token int64, now time.Time, wait string) error {
+// firing alerts do not resolve, nor until their breach has been over for
+// quiet (Status.step).
+func (e *Evaluator) evaluate(ctx context.Context, token int64, now time.Time, wait string, quiet time.Duration) error {
 	obs, err := e.observe(ctx, now)
 	if err != nil {
 		e.hold(ctx, token, now)
 		return err
 	}
 	e.mu.Lock()
-	changed, log := e.applyLocked(obs, now, wait)
+	changed, log := e.applyLocked(obs, now, wait, quiet)
 	e.mu.Unlock()
 	if len(changed) > 0 {
 		if err := e.st.write(ctx, token, changed, log); err != nil {
@@ -212,7 +216,7 @@ const valueRefresh = time.Minute
 // applyLocked steps each state by its observation and returns the states
 // to write and the transitions they made. A route gone from the known
 // set has no observation: no requests, so not breached.
-func (e *Evaluator) applyLocked(obs []observation, now time.Time, wait string) ([]*Status, []Transition) {
+func (e *Evaluator) applyLocked(obs []observation, now time.Time, wait string, quiet time.Duration) ([]*Status, []Transition) {
 	rules := make(map[string]*Rule, len(e.rules))
 	for i := range e.rules {
 		rules[e.rules[i].Name] = &e.rules[i]
@@ -222,7 +226,7 @@ func (e *Evaluator) applyLocked(obs []observation, now time.Time, wait string) (
 	var log []Transition
 	apply := func(s *Status, o observation, r *Rule) {
 		from, before := s.State, *s
-		moved := s.step(o, r, now, wait)
+		moved := s.step(o, r, now, wait, quiet)
 		if moved {
 			log = append(log, Transition{At: now, Key: s.Key, Rule: s.Rule, Labels: s.Labels, From: from, To: s.State, Value: s.Value})
 		}

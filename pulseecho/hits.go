@@ -52,39 +52,49 @@ func (config HitsConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pulseecho: hits: %w", err)
 	}
-	// Echo v4 builds this closure on every request: it holds m and
-	// routes, not the whole config, so each request allocates a few words.
-	routes := config.Routes
+	// Echo v4 builds the handler's closure on every request: it holds
+	// next and h, two words, so each request allocates no more.
+	h := &hits{m: m, routes: config.Routes}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) (err error) {
-			if m.Skip(c) {
-				return next(c)
-			}
-			start := m.Begin()
-			// The mark of timeseries.Skip(c.Response()) is found through
-			// Response.Unwrap, so the Writer that takes it goes under the
-			// Response while the handler and the error handler run.
-			// Deferred, so that a panic is counted as the 500 it becomes.
-			resp := c.Response()
-			w := adapter.NewWriter(resp.Writer)
-			resp.Writer = w
-			finished := false
-			defer func() {
-				resp.Writer = w.ResponseWriter
-				if !w.Skipped() {
-					status := responseStatus(c, w, err, finished)
-					m.Count(c, c.Request().Method, route(c, status, routes), status, m.Elapsed(start))
-				}
-				w.Release()
-			}()
-			if err = next(c); err != nil && m.HandleError() {
-				c.Error(err)
-				err = nil
-			}
-			finished = true
-			return err
-		}
+		return func(c echo.Context) error { return h.serve(c, next) }
 	}, nil
+}
+
+// hits is the state of one Hits middleware.
+type hits struct {
+	m      *adapter.Meter[echo.Context]
+	routes bool
+}
+
+// serve counts one request to next.
+func (h *hits) serve(c echo.Context, next echo.HandlerFunc) (err error) {
+	m := h.m
+	if m.Skip(c) {
+		return next(c)
+	}
+	start := m.Begin()
+	// The mark of timeseries.Skip(c.Response()) is found through
+	// Response.Unwrap, so the Writer that takes it goes under the
+	// Response while the handler and the error handler run. Deferred,
+	// so that a panic is counted as the 500 it becomes.
+	resp := c.Response()
+	w := adapter.NewWriter(resp.Writer)
+	resp.Writer = w
+	finished := false
+	defer func() {
+		resp.Writer = w.ResponseWriter
+		if !w.Skipped() {
+			status := responseStatus(c, w, err, finished)
+			m.Count(c, c.Request().Method, route(c, status, h.routes), status, m.Elapsed(start))
+		}
+		w.Release()
+	}()
+	if err = next(c); err != nil && m.HandleError() {
+		c.Error(err)
+		err = nil
+	}
+	finished = true
+	return err
 }
 
 // responseStatus is the status written (a hijack's 101 and a panic's 500

@@ -85,10 +85,9 @@ func (e *Evaluator) tickShared(ctx context.Context, now time.Time) (soon bool, e
 	}
 	e.waited = others.waiting != ""
 	e.settle = settleAfter(others.bound)
-	// A resolve waits until an instance cut off just after its last
-	// flush would be past its stale bound, and so judged by mayHold, for
-	// two evaluations.
-	return false, e.evaluate(ctx, token, now, others.waiting, others.bound+2*e.cfg.Interval)
+	// A resolve waits until an instance cut off after the last breached
+	// evaluation would be past its stale bound, and so judged by mayHold.
+	return false, e.evaluate(ctx, token, now, others.waiting, others.bound+e.cfg.Interval)
 }
 
 // evaluate reads and steps every state under token, stores what
@@ -224,7 +223,7 @@ func (e *Evaluator) applyLocked(obs []observation, now time.Time, wait string, q
 	seen := make(map[string]bool, len(obs))
 	var changed []*Status
 	var log []Transition
-	apply := func(s *Status, o observation, r *Rule) {
+	apply := func(s *Status, o observation, r *Rule, quiet time.Duration) {
 		from, before := s.State, *s
 		moved := s.step(o, r, now, wait, quiet)
 		if moved {
@@ -244,10 +243,11 @@ func (e *Evaluator) applyLocked(obs []observation, now time.Time, wait string, q
 			s = &Status{Key: o.Key}
 			e.mem.states[o.Key] = s
 		}
-		apply(s, o, rules[o.Rule])
+		apply(s, o, rules[o.Rule], quiet)
 	}
 	// An instance with no observation is not breached: its route left
 	// the known set, or its rule or window pair is no longer configured.
+	// No hits can bring it back, so its resolve does not wait for quiet.
 	for key, s := range e.mem.states {
 		if seen[key] || (s.State != Pending && s.State != Firing) {
 			continue
@@ -257,7 +257,7 @@ func (e *Evaluator) applyLocked(obs []observation, now time.Time, wait string, q
 			r = &Rule{}
 		}
 		apply(s, observation{Key: key, Rule: s.Rule, Series: s.Series, Labels: s.Labels, Annotations: s.Annotations,
-			Threshold: s.Threshold, Window: s.Window.Std(), Short: s.ShortWindow.Std(), Unit: s.Unit}, r)
+			Threshold: s.Threshold, Window: s.Window.Std(), Short: s.ShortWindow.Std(), Unit: s.Unit}, r, 0)
 	}
 	return changed, log
 }

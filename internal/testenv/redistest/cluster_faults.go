@@ -137,14 +137,14 @@ func (c *Cluster) migrate(slot int, to *Server, batch int, pause time.Duration) 
 	if err != nil {
 		return err
 	}
-	if _, err := to.do("CLUSTER", "SETSLOT", slot, "IMPORTING", fromID); err != nil {
+	if _, err := to.check("CLUSTER", "SETSLOT", slot, "IMPORTING", fromID); err != nil {
 		return fmt.Errorf("redistest: SETSLOT %d IMPORTING on %s: %w", slot, to.Addr, err)
 	}
-	if _, err := from.do("CLUSTER", "SETSLOT", slot, "MIGRATING", toID); err != nil {
+	if _, err := from.check("CLUSTER", "SETSLOT", slot, "MIGRATING", toID); err != nil {
 		return fmt.Errorf("redistest: SETSLOT %d MIGRATING on %s: %w", slot, from.Addr, err)
 	}
 	for {
-		keys, err := redis.Values(from.do("CLUSTER", "GETKEYSINSLOT", slot, batch))
+		keys, err := redis.Values(from.check("CLUSTER", "GETKEYSINSLOT", slot, batch))
 		if err != nil {
 			return fmt.Errorf("redistest: GETKEYSINSLOT %d on %s: %w", slot, from.Addr, err)
 		}
@@ -152,24 +152,24 @@ func (c *Cluster) migrate(slot int, to *Server, batch int, pause time.Duration) 
 			break
 		}
 		args := append([]any{"127.0.0.1", to.Port(), "", 0, 5000, "KEYS"}, keys...)
-		if _, err := from.do("MIGRATE", args...); err != nil {
+		if _, err := from.check("MIGRATE", args...); err != nil {
 			return fmt.Errorf("redistest: MIGRATE slot %d from %s to %s: %w", slot, from.Addr, to.Addr, err)
 		}
 		time.Sleep(pause)
 	}
 	// The new owner first, so that from then on the old one redirects to a
 	// node that already serves the slot.
-	if _, err := to.do("CLUSTER", "SETSLOT", slot, "NODE", toID); err != nil {
+	if _, err := to.check("CLUSTER", "SETSLOT", slot, "NODE", toID); err != nil {
 		return fmt.Errorf("redistest: SETSLOT %d NODE on %s: %w", slot, to.Addr, err)
 	}
-	if _, err := from.do("CLUSTER", "SETSLOT", slot, "NODE", toID); err != nil {
+	if _, err := from.check("CLUSTER", "SETSLOT", slot, "NODE", toID); err != nil {
 		return fmt.Errorf("redistest: SETSLOT %d NODE on %s: %w", slot, from.Addr, err)
 	}
 	for _, s := range c.Masters() {
 		if s == to || s == from {
 			continue
 		}
-		if _, err := s.do("CLUSTER", "SETSLOT", slot, "NODE", toID); err != nil {
+		if _, err := s.check("CLUSTER", "SETSLOT", slot, "NODE", toID); err != nil {
 			return fmt.Errorf("redistest: SETSLOT %d NODE on %s: %w", slot, s.Addr, err)
 		}
 	}

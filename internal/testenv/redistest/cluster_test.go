@@ -304,3 +304,19 @@ func TestStartClusterOOM(t *testing.T) {
 		t.Fatalf("SET after restore: %v", err)
 	}
 }
+
+// TestResetWaitsOnASlowNode: a node slow to answer (CLIENT PAUSE, as a
+// loaded machine keeps a server off the CPU for seconds) holds Reset up
+// and does not fail it: the commands Reset sends must succeed, so only a
+// hang may end them, not the 2 s the harness's polling allows.
+func TestResetWaitsOnASlowNode(t *testing.T) {
+	c := redistest.SharedCluster(t)
+	c.Reset(t)
+	slow := c.Masters()[0]
+	slow.Do("CLIENT", "PAUSE", 3000, "ALL")
+	start := time.Now()
+	c.Reset(t)
+	if waited := time.Since(start); waited < 2*time.Second {
+		t.Fatalf("Reset took %v: the node was not paused, so this test shows nothing", waited)
+	}
+}

@@ -39,7 +39,7 @@ func once(f func()) func() {
 func (f Faults) OOM() (restore func()) {
 	s := f.s
 	s.owner().Helper()
-	v, err := redis.Strings(s.do("CONFIG", "GET", "maxmemory-policy"))
+	v, err := redis.Strings(s.check("CONFIG", "GET", "maxmemory-policy"))
 	if err != nil || len(v) != 2 {
 		s.fatalf("redistest: CONFIG GET maxmemory-policy on %s: %v", s.Addr, err)
 	}
@@ -49,7 +49,7 @@ func (f Faults) OOM() (restore func()) {
 		if !s.proc.Running() {
 			return
 		}
-		if _, err := s.do("CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", policy); err != nil {
+		if _, err := s.check("CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", policy); err != nil {
 			s.fatalf("redistest: end OOM on %s: %v", s.Addr, err)
 		}
 	})
@@ -79,7 +79,7 @@ func (f Faults) ReadOnly() (restore func()) {
 		if !s.proc.Running() {
 			return
 		}
-		if _, err := s.do("REPLICAOF", "NO", "ONE"); err != nil {
+		if _, err := s.check("REPLICAOF", "NO", "ONE"); err != nil {
 			s.fatalf("redistest: end ReadOnly on %s: %v", s.Addr, err)
 		}
 	})

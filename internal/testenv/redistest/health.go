@@ -132,8 +132,14 @@ func (c *Cluster) Reset(tb testing.TB) {
 			c.RestartNode(tb, s)
 		}
 	}
+	// Every node runs again, so each command below must succeed: they
+	// are bounded by harness.Hang (check), not by the 2 s of polling.
 	for _, s := range c.nodes {
-		nodes, err := s.clusterNodes()
+		text, err := redis.String(s.check("CLUSTER", "NODES"))
+		if err != nil {
+			tb.Fatalf("redistest: CLUSTER NODES on %s: %v", s.Addr, err)
+		}
+		nodes, err := parseNodes(text)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -142,17 +148,17 @@ func (c *Cluster) Reset(tb testing.TB) {
 				continue
 			}
 			for _, slot := range n.migrating {
-				if _, err := s.do("CLUSTER", "SETSLOT", slot, "STABLE"); err != nil {
+				if _, err := s.check("CLUSTER", "SETSLOT", slot, "STABLE"); err != nil {
 					tb.Fatalf("redistest: SETSLOT %d STABLE on %s: %v", slot, s.Addr, err)
 				}
 			}
 		}
-		if _, err := s.do("CONFIG", "SET", "maxmemory", "0"); err != nil {
+		if _, err := s.check("CONFIG", "SET", "maxmemory", "0"); err != nil {
 			tb.Fatalf("redistest: CONFIG SET maxmemory 0 on %s: %v", s.Addr, err)
 		}
 	}
 	for _, s := range c.Masters() {
-		if _, err := s.do("FLUSHALL"); err != nil {
+		if _, err := s.check("FLUSHALL"); err != nil {
 			tb.Fatalf("redistest: FLUSHALL on %s: %v", s.Addr, err)
 		}
 	}

@@ -125,7 +125,7 @@ func (s *Server) nodeID() (string, error) {
 	if id != "" {
 		return id, nil
 	}
-	id, err := redis.String(s.do("CLUSTER", "MYID"))
+	id, err := redis.String(s.check("CLUSTER", "MYID"))
 	if err != nil {
 		return "", fmt.Errorf("redistest: CLUSTER MYID on %s: %w", s.Addr, err)
 	}

@@ -16,6 +16,7 @@ func quietTraffic(tr traffic, name string, days, quiet int) {
 }
 
 func TestAbsence(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	tr := traffic{}

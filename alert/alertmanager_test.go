@@ -15,6 +15,7 @@ import (
 // Alertmanager and Pulse agree on endsAt); the traffic is written
 // relative to it in hashes that do not expire.
 func TestAlertmanager(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	h := newHook(t)

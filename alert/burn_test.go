@@ -18,6 +18,7 @@ import (
 const burnNow = int64(98180 * 18000)
 
 func TestWindowSum(t *testing.T) {
+	t.Parallel()
 	samples := []timeseries.Sample{{Time: 0, Count: 60}, {Time: 60, Count: 60}, {Time: 120, Count: 30}}
 	cases := []struct {
 		name          string
@@ -39,6 +40,7 @@ func TestWindowSum(t *testing.T) {
 }
 
 func TestPickPrecision(t *testing.T) {
+	t.Parallel()
 	ps := tracktest.DefaultPrecisions()
 	for _, c := range []struct {
 		w, back time.Duration
@@ -76,6 +78,7 @@ func steadyTraffic(name string, errMinutes int, errPerMin int64) traffic {
 // TestBurnRates checks every window of the default rule against sums and
 // burn rates worked out by hand over steady traffic with an error burst.
 func TestBurnRates(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	steadyTraffic(App, 10, 50).write(t, pool)
@@ -127,6 +130,7 @@ func TestBurnRates(t *testing.T) {
 // the short windows exceed their rates: nothing is breached, as the
 // long windows guard against paging on a blip.
 func TestBurnRatesBelowRate(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	// 2 minutes of 10 errors a minute: 5 m burns 40, 1 h burns 3.33,
@@ -142,6 +146,7 @@ func TestBurnRatesBelowRate(t *testing.T) {
 // own traffic: the oldest minute of the 5 m window counts half, the
 // current one whole.
 func TestBurnRatesPartialBuckets(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	tr := steadyTraffic(App, 10, 50)
@@ -165,6 +170,7 @@ func TestBurnRatesPartialBuckets(t *testing.T) {
 }
 
 func TestRouteTemplate(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	tr := steadyTraffic("GET /posts/:id", 10, 50)

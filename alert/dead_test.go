@@ -50,6 +50,7 @@ func TestDeadInstanceHelper(t *testing.T) {
 // stopped child, resumed, sends nothing again. The webhook sees one
 // firing and one resolve, then the new firing.
 func TestDeadInstance(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		holder  bool // the child holds the lease

@@ -19,6 +19,7 @@ import (
 // notification reaches it once after it recovers, and evaluations go on
 // meanwhile.
 func TestReceiverDown(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	steadyTraffic(App, 10, 50).write(t, pool)
@@ -61,6 +62,7 @@ func TestReceiverDown(t *testing.T) {
 // queue; the surplus and the messages given up on are counted, and
 // evaluation is not held up.
 func TestQueueBoundAndGiveUp(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	tr := traffic{}
@@ -114,6 +116,7 @@ func TestQueueBoundAndGiveUp(t *testing.T) {
 // TestSecretsStayHidden: a token in receiver URLs appears in no log line,
 // error, health or Handler answer, whatever the receiver does.
 func TestSecretsStayHidden(t *testing.T) {
+	t.Parallel()
 	const token = "s3cr3t-T0KEN"
 	srv := redistest.Start(t)
 	pool := srv.Pool()

@@ -225,6 +225,7 @@ func cpuTime() time.Duration {
 // evaluation of 500 routes reads each precision once (one round trip on
 // one server), plus the lease and the state write.
 func TestEvaluateRoundTrips(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	c := pool.Get()

@@ -107,6 +107,7 @@ func sloEvaluator(t *testing.T, pool *redis.Pool, clock timeseries.Clock, name s
 // TestTwoEvaluatorsOneNotification: two instances on one Redis send one
 // firing and one resolved notification per alert, across a handover.
 func TestTwoEvaluatorsOneNotification(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	steadyTraffic(App, 10, 50).write(t, pool)
@@ -182,6 +183,7 @@ func TestTwoEvaluatorsOneNotification(t *testing.T) {
 // TestFencedWrite: a write under a token older than the fence's is
 // refused, and changes nothing.
 func TestFencedWrite(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	st := &stateStore{r: newRouter(srv.Pool()), k: keysFor(""), history: 10}
 	ctx := context.Background()
@@ -226,6 +228,7 @@ func TestFencedWrite(t *testing.T) {
 // configuration (here, after a redeploy renamed it) resolves rather than
 // firing, and being re-sent, forever.
 func TestRemovedRuleResolves(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	steadyTraffic(App, 10, 50).write(t, pool)

@@ -17,6 +17,7 @@ import (
 // missing once the first flush fails or is late. The clock is near the
 // wall clock: the recorder's markers expire by Redis's.
 func TestBeforeTheFirstFlush(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		// recorder is the recorder's Config: its Clock is the test's
@@ -108,6 +109,7 @@ func TestBeforeTheFirstFlush(t *testing.T) {
 // saying the data are missing on the way; the next one would only come
 // an Interval later.
 func TestFirstEvaluationSoon(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool()})
 	if err != nil {

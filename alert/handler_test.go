@@ -13,6 +13,7 @@ import (
 )
 
 func TestHandler(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	steadyTraffic(App, 10, 50).write(t, pool)
@@ -102,6 +103,7 @@ func TestHandler(t *testing.T) {
 // them, while another instance writes: the newest transition's state is
 // the state listed.
 func TestHandlerSnapshot(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	clock := timeseries.NewManualClock(time.Unix(burnNow, 0))
 	e, err := New(Config{Pool: srv.Pool(), Clock: clock, Instance: "reader",

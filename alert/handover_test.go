@@ -56,6 +56,7 @@ func (h *heldHook) counts() (posts, accepted int) {
 // before its retry and drops the message unsent. The receiver gets the
 // alert exactly once.
 func TestNoSendAfterHandover(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	steadyTraffic(App, 10, 50).write(t, pool)

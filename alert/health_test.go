@@ -17,6 +17,7 @@ import (
 // notifies while Redis is unreachable, since its state is the
 // instance's, in memory; it resolves once flushes succeed again.
 func TestHealthRulesWhileRedisDown(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	clock := timeseries.NewManualClock(time.Now())
@@ -100,6 +101,7 @@ func (d lastMinuteBelow) Detect(_ context.Context, series string, now time.Time)
 // TestAnomalyHook: an Anomaly rule asks Config.Detector per series; a
 // Detector error holds the alert instead of resolving or firing it.
 func TestAnomalyHook(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	tr := traffic{}
@@ -136,6 +138,7 @@ func TestAnomalyHook(t *testing.T) {
 }
 
 func TestNewRejects(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	for _, c := range []struct {
 		cfg  Config

@@ -46,6 +46,7 @@ func killEvaluator(t *testing.T, pool *redis.Pool, name, hookURL string) *Evalua
 // both processes; the traffic is written relative to it in hashes that
 // never expire.
 func TestKillHolder(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	now := time.Now().Unix()

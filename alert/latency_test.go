@@ -92,6 +92,7 @@ func slowBurst(name string, slowMinutes int) timings {
 // (99 % within 500 ms) against counts and burn rates worked out by hand
 // over steady traffic with a 10-minute burst of slow requests.
 func TestLatencyBurnRates(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	slowBurst(App, 10).write(t, pool)
@@ -169,6 +170,7 @@ func TestLatencyBurnRates(t *testing.T) {
 // TestThresholdEdge: a threshold inside a bin is taken at the nearer of
 // the bin's edges, by ratio, which is within half a bin of it.
 func TestThresholdEdge(t *testing.T) {
+	t.Parallel()
 	m := defaultMapping
 	h := timeseries.NewHistogram(m)
 	for _, d := range []time.Duration{290, 298, 305, 330} {
@@ -210,6 +212,7 @@ func TestThresholdEdge(t *testing.T) {
 // once two hours of fast requests follow; the webhook gets one firing
 // and one resolved notification.
 func TestLatencyFiresAndResolves(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	slowBurst(App, 10).write(t, pool)
@@ -307,6 +310,7 @@ func flushAndTick(t *testing.T, rec *timeseries.Recorder, pool *redis.Pool, cloc
 // (297.3 ms). The clock starts at the wall clock's time, since the
 // recorder's duration keys expire by Redis's clock.
 func TestLatencyThroughRecorder(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	clock := timeseries.NewManualClock(time.Unix(testnow.Now().Unix()/60*60, 0))
@@ -334,6 +338,7 @@ func TestLatencyThroughRecorder(t *testing.T) {
 // TestLatencyWithoutDurations: a recorder that keeps no durations leaves
 // a latency alert held (stale), not inactive, and the other rules work.
 func TestLatencyWithoutDurations(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	clock := timeseries.NewManualClock(time.Unix(testnow.Now().Unix()/60*60, 0))

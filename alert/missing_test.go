@@ -15,6 +15,7 @@ import (
 // app look silent: the absence rule never fires. The clock starts at the
 // wall clock's time, since the recorder's keys expire by Redis's clock.
 func TestRedisGapNotZero(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	pool := srv.Pool()
 	start := time.Now()

@@ -37,6 +37,7 @@ type beat struct {
 // deleted) while known. Heartbeats are written as recorders write them;
 // nothing here expires in Redis.
 func TestInstancesHold(t *testing.T) {
+	t.Parallel()
 	type step struct {
 		beats    []beat
 		evict    bool          // the heartbeats key is deleted before the evaluation
@@ -138,6 +139,7 @@ func writeBeats(t *testing.T, srv *redistest.Server, now time.Time, beats []beat
 // instances' clocks are their own, near the wall clock (the recorders'
 // markers expire by Redis's), so one can lag behind the other.
 func TestRedisPausedHoldsForEveryInstance(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	proxy := tcpproxy.Start(t, srv.Addr) // never cut: its pool's timeouts are short
 	start := testnow.Now()

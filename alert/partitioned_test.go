@@ -160,6 +160,7 @@ func resolveHeld(t *testing.T, e *Evaluator) string {
 // resolved notification: no false resolve, no second page. Real clock:
 // Alertmanager keeps it.
 func TestPartitionedInstance(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	proxy := tcpproxy.Start(t, srv.Addr)
 	h := newHook(t)

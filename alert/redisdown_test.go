@@ -21,6 +21,7 @@ import (
 // listed; the webhook gets it. Once Redis is back it resolves, and the
 // transitions say so too.
 func TestRedisDownStaysVisible(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	clock := timeseries.NewManualClock(time.Now())
 	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), Clock: clock, FlushTimeout: 500 * time.Millisecond, OnError: func(error) {}})

@@ -9,6 +9,7 @@ import (
 )
 
 func TestLoadRulesFile(t *testing.T) {
+	t.Parallel()
 	rules, err := LoadRules("testdata/rules.json")
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +42,7 @@ func TestLoadRulesFile(t *testing.T) {
 }
 
 func TestBadRuleFiles(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, body string
 		want       []string // every one must be in the error
@@ -124,12 +126,14 @@ func TestBadRuleFiles(t *testing.T) {
 }
 
 func TestLoadRulesMissingFile(t *testing.T) {
+	t.Parallel()
 	if _, err := LoadRules(filepath.Join(t.TempDir(), "none.json")); err == nil || !strings.Contains(err.Error(), "none.json") {
 		t.Fatalf("err = %v, want one naming the file", err)
 	}
 }
 
 func TestDefaultRulesValid(t *testing.T) {
+	t.Parallel()
 	rules, err := ValidateRules(DefaultRules())
 	if err != nil {
 		t.Fatal(err)
@@ -140,6 +144,7 @@ func TestDefaultRulesValid(t *testing.T) {
 }
 
 func TestDurationText(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   string
 		want time.Duration
@@ -171,6 +176,7 @@ func TestDurationText(t *testing.T) {
 // when it has none), its line and the field, in the file's order; none
 // twice, none left out.
 func TestRuleFileWithManyErrors(t *testing.T) {
+	t.Parallel()
 	body := `{"rules": [
   {"name": "AppAvailability", "kind": "availability", "series": "hits", "tagret": 99.9, "period": 30},
   {"kind": "absence", "series": "GET /x status:5xx", "quiet": "15 minutes", "min_baseline": "ten"},
@@ -217,6 +223,7 @@ func TestRuleFileWithManyErrors(t *testing.T) {
 // TestValidateRulesListsEveryProblem: rules given as Go values are
 // checked alike, by position.
 func TestValidateRulesListsEveryProblem(t *testing.T) {
+	t.Parallel()
 	_, err := ValidateRules([]Rule{
 		{Name: "A", Kind: Availability, Series: "hits", Target: 100, Threshold: Duration(time.Second)},
 		{Kind: Absence, Series: "hits"},

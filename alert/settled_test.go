@@ -17,6 +17,7 @@ import (
 // settledRefresh; one added within the settling time is seen at once.
 // The clock is fixed far from the wall clock: nothing here expires.
 func TestSettledBuckets(t *testing.T) {
+	t.Parallel()
 	errs := errorSeries(App)
 	cases := []struct {
 		name string

@@ -24,6 +24,7 @@ import (
 // side. The clock stays near the wall clock: the histograms expire by
 // Redis's.
 func TestLatencyFromSlowCounts(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	start := testnow.Now().Truncate(time.Minute)
 	clock := timeseries.NewManualClock(start)
@@ -100,6 +101,7 @@ func repeat(d time.Duration, n int) []time.Duration {
 // counting a threshold is read from that moment on, the slow requests
 // and all of them alike: before it the hits had no slow count.
 func TestSlowCountsSince(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	tr := traffic{}
 	slow := timeseries.SlowSeries(App, 500*time.Millisecond)
@@ -130,6 +132,7 @@ func TestSlowCountsSince(t *testing.T) {
 // TestRecorderWithoutTheThreshold: an evaluator given a recorder that
 // does not count its latency rule's threshold says so at its start.
 func TestRecorderWithoutTheThreshold(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), SlowThresholds: []time.Duration{time.Second}})
 	if err != nil {

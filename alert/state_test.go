@@ -6,6 +6,7 @@ import (
 )
 
 func TestStepForAndKeepFiring(t *testing.T) {
+	t.Parallel()
 	r := &Rule{For: Duration(2 * time.Minute), KeepFiringFor: Duration(3 * time.Minute)}
 	t0 := time.Unix(1_000_000, 0)
 	type tick struct {
@@ -56,6 +57,7 @@ func TestStepForAndKeepFiring(t *testing.T) {
 // A firing alert whose breach is over resolves only once it has been
 // over for quiet as well as KeepFiringFor, whichever is longer.
 func TestStepQuiet(t *testing.T) {
+	t.Parallel()
 	t0 := time.Unix(1_000_000, 0)
 	cases := []struct {
 		name          string
@@ -90,6 +92,7 @@ func TestStepQuiet(t *testing.T) {
 }
 
 func TestDue(t *testing.T) {
+	t.Parallel()
 	t0 := time.Unix(1_000_000, 0)
 	t1 := t0.Add(time.Hour)
 	cases := []struct {

@@ -29,6 +29,7 @@ func steadyErrors(name string, perMille int64) traffic {
 // those of one window pair, the pair nearest to (or furthest past) its
 // rate, whether the alert fires or not.
 func TestAlertWindows(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		state         State
 		value, thresh float64
@@ -109,6 +110,7 @@ func answer(t *testing.T, e *Evaluator) handlerBody {
 // and each of its alerts, inactive, with its value, threshold and
 // window: an operator sees how near each is to firing.
 func TestEveryRuleListsItsAlerts(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	clock := timeseries.NewManualClock(testnow.Now())
 	rec, err := timeseries.NewRecorder(timeseries.Config{Pool: srv.Pool(), Clock: clock, SlowThresholds: []time.Duration{500 * time.Millisecond}})

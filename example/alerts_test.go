@@ -22,6 +22,7 @@ import (
 // serves and gives it up at shutdown; a bad rule file stops it at start
 // with an error naming the rule.
 func TestAlertRulesFile(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "rules.json")
@@ -114,6 +115,7 @@ func getBody(t *testing.T, url string) (int, string) {
 // log says, and the stop still ends within the shutdown bound with no
 // error, as it does without alerts.
 func TestStopWithRedisAway(t *testing.T) {
+	t.Parallel()
 	faults := []struct {
 		name  string
 		fault func(*redistest.Server) (restore func())

@@ -105,6 +105,7 @@ func hlen(t *testing.T, s server, key string) int {
 // cleaner finds that out by the script's compile error and trims with
 // one plain script call per series, in the same pass, reporting nothing.
 func TestCleanerOnEveryServer(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	for _, tc := range servers {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,6 +146,7 @@ func TestCleanerOnEveryServer(t *testing.T) {
 // server expires keys by the clock, as a real one does); then a pass
 // trims as usual.
 func TestCleanerRedisDown(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	for _, tc := range servers {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 )
 
 func TestBrowseURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ addr, url, dashboard string }{
 		{":8080", "http://localhost:8080/", "http://localhost:8080/dashboard/"},
 		{"[::]:8080", "http://localhost:8080/", "http://localhost:8080/dashboard/"},

@@ -32,6 +32,7 @@ var grafanaMacros = strings.NewReplacer(`$route`, `.*`, `$__rate_interval`, `1m`
 // serves traffic, and every query of every panel of the shipped Grafana
 // dashboard parses and returns data.
 func TestGrafanaDashboard(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join("..", "promexport", "grafana", "pulse.json"))
 	if err != nil {
 		t.Fatal(err)

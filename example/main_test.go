@@ -98,6 +98,7 @@ func get(t *testing.T, url string, user, pass string) int {
 // TestShutdownFlushesEveryHit: hits recorded just before the signal reach
 // Redis, and the dashboard's own requests are not counted.
 func TestShutdownFlushesEveryHit(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	base, stop := startExample(t, srv, options{})
 
@@ -137,6 +138,7 @@ func TestShutdownFlushesEveryHit(t *testing.T) {
 }
 
 func TestDashboardBasicAuth(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	base, _ := startExample(t, srv, options{DashboardUser: "ops", DashboardPass: "s3cret"})
 	cases := []struct {
@@ -165,6 +167,7 @@ func TestDashboardBasicAuth(t *testing.T) {
 // TestMetrics: GET /metrics serves the recorder's Prometheus metrics, and
 // scrapes are not counted as traffic.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	base, stop := startExample(t, srv, options{})
 	if got := get(t, base+"/posts", "", ""); got != http.StatusOK {
@@ -195,6 +198,7 @@ func TestMetrics(t *testing.T) {
 // With no REDIS_URL and REDIS_SERVER=embedded the example runs on the
 // embedded Redis: nothing to start, and requests are counted there.
 func TestEmbeddedDefaults(t *testing.T) {
+	t.Parallel()
 	opts := options{Addr: "127.0.0.1:0", RedisServer: embeddedRedis, DatabaseURL: "sqlite:" + filepath.Join(t.TempDir(), "forum.db")}
 	ready := make(chan string, 1)
 	opts.Ready = func(addr string) { ready <- addr }
@@ -231,6 +235,7 @@ func TestEmbeddedDefaults(t *testing.T) {
 // body and another pipelines requests without reading the answers, exits
 // 0 within 11 s having written every hit it counted to Redis.
 func TestSIGTERM(t *testing.T) {
+	t.Parallel()
 	bin := buildExample(t)
 	srv := redistest.Start(t)
 	port := freePort(t)
@@ -372,6 +377,7 @@ func freePort(t *testing.T) string {
 // A body trickled a byte every 2 s is cut off by the read timeout, not
 // read for as long as the client cares to send.
 func TestTrickledBodyCutOff(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	const readTimeout = 2 * time.Second
 	base, _ := startExample(t, srv, options{Timeouts: timeouts{Read: readTimeout}})
@@ -415,6 +421,7 @@ func TestTrickledBodyCutOff(t *testing.T) {
 
 // An idle keep-alive connection is closed after the idle timeout.
 func TestIdleKeepAliveClosed(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	const idle = time.Second
 	base, _ := startExample(t, srv, options{Timeouts: timeouts{Read: 30 * time.Second, Idle: idle}})
@@ -451,6 +458,7 @@ func TestIdleKeepAliveClosed(t *testing.T) {
 }
 
 func TestAdminRoutesBehindDashboardLogin(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	post := func(base, user, pass string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, base+"/api/admin/reconcile", nil)

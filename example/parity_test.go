@@ -133,6 +133,7 @@ func seedSeries(t *testing.T, tw [2]twin, name string, n int) {
 // step starts, so a step's two requests fall in one bucket of every
 // precision on both.
 func TestEmbeddedMatchesRedisServer(t *testing.T) {
+	t.Parallel()
 	clock := newHeldClock()
 	tw := startTwins(t, clock)
 	seedSeries(t, tw, "seeded", 120)

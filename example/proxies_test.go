@@ -16,6 +16,7 @@ import (
 )
 
 func TestParseTrustedProxies(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      string
 		want    string // the ranges, space-separated
@@ -52,6 +53,7 @@ func TestParseTrustedProxies(t *testing.T) {
 // One loopback client forging X-Forwarded-For is one visitor on the
 // defaults; only a trusted range makes the header count.
 func TestForgedForwardedFor(t *testing.T) {
+	t.Parallel()
 	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
 	var forwarded []timeseries.Visitor
 	for i := range 30 {

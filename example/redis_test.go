@@ -56,6 +56,7 @@ func TestRedisClusterMode(t *testing.T) {
 // write and stops cleanly; started again with Redis up, it sends the
 // spilled hits, once.
 func TestSpillAcrossRestart(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	spill := filepath.Join(t.TempDir(), "spill")
 	db := "sqlite:" + filepath.Join(t.TempDir(), "forum.db")
@@ -98,6 +99,7 @@ func TestSpillAcrossRestart(t *testing.T) {
 // union, as on redis-server, and leaves no key behind; a key of another
 // type is refused with Redis's error.
 func TestEmbeddedPFCOUNTUnion(t *testing.T) {
+	t.Parallel()
 	for _, s := range servers {
 		t.Run(s.name, func(t *testing.T) {
 			srv := s.start(t)
@@ -129,6 +131,7 @@ func TestEmbeddedPFCOUNTUnion(t *testing.T) {
 // installed, says so, and stops it and removes its dir on exit; a binary
 // that is not there falls back to the embedded server.
 func TestLocalRedisChoice(t *testing.T) {
+	t.Parallel()
 	var logs syncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	pool, closeRedis, err := openLocalRedis("", logger)

@@ -37,6 +37,7 @@ func send(t *testing.T, method, url, user, pass string) int {
 // read, nor an admin call, is counted. One request to the forum is, so that the count is
 // known to work.
 func TestDashboardRefusalsNotCounted(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, user, pass string
 		login            bool // send the right login

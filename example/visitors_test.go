@@ -14,6 +14,7 @@ import (
 // addresses (127.0.0.x; the forum trusts no proxy header) and their
 // browsers, so the hits series and the routes count more than one.
 func TestDemoTrafficHasVisitors(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	_, stop := startExample(t, srv, options{DemoTraffic: true})
 	// The app keeps real time: the traffic may cross midnight, so the

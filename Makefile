@@ -12,10 +12,12 @@ GO ?= go
 PKGS = github.com/pulse-dev/pulse/...
 # The race pass: the packages whose code or tests start goroutines or
 # share memory (sync, sync/atomic). internal/testenv/race checks that each
-# such package is named here. Every other package runs once without -race
+# such package is named here, the slowest first: go test starts them in
+# this order, and a long package left to the end runs alone. Every other
+# package runs once without -race
 # (PLAIN_PKGS): the detector finds nothing in code that runs on one
 # goroutine, and slows it up to tenfold.
-RACE_PKGS = $(addprefix github.com/pulse-dev/pulse/,adapter adapter/adaptertest alert alert/anomaly cleaner dashboard echov5 entity example example/forum example/minimal example/minimalchi example/minimalfiber example/minimalgin example/minimalhttp example/minimalv5 forecast forecast/fromstore internal/ratelog internal/redisconn internal/testenv/bench internal/testenv/bench/fleet internal/testenv/browsertest internal/testenv/dashtest internal/testenv/harness internal/testenv/minimaltest internal/testenv/ports internal/testenv/proc internal/testenv/redistest internal/testenv/tcpproxy internal/testenv/testnow internal/testenv/tracktest otelexport pulseecho pulsefiber pulsehttp timeseries timeseries/internal/visitors)
+RACE_PKGS = $(addprefix github.com/pulse-dev/pulse/,timeseries alert example entity internal/testenv/browsertest dashboard pulseecho example/forum cleaner internal/testenv/bench internal/testenv/redistest pulsehttp internal/testenv/bench/fleet forecast/fromstore echov5 adapter/adaptertest internal/redisconn adapter alert/anomaly example/minimal example/minimalchi example/minimalfiber example/minimalgin example/minimalhttp example/minimalv5 forecast internal/ratelog internal/testenv/dashtest internal/testenv/harness internal/testenv/minimaltest internal/testenv/ports internal/testenv/proc internal/testenv/tcpproxy internal/testenv/testnow internal/testenv/tracktest otelexport pulsefiber timeseries/internal/visitors)
 PLAIN_PKGS = $(filter-out $(RACE_PKGS),$(shell $(GO) list $(PKGS)))
 # The SQL server legs of entity's matrices (subtests named mariadb and
 # postgres, under a test or under a test's layout) run once, without
@@ -44,7 +46,7 @@ export SLOW_TIME = 23:59:40
 export SLOW_DIR = timeseries
 export TIMED_SLOW_RUN = ^(TestDurationTotals|TestKnownListed|TestRouteMemoryAtFullDepth|TestVisitorMemoryAtFullDepth)
 
-.PHONY: run test test-hours setup assets bench vet
+.PHONY: run test test-race test-plain test-servers test-measure test-hours setup assets bench vet
 
 # The example is built, then run: `go run` exits 1 when interrupted,
 # whatever the program returns (golang/go#40467), so Ctrl-C would end in
@@ -61,20 +63,35 @@ run:
 	$(GO) build -o $(RUN_BIN) ./example
 	$(RUN_BIN) $(ARGS)
 
-# Each pass runs two packages at once (-p 2) on two cores. A test's
-# deadline guards against a hang only (docs/testing.md), so a loaded
-# machine makes the suite slower, never red. TEST_FLAGS adds go test
-# flags to every pass, e.g. TEST_FLAGS=-json for the timing table.
+# After vet, the five passes run side by side. The race pass is the
+# longest, and its tests spend much of their time waiting on servers and
+# clocks: it runs three packages at once (-p 3) and up to four of a
+# package's parallel tests (-parallel 4), and the other passes run under
+# nice, taking the CPU it leaves. -Otarget prints each pass's output whole
+# when it ends (so TEST_FLAGS=-json lines never interleave); -k lets every
+# pass finish and report before make fails. A test's deadline guards
+# against a hang only (docs/testing.md), so a loaded machine makes the
+# suite slower, never red. TEST_FLAGS adds go test flags to every pass,
+# e.g. TEST_FLAGS=-json for the timing table.
+NICE = nice -n 10
 test: setup
 	$(GO) vet $(PKGS)
-	$(GO) test $(TEST_FLAGS) -race -count=1 -p 2 -timeout 15m -skip '$(SERVER_LEGS)' $(RACE_PKGS)
-	$(GO) test $(TEST_FLAGS) -count=1 -p 2 -timeout 15m $(PLAIN_PKGS)
-	$(GO) test $(TEST_FLAGS) -count=1 -timeout 15m -run '$(SERVER_LEGS)' github.com/pulse-dev/pulse/entity
-	$(GO) test $(TEST_FLAGS) -count=1 -run '$(MEASURE_RUN)' $(filter $(RACE_PKGS),$(MEASURE_PKGS))
-	$(MAKE) --no-print-directory test-hours
+	$(MAKE) --no-print-directory -k -j5 -Otarget test-race test-plain test-servers test-measure test-hours
+
+test-race:
+	$(GO) test $(TEST_FLAGS) -race -count=1 -p 3 -parallel 4 -timeout 15m -skip '$(SERVER_LEGS)' $(RACE_PKGS)
+
+test-plain:
+	$(NICE) $(GO) test $(TEST_FLAGS) -count=1 -p 2 -timeout 15m $(PLAIN_PKGS)
+
+test-servers:
+	$(NICE) $(GO) test $(TEST_FLAGS) -count=1 -timeout 15m -run '$(SERVER_LEGS)' github.com/pulse-dev/pulse/entity
+
+test-measure:
+	$(NICE) $(GO) test $(TEST_FLAGS) -count=1 -timeout 15m -run '$(MEASURE_RUN)' $(filter $(RACE_PKGS),$(MEASURE_PKGS))
 
 test-hours:
-	GO=$(GO) scripts/test-hours.sh
+	GO=$(GO) $(NICE) scripts/test-hours.sh
 
 setup:
 	scripts/setup.sh

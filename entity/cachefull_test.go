@@ -202,7 +202,7 @@ func TestPartlyWarmedBatchOnCluster(t *testing.T) {
 		var armed atomic.Bool
 		posts := snowflakeIDs(60)
 		cfg := Config{DB: sqliteDB(t), Dialect: SQLite, Pool: cl.Client(t), Layout: lay, FlushInterval: 20 * time.Millisecond,
-			CacheTimeout: 2 * time.Second, OnError: func(error) {}}
+			CacheTimeout: 2 * time.Second, StatementTimeout: time.Minute, OnError: func(error) {}}
 		var c *Counters
 		cfg.hooks.afterLoad = func(string, []int64) {
 			if armed.CompareAndSwap(true, false) {

@@ -115,6 +115,24 @@ func waitReady(t *testing.T, client *http.Client, url string, logs *LockedBuffer
 	}
 }
 
+// waitHealthy waits for the health probe at url to answer 200. It asks
+// again after a 503: the probe gives Redis's PING a second or two, which
+// a loaded machine may take, and what is tested is that a program whose
+// Redis runs reports healthy, not how fast.
+func waitHealthy(t *testing.T, client *http.Client, url string) {
+	t.Helper()
+	var code int
+	var body string
+	for deadline := time.Now().Add(harness.Hang); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if code, body = get(t, client, url); code != http.StatusServiceUnavailable {
+			break
+		}
+	}
+	if code != http.StatusOK {
+		t.Errorf("api/health: %d %s", code, body)
+	}
+}
+
 // sendLoad sends each GETs from each of clients at once, every third one
 // to a path no route matches, and returns how many answered wrong.
 func sendLoad(t *testing.T, client *http.Client, base string, clients, each int) int64 {
@@ -158,9 +176,7 @@ func Run(t *testing.T, root string) {
 	if code, _ := get(t, noRedirect, base+"/dashboard"); code != http.StatusFound {
 		t.Errorf("/dashboard: %d, want a redirect to /dashboard/", code)
 	}
-	if code, body := get(t, noRedirect, base+"/dashboard/api/health"); code != http.StatusOK {
-		t.Errorf("api/health: %d %s", code, body)
-	}
+	waitHealthy(t, noRedirect, base+"/dashboard/api/health")
 
 	const clients, each = 8, 150 // each client's every third request misses
 	if bad := sendLoad(t, noRedirect, base, clients, each); bad != 0 {

@@ -63,17 +63,18 @@ run:
 	$(GO) build -o $(RUN_BIN) ./example
 	$(RUN_BIN) $(ARGS)
 
-# After vet, the five passes run side by side. The race pass is the
-# longest, and its tests spend much of their time waiting on servers and
-# clocks: it runs three packages at once (-p 3) and up to four of a
-# package's parallel tests (-parallel 4), and the other passes run under
-# nice, taking the CPU it leaves. -Otarget prints each pass's output whole
-# when it ends (so TEST_FLAGS=-json lines never interleave); -k lets every
-# pass finish and report before make fails. A test's deadline guards
-# against a hang only (docs/testing.md), so a loaded machine makes the
-# suite slower, never red. TEST_FLAGS adds go test flags to every pass,
-# e.g. TEST_FLAGS=-json for the timing table.
-NICE = nice -n 10
+# After vet, the five passes run side by side: the race pass's tests
+# spend much of their time waiting on servers and clocks, as do the SQL
+# server legs and the hours pass, so the cores have room for the rest.
+# The race pass, the longest, runs three packages at once (-p 3) and up
+# to four of a package's parallel tests (-parallel 4). No pass runs under
+# nice: beside other work on the machine, a niced pass starved past its
+# timeout. -Otarget prints each pass's output whole when it ends (so
+# TEST_FLAGS=-json lines never interleave); -k lets every pass finish and
+# report before make fails. A test's deadline guards against a hang only
+# (docs/testing.md), so a loaded machine makes the suite slower, never
+# red. TEST_FLAGS adds go test flags to every pass, e.g. TEST_FLAGS=-json
+# for the timing table.
 test: setup
 	$(GO) vet $(PKGS)
 	$(MAKE) --no-print-directory -k -j5 -Otarget test-race test-plain test-servers test-measure test-hours
@@ -82,16 +83,16 @@ test-race:
 	$(GO) test $(TEST_FLAGS) -race -count=1 -p 3 -parallel 4 -timeout 15m -skip '$(SERVER_LEGS)' $(RACE_PKGS)
 
 test-plain:
-	$(NICE) $(GO) test $(TEST_FLAGS) -count=1 -p 2 -timeout 15m $(PLAIN_PKGS)
+	$(GO) test $(TEST_FLAGS) -count=1 -p 2 -timeout 15m $(PLAIN_PKGS)
 
 test-servers:
-	$(NICE) $(GO) test $(TEST_FLAGS) -count=1 -timeout 15m -run '$(SERVER_LEGS)' github.com/pulse-dev/pulse/entity
+	$(GO) test $(TEST_FLAGS) -count=1 -timeout 15m -run '$(SERVER_LEGS)' github.com/pulse-dev/pulse/entity
 
 test-measure:
-	$(NICE) $(GO) test $(TEST_FLAGS) -count=1 -timeout 15m -run '$(MEASURE_RUN)' $(filter $(RACE_PKGS),$(MEASURE_PKGS))
+	$(GO) test $(TEST_FLAGS) -count=1 -timeout 15m -run '$(MEASURE_RUN)' $(filter $(RACE_PKGS),$(MEASURE_PKGS))
 
 test-hours:
-	GO=$(GO) $(NICE) scripts/test-hours.sh
+	GO=$(GO) scripts/test-hours.sh
 
 setup:
 	scripts/setup.sh

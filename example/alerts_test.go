@@ -136,8 +136,11 @@ func TestStopWithRedisAway(t *testing.T) {
 			if err := stop(); err != nil {
 				t.Fatalf("stop with Redis %s: %v, want a clean exit", tc.name, err)
 			}
-			if took := time.Since(began); took > 5*time.Second {
-				t.Errorf("stop took %v, want within the 4 s shutdown bound and a little", took)
+			// The bound is what is tested: a stop that waited on Redis would
+			// take until stop's own 20 s. The 4 s past it are for a loaded
+			// machine, which took 5.02 s once.
+			if took := time.Since(began); took > 8*time.Second {
+				t.Errorf("stop took %v, want within the 4 s shutdown bound and 4 s for a loaded machine", took)
 			}
 			if !strings.Contains(logs.String(), "alerts stopped without giving up their lease") {
 				t.Errorf("the log does not say the lease was left to lapse:\n%s", logs.String())

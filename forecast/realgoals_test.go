@@ -1,7 +1,9 @@
 package forecast
 
 import (
+	"slices"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +15,28 @@ type realRun struct {
 	series realSeries
 	step   time.Duration
 	stats  realStats
+}
+
+// defaultRuns keeps the replay at the defaults, which two tests score: a
+// replay that failed is not kept.
+var defaultRuns struct {
+	sync.Mutex
+	runs []realRun
+}
+
+// replayDefaults is replayCorpus(tb, Config{}), replayed once per test
+// binary. The runs returned are the caller's own copy.
+func replayDefaults(tb testing.TB) []realRun {
+	defaultRuns.Lock()
+	defer defaultRuns.Unlock()
+	if defaultRuns.runs == nil {
+		runs := replayCorpus(tb, Config{})
+		if tb.Failed() {
+			return runs
+		}
+		defaultRuns.runs = runs
+	}
+	return slices.Clone(defaultRuns.runs)
 }
 
 // replayCorpus scores every series of the corpus at each of its
@@ -94,7 +118,7 @@ var realGoals = map[time.Duration]struct {
 // where the corpus misses a goal, realGoals holds the figure.
 func TestRealCorpus(t *testing.T) {
 	race.SkipMeasurement(t)
-	runs := replayCorpus(t, Config{})
+	runs := replayDefaults(t)
 	pooled, steps := byPrecision(runs)
 	for _, p := range steps {
 		s, g := pooled[p], realGoals[p]

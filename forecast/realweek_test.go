@@ -59,7 +59,7 @@ var weekHeld = map[time.Duration]float64{5 * time.Second: 2.0, time.Minute: 1.9,
 // 1 h, where the Week lends, fewer false incidents begin with it.
 func TestRealCorpusWeek(t *testing.T) {
 	race.SkipMeasurement(t)
-	with := replayCorpus(t, Config{})
+	with := replayDefaults(t)
 	without := replayCorpus(t, Config{off: guards{week: true}})
 	pw, steps := byPrecision(with)
 	po, _ := byPrecision(without)

@@ -17,6 +17,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/pulse-dev/pulse/example/forum"
+	"github.com/pulse-dev/pulse/internal/testenv/harness"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/timeseries"
 )
@@ -140,13 +141,20 @@ func TestEmbeddedMatchesRedisServer(t *testing.T) {
 	seeded := seedVisitors(t, tw, 5, 40)
 	visitors := forum.NewDemoVisitors()
 	defer visitors.Close()
-	ctx := context.Background()
+	// Each request may take as long as a loaded machine makes it: a
+	// deadline here guards against a hang (harness.Hang), and a request
+	// that failed is a difference between the twins.
+	send := func(base string, s forum.DemoStep) int {
+		ctx, cancel := context.WithTimeout(context.Background(), harness.Hang)
+		defer cancel()
+		return visitors.Send(ctx, base, s)
+	}
 	steps := forum.DemoSteps(48, 600)
 	seen := map[int]bool{}
 	for _, s := range steps {
 		clock.set()
 		seen[s.Visitor] = true
-		a, b := visitors.Send(ctx, tw[0].base, s), visitors.Send(ctx, tw[1].base, s)
+		a, b := send(tw[0].base, s), send(tw[1].base, s)
 		if a != b || a == 0 || a >= 500 {
 			t.Fatalf("%s %s: %d on %s, %d on %s", s.Method, s.Path, a, tw[0].name, b, tw[1].name)
 		}

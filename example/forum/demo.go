@@ -39,13 +39,19 @@ func RunDemoTraffic(ctx context.Context, base string) {
 		}
 		rate, inc := plan.at(now)
 		for _, r := range demoTickRequests(rng, rate, inc) {
-			visitors.Send(ctx, base, DemoStep{Visitor: rng.IntN(demoVisitors), Method: r.method, Path: r.path, Body: r.body})
+			reqCtx, cancel := context.WithTimeout(ctx, demoTimeout)
+			visitors.Send(reqCtx, base, DemoStep{Visitor: rng.IntN(demoVisitors), Method: r.method, Path: r.path, Body: r.body})
+			cancel()
 		}
 	}
 }
 
 // demoTick is how often the demo draws its next requests.
 const demoTick = 50 * time.Millisecond
+
+// demoTimeout bounds each of the demo's requests: a forum that hangs
+// holds the demo up no longer.
+const demoTimeout = 5 * time.Second
 
 type demoReq struct {
 	method, path string
@@ -132,7 +138,7 @@ type DemoVisitors struct{ clients []*http.Client }
 func NewDemoVisitors() *DemoVisitors {
 	d := &DemoVisitors{clients: make([]*http.Client, demoVisitors)}
 	for v := range d.clients {
-		d.clients[v] = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: demoDialer(v)}}
+		d.clients[v] = &http.Client{Transport: &http.Transport{DialContext: demoDialer(v)}}
 	}
 	return d
 }
@@ -145,7 +151,8 @@ func (d *DemoVisitors) Close() {
 }
 
 // Send sends step to the forum at base and reads the answer away,
-// returning its status (0 when it failed, which the demo ignores).
+// returning its status (0 when it failed, which the demo ignores). ctx
+// bounds the request, its answer read to the end included.
 func (d *DemoVisitors) Send(ctx context.Context, base string, step DemoStep) int {
 	var r io.Reader
 	if step.Body != nil {

@@ -34,8 +34,17 @@ import (
 const Max = 55535
 
 // Dir holds one lock file per reserved port, shared by every process on
-// the machine that uses this package.
-var Dir = filepath.Join(os.TempDir(), "pulse-ports")
+// the machine that uses this package: under /tmp whatever TMPDIR says
+// (make test moves TMPDIR to a tmpfs, and a go test beside it must see
+// its reservations), under TMPDIR where there is no /tmp.
+var Dir = filepath.Join(machineTemp(), "pulse-ports")
+
+func machineTemp() string {
+	if fi, err := os.Stat("/tmp"); err == nil && fi.IsDir() {
+		return "/tmp"
+	}
+	return os.TempDir()
+}
 
 // held keeps the locked files open (and so locked) for the process's life.
 var held struct {

@@ -39,7 +39,10 @@ func claim(t *testing.T, ports ...int) string {
 		list = append(list, strconv.Itoa(p))
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestClaimHelper$", "-test.count=1")
-	cmd.Env = append(os.Environ(), claimEnv+"="+strings.Join(list, ","))
+	// The other process has a TMPDIR of its own, as a go test run beside
+	// make test (which moves TMPDIR to a tmpfs) has: the reservations are
+	// the machine's all the same.
+	cmd.Env = append(os.Environ(), claimEnv+"="+strings.Join(list, ","), "TMPDIR="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("claiming process: %v\n%s", err, out)

@@ -34,7 +34,7 @@ SERVER_LEGS = /(mariadb|postgres)$$
 # skip (race.SkipMeasurement); internal/testenv/race checks that every
 # one is named here or in TIMED_SLOW_RUN.
 MEASURE_PKGS = github.com/pulse-dev/pulse/pulseecho github.com/pulse-dev/pulse/echov5 github.com/pulse-dev/pulse/pulsegin github.com/pulse-dev/pulse/pulsechi github.com/pulse-dev/pulse/timeseries github.com/pulse-dev/pulse/adapter github.com/pulse-dev/pulse/entity github.com/pulse-dev/pulse/forecast
-MEASURE_RUN = Alloc|^(TestCachesAreBounded|TestLayoutMemory|TestCacheEvicting|TestMemoryPerEntity|TestNoticeToManyUsersCostsConstantWrites|TestDetection|TestCoverage|TestPointAccuracy|TestRunSumCatchesBlurredEvents|TestLowVolumeRaisesNoFlags|TestDailyTrendGainCatchesSpikes|TestFlagWindowEndsWithTheRun|TestSparseSeriesRaiseNoFlags|TestPersistenceGuardsFalseFlags|TestRealCorpus|TestRealCorpusRecall|TestRealCorpusBurst|TestRealCorpusWeek|TestRealCorpusRanking|TestRealCorpusBreaksRank)$$
+MEASURE_RUN = Alloc|^(TestCachesAreBounded|TestLayoutMemory|TestCompactFollowsActiveSet|TestCacheEvicting|TestMemoryPerEntity|TestNoticeToManyUsersCostsConstantWrites|TestDetection|TestCoverage|TestPointAccuracy|TestRunSumCatchesBlurredEvents|TestLowVolumeRaisesNoFlags|TestDailyTrendGainCatchesSpikes|TestFlagWindowEndsWithTheRun|TestSparseSeriesRaiseNoFlags|TestPersistenceGuardsFalseFlags|TestRealCorpus|TestRealCorpusRecall|TestRealCorpusBurst|TestRealCorpusWeek|TestRealCorpusRanking|TestRealCorpusBreaksRank)$$
 
 # The tests that set their clock by the time of day (internal/testenv/testnow), run
 # again as if started at each of these UTC times: just before and after

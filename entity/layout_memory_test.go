@@ -212,8 +212,11 @@ func assertListpacks(t *testing.T, srv *redistest.Server, c *Counters, users []i
 
 // Twelve hours of traffic, by the injected clock, in which one user in ten
 // is active: the bucketed caches end holding the active users alone, and
-// the others, no longer cached, still read right from SQL.
+// the others, no longer cached, still read right from SQL. The memory of
+// sequential traffic over thousands of users: it runs in the pass without
+// the race detector, which slows it tenfold and has nothing to find.
 func TestCompactFollowsActiveSet(t *testing.T) {
+	race.SkipMeasurement(t)
 	for _, mc := range []memoryCase{{lay: LayoutCompact, shape: denseShape}, {lay: LayoutSparse, shape: snowflakeShape}} {
 		t.Run(mc.name(), func(t *testing.T) { testFollowsActiveSet(t, mc) })
 	}

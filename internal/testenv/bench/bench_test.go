@@ -62,11 +62,11 @@ func TestRunCountsEveryHit(t *testing.T) {
 	var progress bytes.Buffer
 	rep, err := Run(context.Background(), Config{
 		Rounds:           1,
-		Duration:         600 * time.Millisecond,
+		Duration:         300 * time.Millisecond,
 		FlushInterval:    testFlushInterval,
 		Connections:      4,
 		ScaleConnections: []int{1},
-		ScaleDuration:    600 * time.Millisecond,
+		ScaleDuration:    300 * time.Millisecond,
 		GOMAXPROCS:       1,
 		Loader:           GoClient{},
 		ServerCommand:    serverCommand(t),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
+	"github.com/pulse-dev/pulse/internal/testenv/testnow"
 	"github.com/pulse-dev/pulse/timeseries"
 	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
@@ -423,11 +424,11 @@ func TestFlushCommandBudget(t *testing.T) {
 	}
 }
 
-// heldClock stands still at the real time, so that a test's hits, however
-// long a loaded machine takes to record them, fall in one bucket of every
-// precision: a budget per bucket written does not then hang on whether
-// recording crossed a 5 s edge.
-func heldClock() *timeseries.ManualClock { return timeseries.NewManualClock(time.Now()) }
+// heldClock stands still at the tests' now (testnow), so that a test's
+// hits, however long a loaded machine takes to record them, fall in one
+// bucket of every precision: a budget per bucket written does not then
+// hang on whether recording crossed a 5 s edge.
+func heldClock() *timeseries.ManualClock { return timeseries.NewManualClock(testnow.Now()) }
 
 // flushCommands flushes r and returns how many commands Redis ran for it,
 // scripts' inner commands included, with the command stats it read them

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -142,7 +145,7 @@ func TestLocalRedisChoice(t *testing.T) {
 	info, err := redis.String(conn.Do("INFO", "server"))
 	conn.Close()
 	if err != nil || !strings.Contains(info, "redis_version:") {
-		t.Fatalf("INFO server: %v %q", err, info)
+		t.Fatalf("INFO server: %v %q; the log:\n%s", err, info, logs.String())
 	}
 	addr := regexp.MustCompile(`addr=(\S+)`).FindStringSubmatch(logs.String())
 	if !strings.Contains(logs.String(), "using a private redis-server") || addr == nil {
@@ -169,5 +172,56 @@ func TestLocalRedisChoice(t *testing.T) {
 	defer closeRedis()
 	if !strings.Contains(logs2.String(), "redis=embedded") {
 		t.Errorf("with no redis-server binary the log does not say embedded:\n%s", logs2.String())
+	}
+}
+
+// A port taken between its choice and redis-server's bind (another
+// process on a busy machine) makes that start exit; the next start, on
+// another port, serves.
+func TestPrivateRedisPortTaken(t *testing.T) {
+	t.Parallel()
+	if !redistest.Installed() {
+		t.Skip("redis-server not installed")
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	var picked []int
+	pick := func() (int, error) {
+		if len(picked) == 0 {
+			picked = append(picked, taken.Addr().(*net.TCPAddr).Port)
+			return picked[0], nil
+		}
+		port, err := freeLoopbackPort()
+		picked = append(picked, port)
+		return port, err
+	}
+	p, err := startPrivateRedisOn("redis-server", pick)
+	if err != nil {
+		t.Fatalf("start with the first port taken: %v (ports tried %v)", err, picked)
+	}
+	defer p.Close()
+	if want := net.JoinHostPort("127.0.0.1", strconv.Itoa(picked[len(picked)-1])); len(picked) != 2 || p.addr != want {
+		t.Errorf("serves at %s after trying %v, want the second port %s", p.addr, picked, want)
+	}
+	c, err := redis.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if info, err := redis.String(c.Do("INFO", "server")); err != nil || !strings.Contains(info, "redis_version:") {
+		t.Errorf("INFO server: %v %q", err, info)
+	}
+
+	// Taken at every try: the start fails, saying so, after portTries.
+	picked = picked[:0]
+	always := func() (int, error) {
+		picked = append(picked, taken.Addr().(*net.TCPAddr).Port)
+		return picked[0], nil
+	}
+	if _, err := startPrivateRedisOn("redis-server", always); !errors.Is(err, errPortTaken) || len(picked) != portTries {
+		t.Errorf("every port taken: %v after %d tries, want errPortTaken after %d", err, len(picked), portTries)
 	}
 }

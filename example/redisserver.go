@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -28,18 +30,45 @@ type privateRedis struct {
 	done chan error
 }
 
+// portTries bounds the starts of a private redis-server: the port it is
+// given is free when chosen, but on a busy machine another process may
+// bind it before redis-server does, which then exits; it is started again
+// on another port.
+const portTries = 5
+
+// errPortTaken is a redis-server start that failed because its port was
+// taken.
+var errPortTaken = errors.New("example: redis-server's port was taken before it bound it")
+
 // startPrivateRedis starts the redis-server binary bin and waits until it
 // answers PING.
 func startPrivateRedis(bin string) (*privateRedis, error) {
+	return startPrivateRedisOn(bin, freeLoopbackPort)
+}
+
+// startPrivateRedisOn is startPrivateRedis with the ports tried taken
+// from pick.
+func startPrivateRedisOn(bin string, pick func() (int, error)) (*privateRedis, error) {
 	path, err := exec.LookPath(bin)
 	if err != nil {
 		return nil, err
 	}
+	for try := 1; ; try++ {
+		p, err := startRedisOnce(path, pick)
+		if err == nil || try == portTries || !errors.Is(err, errPortTaken) {
+			return p, err
+		}
+	}
+}
+
+// startRedisOnce starts redis-server at path on a port from pick, in a
+// new temp dir, and waits until it answers.
+func startRedisOnce(path string, pick func() (int, error)) (*privateRedis, error) {
 	dir, err := os.MkdirTemp("", "pulse-redis-")
 	if err != nil {
 		return nil, fmt.Errorf("example: redis-server dir: %w", err)
 	}
-	port, err := freeLoopbackPort()
+	port, err := pick()
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -54,6 +83,9 @@ func startPrivateRedis(bin string) (*privateRedis, error) {
 	}
 	go func() { p.done <- p.cmd.Wait() }()
 	if err := p.waitReady(10 * time.Second); err != nil {
+		if log, _ := os.ReadFile(filepath.Join(dir, "redis.log")); bytes.Contains(log, []byte("in use")) {
+			err = fmt.Errorf("%w: %s", errPortTaken, p.addr)
+		}
 		p.Close()
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/pulse-dev/pulse/internal/testenv/harness"
+	"github.com/pulse-dev/pulse/internal/testenv/ports"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 	"github.com/pulse-dev/pulse/internal/testenv/tracktest"
 )
@@ -46,15 +48,15 @@ func (b *LockedBuffer) String() string {
 }
 
 // FreeAddr is a loopback address with a port free for a program to
-// listen on.
+// listen on, reserved (package ports) so that no server another test
+// binary starts meanwhile takes it before the program binds it.
 func FreeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := ports.Free()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
 
 // start builds the program in the test's directory and runs it against

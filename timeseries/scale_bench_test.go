@@ -2,6 +2,9 @@ package timeseries_test
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +32,8 @@ import (
 //     price of each node call whatever it carries (call-cpu-us/node), so
 //     that three sizes of flush, 200, 1,000 and 5,000 series, tell what
 //     grows with the series from what grows with the nodes called. See
-//     flushcost_bench_test.go.
+//     flushcost_bench_test.go. PULSE_SCALE_SERIES=10000,100000 sets other
+//     sizes, for the growth from 10k to 100k series.
 func BenchmarkScale(b *testing.B) {
 	if !redistest.Installed() {
 		b.Skip("redis-server not installed")
@@ -67,7 +71,7 @@ func BenchmarkScale(b *testing.B) {
 		b.ReportMetric(float64(hashes)/numSeries/6, "B/hash")
 		b.Logf("hash encoding %s; known: %d B for %d members", enc, known, numSeries*6)
 	})
-	for _, n := range []int{200, 1000, 5000} {
+	for _, n := range scaleSizes(b) {
 		for _, timed := range []bool{false, true} {
 			kind := "hits"
 			if timed {
@@ -97,4 +101,22 @@ func keysOn(cl *redistest.Cluster, nodes []*redistest.Server) []string {
 		}
 	}
 	return keys
+}
+
+// scaleSizes is the flush sizes of BenchmarkScale: 200, 1,000 and 5,000
+// series, or the comma-separated list PULSE_SCALE_SERIES gives.
+func scaleSizes(b *testing.B) []int {
+	env := os.Getenv("PULSE_SCALE_SERIES")
+	if env == "" {
+		return []int{200, 1000, 5000}
+	}
+	var sizes []int
+	for _, f := range strings.Split(env, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			b.Fatalf("PULSE_SCALE_SERIES=%q: want series counts, such as 10000,100000", env)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
 }

@@ -80,7 +80,7 @@ func (s *Stream) ReadEach(t testing.TB, base string, hows []string) {
 }
 
 // Read gets url and reads its chunks one by one, telling the handler of
-// each but the last.
+// each but the last, then the response to its end.
 func (s *Stream) Read(t testing.TB, url string) {
 	t.Helper()
 	resp, err := (&http.Client{Timeout: wait}).Get(url)
@@ -102,6 +102,12 @@ func (s *Stream) Read(t testing.TB, url string) {
 		case <-time.After(wait):
 			t.Fatalf("%s: the handler stopped after chunk %d", url, i)
 		}
+	}
+	// The response ends only once the handler and every middleware around
+	// it have returned, so that a caller who reads the series next finds
+	// the request counted.
+	if rest, err := io.ReadAll(r); err != nil || len(rest) != 0 {
+		t.Fatalf("%s: after the last chunk: %q, %v", url, rest, err)
 	}
 }
 

@@ -176,52 +176,62 @@ func TestLocalRedisChoice(t *testing.T) {
 }
 
 // A port taken between its choice and redis-server's bind (another
-// process on a busy machine) makes that start exit; the next start, on
-// another port, serves.
+// process on a busy machine) makes that start fail; the next start, on
+// another port, serves. The port's holder may answer nothing (redis-server
+// exits, its log saying the address is in use) or answer as a Redis
+// itself, which must not be taken for ours.
 func TestPrivateRedisPortTaken(t *testing.T) {
 	t.Parallel()
 	if !redistest.Installed() {
 		t.Skip("redis-server not installed")
 	}
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer taken.Close()
-	var picked []int
-	pick := func() (int, error) {
-		if len(picked) == 0 {
-			picked = append(picked, taken.Addr().(*net.TCPAddr).Port)
-			return picked[0], nil
-		}
-		port, err := freeLoopbackPort()
-		picked = append(picked, port)
-		return port, err
-	}
-	p, err := startPrivateRedisOn("redis-server", pick)
-	if err != nil {
-		t.Fatalf("start with the first port taken: %v (ports tried %v)", err, picked)
-	}
-	defer p.Close()
-	if want := net.JoinHostPort("127.0.0.1", strconv.Itoa(picked[len(picked)-1])); len(picked) != 2 || p.addr != want {
-		t.Errorf("serves at %s after trying %v, want the second port %s", p.addr, picked, want)
-	}
-	c, err := redis.Dial("tcp", p.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if info, err := redis.String(c.Do("INFO", "server")); err != nil || !strings.Contains(info, "redis_version:") {
-		t.Errorf("INFO server: %v %q", err, info)
-	}
+	defer ln.Close()
+	other := redistest.Start(t)
+	for _, holder := range []struct{ name, addr string }{{"listener", ln.Addr().String()}, {"redis-server", other.Addr}} {
+		t.Run(holder.name, func(t *testing.T) {
+			_, port, _ := net.SplitHostPort(holder.addr)
+			taken, _ := strconv.Atoi(port)
+			var picked []int
+			pick := func() (int, error) {
+				if len(picked) == 0 {
+					picked = append(picked, taken)
+					return taken, nil
+				}
+				port, err := freeLoopbackPort()
+				picked = append(picked, port)
+				return port, err
+			}
+			p, err := startPrivateRedisOn("redis-server", pick)
+			if err != nil {
+				t.Fatalf("start with the first port taken: %v (ports tried %v)", err, picked)
+			}
+			defer p.Close()
+			if want := net.JoinHostPort("127.0.0.1", strconv.Itoa(picked[len(picked)-1])); len(picked) != 2 || p.addr != want {
+				t.Errorf("serves at %s after trying %v, want the second port %s", p.addr, picked, want)
+			}
+			c, err := redis.Dial("tcp", p.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			info, err := redis.String(c.Do("INFO", "server"))
+			if pid := infoField(info, "process_id"); err != nil || pid != strconv.Itoa(p.cmd.Process.Pid) {
+				t.Errorf("the server at %s is process %q (%v), want the one started, %d", p.addr, pid, err, p.cmd.Process.Pid)
+			}
 
-	// Taken at every try: the start fails, saying so, after portTries.
-	picked = picked[:0]
-	always := func() (int, error) {
-		picked = append(picked, taken.Addr().(*net.TCPAddr).Port)
-		return picked[0], nil
-	}
-	if _, err := startPrivateRedisOn("redis-server", always); !errors.Is(err, errPortTaken) || len(picked) != portTries {
-		t.Errorf("every port taken: %v after %d tries, want errPortTaken after %d", err, len(picked), portTries)
+			// Taken at every try: the start fails, saying so, after portTries.
+			picked = picked[:0]
+			always := func() (int, error) {
+				picked = append(picked, taken)
+				return taken, nil
+			}
+			if _, err := startPrivateRedisOn("redis-server", always); !errors.Is(err, errPortTaken) || len(picked) != portTries {
+				t.Errorf("every port taken: %v after %d tries, want errPortTaken after %d", err, len(picked), portTries)
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -92,16 +93,21 @@ func startRedisOnce(path string, pick func() (int, error)) (*privateRedis, error
 	return p, nil
 }
 
-// waitReady polls PING until the server answers, it exits, or limit
-// passes.
+// waitReady polls the server until it answers, it exits, or limit
+// passes. A server that answers with another process id than ours holds
+// the port: ours cannot bind it (errPortTaken).
 func (p *privateRedis) waitReady(limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
 		c, err := redis.Dial("tcp", p.addr, redis.DialConnectTimeout(time.Second), redis.DialReadTimeout(time.Second))
 		if err == nil {
-			_, err = c.Do("PING")
+			var info string
+			info, err = redis.String(c.Do("INFO", "server"))
 			c.Close()
 			if err == nil {
+				if pid := infoField(info, "process_id"); pid != strconv.Itoa(p.cmd.Process.Pid) {
+					return fmt.Errorf("%w: %s answers as process %s", errPortTaken, p.addr, pid)
+				}
 				return nil
 			}
 		}
@@ -115,6 +121,16 @@ func (p *privateRedis) waitReady(limit time.Duration) error {
 			return fmt.Errorf("example: redis-server at %s did not answer within %v: %w", p.addr, limit, err)
 		}
 	}
+}
+
+// infoField is the value of field in an INFO reply, "" when absent.
+func infoField(info, field string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // Close stops the server (SIGTERM, then SIGKILL after 5 s) and removes

@@ -117,6 +117,12 @@ func newCounters(t testing.TB, cfg Config) *Counters {
 	if cfg.OnError == nil {
 		cfg.OnError = func(err error) { t.Logf("background: %v", err) }
 	}
+	// A test is about where counts go, so its statements get a hang's
+	// bound, not the 2 s default: a loaded machine held a PostgreSQL
+	// CREATE TABLE past it. The stall tests, about that default, set it.
+	if cfg.StatementTimeout == 0 {
+		cfg.StatementTimeout = time.Minute
+	}
 	c, err := New(context.Background(), cfg)
 	if err == nil {
 		err = c.Migrate(context.Background())

@@ -75,7 +75,7 @@ func testSQLiteWriteLockHeld(t *testing.T, lay Layout) {
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	srv := redistest.Start(t)
-	c := newCounters(t, Config{DB: db, Dialect: SQLite, Pool: srv.Pool(), Layout: lay})
+	c := newCounters(t, Config{DB: db, Dialect: SQLite, Pool: srv.Pool(), Layout: lay, StatementTimeout: DefaultStatementTimeout})
 	mustIncr(t, c, "post", 1, "likes", 1)
 	mustGet(t, c, "post", 1)
 	mustIncr(t, c, "post", 2, "likes", 1)
@@ -118,7 +118,7 @@ func testMariaDBStopped(t *testing.T, lay Layout) {
 	}
 	d.DB.SetMaxOpenConns(16)
 	srv := redistest.Start(t)
-	c := newCounters(t, Config{DB: d.DB, Dialect: MySQL, Pool: srv.Pool(), Layout: lay})
+	c := newCounters(t, Config{DB: d.DB, Dialect: MySQL, Pool: srv.Pool(), Layout: lay, StatementTimeout: DefaultStatementTimeout})
 	mustIncr(t, c, "post", 1, "likes", 1)
 	mustGet(t, c, "post", 1)
 
@@ -145,7 +145,7 @@ func testMariaDBStopped(t *testing.T, lay Layout) {
 // and writes go on once the probe lets go.
 func TestWriteWaitForTheProbeEndsWithItsContext(t *testing.T) {
 	srv := redistest.Start(t)
-	c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: srv.Pool(), FlushInterval: time.Hour,
+	c := newCounters(t, Config{DB: sqliteDB(t), Dialect: SQLite, Pool: srv.Pool(), FlushInterval: time.Hour, StatementTimeout: DefaultStatementTimeout,
 		CacheTimeout: 2 * time.Second})
 	srv.Stop()
 	mustIncr(t, c, "post", 1, "likes", 1) // on SQL alone: the cache is out of use

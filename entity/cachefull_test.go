@@ -11,6 +11,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/pulse-dev/pulse/internal/redisinfo"
 	"github.com/pulse-dev/pulse/internal/testenv/race"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
@@ -32,14 +33,12 @@ func infoInt(t testing.TB, srv *redistest.Server, section, name string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, name+":"); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
+	if v := redisinfo.Field(info, name); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatal(err)
 		}
+		return n
 	}
 	t.Fatalf("INFO %s has no %s", section, name)
 	return 0

@@ -14,6 +14,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/mna/redisc"
 
+	"github.com/pulse-dev/pulse/internal/redisinfo"
 	"github.com/pulse-dev/pulse/timeseries"
 )
 
@@ -128,7 +129,7 @@ func isCluster(pool *redis.Pool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return strings.Contains(info, "cluster_enabled:1"), nil
+	return redisinfo.Field(info, "cluster_enabled") == "1", nil
 }
 
 // newCluster is a cluster client that finds the cluster's layout from

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/pulse-dev/pulse/internal/redisinfo"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
@@ -219,7 +220,7 @@ func TestPrivateRedisPortTaken(t *testing.T) {
 			}
 			defer c.Close()
 			info, err := redis.String(c.Do("INFO", "server"))
-			if pid := infoField(info, "process_id"); err != nil || pid != strconv.Itoa(p.cmd.Process.Pid) {
+			if pid := redisinfo.Field(info, "process_id"); err != nil || pid != strconv.Itoa(p.cmd.Process.Pid) {
 				t.Errorf("the server at %s is process %q (%v), want the one started, %d", p.addr, pid, err, p.cmd.Process.Pid)
 			}
 

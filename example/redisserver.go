@@ -11,10 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redisinfo"
 )
 
 // embeddedRedis is the RedisServer value that skips redis-server and runs
@@ -105,7 +106,7 @@ func (p *privateRedis) waitReady(limit time.Duration) error {
 			info, err = redis.String(c.Do("INFO", "server"))
 			c.Close()
 			if err == nil {
-				if pid := infoField(info, "process_id"); pid != strconv.Itoa(p.cmd.Process.Pid) {
+				if pid := redisinfo.Field(info, "process_id"); pid != strconv.Itoa(p.cmd.Process.Pid) {
 					return fmt.Errorf("%w: %s answers as process %s", errPortTaken, p.addr, pid)
 				}
 				return nil
@@ -121,16 +122,6 @@ func (p *privateRedis) waitReady(limit time.Duration) error {
 			return fmt.Errorf("example: redis-server at %s did not answer within %v: %w", p.addr, limit, err)
 		}
 	}
-}
-
-// infoField is the value of field in an INFO reply, "" when absent.
-func infoField(info, field string) string {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 // Close stops the server (SIGTERM, then SIGKILL after 5 s) and removes

@@ -18,6 +18,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/mna/redisc"
 
+	"github.com/pulse-dev/pulse/internal/redisinfo"
 	"github.com/pulse-dev/pulse/internal/testenv/proc"
 )
 
@@ -178,16 +179,10 @@ func (c *RedisCluster) check() error {
 		if err != nil {
 			return fmt.Errorf("%s: CLUSTER INFO: %w", s.Addr, err)
 		}
-		fields := map[string]string{}
-		for line := range strings.Lines(info) {
-			if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
-				fields[k] = v
-			}
-		}
-		if st := fields["cluster_state"]; st != "ok" {
+		if st := redisinfo.Field(info, "cluster_state"); st != "ok" {
 			return fmt.Errorf("%s: cluster_state:%s", s.Addr, st)
 		}
-		if n := fields["cluster_known_nodes"]; n != strconv.Itoa(len(c.Nodes)) {
+		if n := redisinfo.Field(info, "cluster_known_nodes"); n != strconv.Itoa(len(c.Nodes)) {
 			return fmt.Errorf("%s: cluster_known_nodes:%s", s.Addr, n)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/pulse-dev/pulse/internal/redisinfo"
 	"github.com/pulse-dev/pulse/internal/testenv/ports"
 )
 
@@ -252,8 +253,8 @@ func fillForLoading(addr string) error {
 		if err != nil {
 			return fmt.Errorf("redistest: Loading: INFO: %w", err)
 		}
-		if infoField(info, "aof_rewrite_in_progress") == "0" && infoField(info, "aof_rewrite_scheduled") == "0" {
-			if st := infoField(info, "aof_last_bgrewrite_status"); st != "ok" {
+		if redisinfo.Field(info, "aof_rewrite_in_progress") == "0" && redisinfo.Field(info, "aof_rewrite_scheduled") == "0" {
+			if st := redisinfo.Field(info, "aof_last_bgrewrite_status"); st != "ok" {
 				return fmt.Errorf("redistest: Loading: AOF rewrite: %s", st)
 			}
 			return nil
@@ -277,14 +278,4 @@ func flushFiller(addr string) error {
 	}
 	_, err = c.Do("FLUSHDB")
 	return err
-}
-
-// infoField reads one "name:value" line of an INFO or CLUSTER INFO reply.
-func infoField(info, name string) string {
-	for line := range strings.SplitSeq(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
-			return v
-		}
-	}
-	return ""
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/pulse-dev/pulse/internal/redisinfo"
 )
 
 // check returns why the cluster is not ok yet, or nil.
@@ -60,10 +62,10 @@ func checkInfo(s *Server) error {
 	if err != nil {
 		return fmt.Errorf("%s: CLUSTER INFO: %w", s.Addr, err)
 	}
-	if st := infoField(info, "cluster_state"); st != "ok" {
+	if st := redisinfo.Field(info, "cluster_state"); st != "ok" {
 		return fmt.Errorf("%s: cluster_state:%s", s.Addr, st)
 	}
-	if n := infoField(info, "cluster_slots_ok"); n != strconv.Itoa(slots) {
+	if n := redisinfo.Field(info, "cluster_slots_ok"); n != strconv.Itoa(slots) {
 		return fmt.Errorf("%s: cluster_slots_ok:%s", s.Addr, n)
 	}
 	return nil
@@ -75,7 +77,7 @@ func checkLink(s *Server) error {
 	if err != nil {
 		return fmt.Errorf("%s: INFO: %w", s.Addr, err)
 	}
-	if st := infoField(r, "master_link_status"); st != "up" {
+	if st := redisinfo.Field(r, "master_link_status"); st != "up" {
 		return fmt.Errorf("%s: master_link_status:%s", s.Addr, st)
 	}
 	return nil

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -431,8 +429,8 @@ func TestFlushCommandBudget(t *testing.T) {
 func heldClock() *timeseries.ManualClock { return timeseries.NewManualClock(testnow.Now()) }
 
 // flushCommands flushes r and returns how many commands Redis ran for it,
-// scripts' inner commands included, with the command stats it read them
-// from.
+// scripts' inner commands included (commandCalls), with the command stats
+// it read them from.
 func flushCommands(t *testing.T, srv *redistest.Server, r *timeseries.Recorder) (int, string) {
 	t.Helper()
 	srv.Do("CONFIG", "RESETSTAT")
@@ -441,14 +439,8 @@ func flushCommands(t *testing.T, srv *redistest.Server, r *timeseries.Recorder) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	total := 0
-	for _, line := range strings.Split(info, "\n") {
-		if _, rest, ok := strings.Cut(line, ":calls="); ok && !strings.HasPrefix(line, "cmdstat_info:") {
-			n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-			total += n
-		}
-	}
-	return total, info
+	calls, _ := commandCalls(info, false)
+	return int(calls), info
 }
 
 func TestTotalsCountEveryHitOnce(t *testing.T) {

@@ -2,6 +2,7 @@ package cleaner_test
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,7 +16,8 @@ import (
 )
 
 // BenchmarkPass measures one full pass (every precision due) over 10 000
-// series names × 6 precisions, each hash holding 130 buckets of which 10
+// series names × 6 precisions (or the counts of names PULSE_SCALE_SERIES
+// lists, such as 10000,100000, each a sub-benchmark), each hash holding 130 buckets of which 10
 // are past the newest 120, on one redis-server and on a cluster of 3
 // masters. Before each pass the 10 trimmed buckets are written back,
 // outside the timer.
@@ -29,18 +31,46 @@ import (
 // spent (INFO cpu), which a busy machine disturbs less than s/pass;
 // ms/script, how long a script call holds its node, on average.
 func BenchmarkPass(b *testing.B) {
-	b.Run("server", func(b *testing.B) {
-		srv := redistest.Start(b)
-		benchPass(b, srv.Pool(), []*redistest.Server{srv})
-	})
-	b.Run("cluster", func(b *testing.B) {
-		cl := redistest.StartCluster(b, redistest.ClusterOptions{Masters: 3})
-		benchPass(b, cl.Client(b), cl.Masters())
-	})
+	sizes := passSizes(b)
+	for _, n := range sizes {
+		suffix := ""
+		if len(sizes) > 1 || n != defaultPassNames {
+			suffix = "/" + strconv.Itoa(n)
+		}
+		b.Run("server"+suffix, func(b *testing.B) {
+			srv := redistest.Start(b)
+			benchPass(b, srv.Pool(), []*redistest.Server{srv}, n)
+		})
+		b.Run("cluster"+suffix, func(b *testing.B) {
+			cl := redistest.StartCluster(b, redistest.ClusterOptions{Masters: 3})
+			benchPass(b, cl.Client(b), cl.Masters(), n)
+		})
+	}
 }
 
-func benchPass(b *testing.B, pool timeseries.Pool, nodes []*redistest.Server) {
-	const numNames, fields, keep, precisions = 10000, 130, 120, 6
+const defaultPassNames = 10000
+
+// passSizes is the counts of series names BenchmarkPass cleans: 10 000,
+// or the comma-separated list PULSE_SCALE_SERIES gives, each a multiple
+// of 250 (the names are written 250 to a pipeline).
+func passSizes(b *testing.B) []int {
+	env := os.Getenv("PULSE_SCALE_SERIES")
+	if env == "" {
+		return []int{defaultPassNames}
+	}
+	var sizes []int
+	for _, f := range strings.Split(env, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 || n%250 != 0 {
+			b.Fatalf("PULSE_SCALE_SERIES=%q: want counts of names, multiples of 250, such as 10000,100000", env)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
+func benchPass(b *testing.B, pool timeseries.Pool, nodes []*redistest.Server, numNames int) {
+	const fields, keep, precisions = 130, 120, 6
 	names := seriesNames("GET /bench/", numNames)
 	write := func(from int) {
 		for i := 0; i < numNames; i += 250 {

@@ -11,75 +11,11 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
-	"github.com/pulse-dev/pulse/internal/testenv/testnow"
 	"github.com/pulse-dev/pulse/timeseries"
 	"github.com/pulse-dev/pulse/timeseries/internal/series"
 )
 
 var t0 = time.Unix(1700000000, 0) // a 5 s bucket start; mid-bucket for the others
-
-func newRecorder(t *testing.T, srv *redistest.Server, cfg timeseries.Config) *timeseries.Recorder {
-	t.Helper()
-	if cfg.Pool == nil {
-		cfg.Pool = srv.Pool()
-	}
-	if cfg.OnError == nil {
-		cfg.OnError = func(error) {}
-	}
-	r, err := timeseries.NewRecorder(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = r.Close(ctx)
-	})
-	return r
-}
-
-func mustCounter(t *testing.T, r *timeseries.Recorder, name string) *timeseries.Counter {
-	t.Helper()
-	c, err := r.Counter(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// sums reads every precision of a series straight from Redis.
-func sums(t *testing.T, srv *redistest.Server, prefix, name string) map[int]int64 {
-	t.Helper()
-	out := map[int]int64{}
-	for _, p := range series.DefaultPrecisions {
-		m, err := redis.Int64Map(srv.Do("HGETALL", fmt.Sprintf("%scount:%d:%s", prefix, p, name)), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range m {
-			out[p] += v
-		}
-	}
-	return out
-}
-
-func assertSums(t *testing.T, srv *redistest.Server, prefix, name string, want int64) {
-	t.Helper()
-	for p, got := range sums(t, srv, prefix, name) {
-		if got != want {
-			t.Errorf("%s at precision %d sums to %d, want %d", name, p, got, want)
-		}
-	}
-}
-
-func flush(t *testing.T, r *timeseries.Recorder) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := r.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestRecorderBucketsAndKnownSet(t *testing.T) {
 	srv := redistest.Start(t)
@@ -381,23 +317,6 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 	}
 }
 
-func canceled() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within a minute")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // A flush costs Redis at most 2 commands per series and precision written,
 // scripts' inner commands included, whatever the request rate: the writes
 // are per bucket, not per hit.
@@ -420,27 +339,6 @@ func TestFlushCommandBudget(t *testing.T) {
 		}
 		t.Logf("%d hits per series: %d commands for %d series×precisions", hits, total, len(names)*len(series.DefaultPrecisions))
 	}
-}
-
-// heldClock stands still at the tests' now (testnow), so that a test's
-// hits, however long a loaded machine takes to record them, fall in one
-// bucket of every precision: a budget per bucket written does not then
-// hang on whether recording crossed a 5 s edge.
-func heldClock() *timeseries.ManualClock { return timeseries.NewManualClock(testnow.Now()) }
-
-// flushCommands flushes r and returns how many commands Redis ran for it,
-// scripts' inner commands included (commandCalls), with the command stats
-// it read them from.
-func flushCommands(t *testing.T, srv *redistest.Server, r *timeseries.Recorder) (int, string) {
-	t.Helper()
-	srv.Do("CONFIG", "RESETSTAT")
-	flush(t, r)
-	info, err := redis.String(srv.Do("INFO", "commandstats"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls, _ := commandCalls(info, false)
-	return int(calls), info
 }
 
 func TestTotalsCountEveryHitOnce(t *testing.T) {

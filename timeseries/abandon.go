@@ -23,6 +23,7 @@ func (l *ledger) abandon(b *batch, slotMarker func(key string) string) {
 		for _, s := range b.durationSrc {
 			l.giveBackDurations(s.key, s.h)
 		}
+		l.waiting = nil // back under other markers, maybe
 		return
 	}
 	parts := l.splitBySlot(b, slotMarker)

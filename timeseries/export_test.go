@@ -69,7 +69,7 @@ func (r *Recorder) SendLost() (deliver func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.drainLocked()
-	batches, _, _ := r.ledger.takeRound()
+	batches, _, _, _ := r.ledger.takeRound()
 	cmds := make([]redisconn.Cmd, len(batches))
 	for i, b := range batches {
 		cmds[i] = r.sender.call(b)
@@ -82,7 +82,10 @@ func (r *Recorder) SendLost() (deliver func()) {
 func (r *Recorder) FlushRound(ctx context.Context) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
-	_, _, err := r.round(ctx)
+	r.mu.Lock()
+	r.drainLocked()
+	r.mu.Unlock()
+	_, err := r.round(ctx)
 	return err
 }
 

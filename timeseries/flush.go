@@ -23,16 +23,26 @@ func (r *Recorder) flush(ctx context.Context, force bool) error {
 	if r.visitors != nil {
 		visitorsErr = r.visitors.flush(ctx)
 	}
+	// What the request path holds is drained once: hits recorded while
+	// the rounds run wait for the next flush, so a flush under steady
+	// traffic ends, and a round costs what it takes, not the number of
+	// series.
+	r.mu.Lock()
+	r.drainLocked()
+	r.mu.Unlock()
 	wrote := false
-	for range maxRounds {
-		more, did, err := r.round(ctx)
-		wrote = wrote || did
+	for stalls := 0; stalls < maxStalls; {
+		out, err := r.round(ctx)
+		wrote = wrote || out.wrote
 		if err != nil {
 			r.failed(err)
 			return err
 		}
-		if !more {
+		if !out.more {
 			break
+		}
+		if !out.progressed {
+			stalls++
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -60,41 +70,46 @@ func (r *Recorder) backingOff() bool {
 	return true
 }
 
-// maxRounds bounds one flush; catching up on a long outage takes one
-// round per maxBatchDeltas deltas of a group.
-const maxRounds = 64
+// maxStalls bounds the rounds of one flush that make no progress: that
+// take nothing new from pending (only resending batches in flight, or
+// waiting on a busy marker), or have a batch fenced and given back. The
+// others need no bound: they shrink pending, which a flush drains once,
+// so catching up on a long outage, one round per maxBatchDeltas deltas
+// of a group, always ends.
+const maxStalls = 64
+
+// roundOutcome is what one round did: more is left to send, something
+// was written, and pending shrank (see maxStalls).
+type roundOutcome struct{ more, wrote, progressed bool }
 
 // round sends one batch per marker at most, then lists the keys that
-// landed (on a cluster, where their listing is a command of its own). It
-// reports whether more is left to send and whether anything was written.
-func (r *Recorder) round(ctx context.Context) (more, wrote bool, err error) {
+// landed (on a cluster, where their listing is a command of its own).
+func (r *Recorder) round(ctx context.Context) (roundOutcome, error) {
 	r.sender.refreshPlan()
 	r.mu.Lock()
-	r.drainLocked()
-	batches, leftover, take := r.ledger.takeRound()
+	batches, leftover, took, take := r.ledger.takeRound()
 	r.mu.Unlock()
+	var out roundOutcome
 
 	timeout, err := redisconn.Timeout(ctx, r.sender.timeout)
 	if err != nil {
-		return true, false, fmt.Errorf("timeseries: flush: %w", err)
+		out.more = true
+		return out, fmt.Errorf("timeseries: flush: %w", err)
 	}
 	wrote, again, firstErr := r.sender.send(batches, timeout)
-	leftover = leftover || again
+	out.more, out.wrote, out.progressed = leftover || again, wrote, took && !again
 	if err := r.sender.listLanded(timeout); err != nil && firstErr == nil {
 		firstErr = err
 	}
 	if firstErr != nil {
-		return leftover, wrote, fmt.Errorf("timeseries: flush: %w", firstErr)
+		return out, fmt.Errorf("timeseries: flush: %w", firstErr)
 	}
-	// Another round only for what this one had to leave: hits recorded
-	// meanwhile wait for the next flush, so a flush under steady traffic
-	// ends.
-	if !leftover {
+	if !out.more {
 		r.mu.Lock()
 		r.ledger.wrote(take) // all pending before this take is in Redis
 		r.mu.Unlock()
 	}
-	return leftover, wrote, nil
+	return out, nil
 }
 
 // untilNextSecond is how long from t to the next whole second.

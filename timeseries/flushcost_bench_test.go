@@ -109,6 +109,9 @@ func flushCost(b *testing.B, s flushSetup) {
 		if err := r.Flush(context.Background()); err != nil {
 			b.Fatal(err)
 		}
+		if h := r.Health(); h.PendingHits != 0 {
+			b.Fatalf("a flush of %d series left %d hits pending", s.series, h.PendingHits)
+		}
 		for i, n := range s.nodes {
 			costs[i].cpu += n.CPU().Microseconds() - cpu[i]
 			info, _ := redis.String(n.Do("INFO", "commandstats"), nil)

@@ -30,7 +30,9 @@ type ledger struct {
 	markerOf func(group int) (marker string, node bool)
 
 	series      []seriesKeys
+	groupsInUse map[int]bool         // every flush group of a series' keys
 	pending     map[pendingKey]int64 // hits not yet in a batch
+	waiting     map[string]bool      // markers of what is pending; nil: unknown, see roundBuilder.walked
 	outstanding map[string]*batch    // by marker: due or sent, outcome unknown
 	queued      map[string][]*batch  // spilled batches by marker, in seq order
 	spillLeft   map[string]int       // spill file → its batches not yet written
@@ -38,6 +40,7 @@ type ledger struct {
 	takes       int64 // rounds that took pending hits into batches
 	written     int64 // the last such round after which all it took was in Redis
 	dropped     int64 // increments that will never reach Redis
+	visited     int64 // pending entries the takes looked at: what taking costs
 
 	durationMapping  *latency.Mapping                  // nil: no durations
 	durationStep     int64                             // seconds per pending histogram
@@ -55,6 +58,7 @@ func newLedger(schema series.Keys, maxAge int64, markerOf func(group int) (strin
 		allDue:           1<<len(schema.Precisions) - 1,
 		maxAge:           maxAge,
 		markerOf:         markerOf,
+		groupsInUse:      map[int]bool{},
 		pending:          map[pendingKey]int64{},
 		outstanding:      map[string]*batch{},
 		queued:           map[string][]*batch{},
@@ -65,20 +69,36 @@ func newLedger(schema series.Keys, maxAge int64, markerOf func(group int) (strin
 // addSeries registers a series' keys and returns its number.
 func (l *ledger) addSeries(s seriesKeys) int32 {
 	l.series = append(l.series, s)
+	for _, g := range s.groups {
+		l.groupsInUse[g] = true
+	}
 	return int32(len(l.series) - 1)
+}
+
+// markersInUse are the markers the groups in use map to now.
+func (l *ledger) markersInUse() map[string]bool {
+	seen := map[string]bool{}
+	for g := range l.groupsInUse {
+		m, _ := l.markerOf(g)
+		seen[m] = true
+	}
+	return seen
 }
 
 // add records n hits of series id at second sec, due at every precision.
 func (l *ledger) add(id int32, sec, n int64) {
 	l.pending[pendingKey{counter: id, sec: sec, due: l.allDue}] += n
+	l.waiting = nil
 }
 
 // takeRound takes the batches of one send round and numbers the round,
-// so that wrote can later say all it took is in Redis.
-func (l *ledger) takeRound() (out []*batch, leftover bool, round int64) {
+// so that wrote can later say all it took is in Redis. took reports
+// whether it took anything from pending.
+func (l *ledger) takeRound() (out []*batch, leftover, took bool, round int64) {
+	seq := l.seq // each new batch takes the next
 	out, leftover = l.take()
 	l.takes++
-	return out, leftover, l.takes
+	return out, leftover, l.seq != seq, l.takes
 }
 
 // wrote records that everything round took, and every round before, is
@@ -106,7 +126,10 @@ func (l *ledger) take() (out []*batch, leftover bool) {
 	if len(l.pending) > 0 || len(l.pendingDurations) > 0 {
 		r := roundBuilder{l: l, fresh: map[int]*building{}, byMarker: map[string]*building{}, blocked: map[int]bool{}}
 		r.takePending()
-		r.takeDurations()
+		if !r.saturated() {
+			r.takeDurations()
+		}
+		r.walked()
 		// The new batches are collected here, not as they start, so that
 		// nothing of r but the batches flows out and its maps stay off the
 		// heap. Their order did not matter: pending is a map.
@@ -184,6 +207,7 @@ func (l *ledger) fail(b *batch, maybeLanded bool) {
 	for _, s := range b.durationSrc {
 		l.giveBackDurations(s.key, s.h)
 	}
+	l.waiting = nil
 }
 
 // age drops hits older than maxAge at unix second now, pending or in a

@@ -51,6 +51,7 @@ func (l *ledger) addDurations(id int32, sec int64, bins []uint32, sum int64, lo,
 	if h == nil {
 		h = latency.NewHistogram(l.durationMapping)
 		l.pendingDurations[k] = h
+		l.waiting = nil
 	}
 	_ = h.AddSlots(bins, sum, lo, hi) // bins of l.durationMapping
 	_ = l.totalOf(id).AddSlots(bins, sum, lo, hi)
@@ -63,6 +64,7 @@ func (l *ledger) addDuration(id int32, sec int64, d time.Duration) {
 	if h == nil {
 		h = latency.NewHistogram(l.durationMapping)
 		l.pendingDurations[k] = h
+		l.waiting = nil
 	}
 	h.Add(d)
 	l.totalOf(id).Add(d)
@@ -84,6 +86,10 @@ func (r *roundBuilder) takeDurations() {
 	l := r.l
 	var partial []durationSource
 	for k, h := range l.pendingDurations {
+		if r.saturated() {
+			break
+		}
+		l.visited++
 		left := r.takeDurationsEntry(k, h)
 		if left == k.due {
 			continue
@@ -117,6 +123,7 @@ func (r *roundBuilder) takeDurationsEntry(k pendingKey, h *latency.Histogram) (l
 		dk := deltaKey{counter: k.counter, prec: int8(i), bucket: bucket}
 		if !bl.addDurations(dk, s.lat[i], series.LatExpireAt(bucket, prec), h) {
 			r.leftover = true
+			r.shutMarker(bl.b.Marker)
 			continue
 		}
 		b := bl.b

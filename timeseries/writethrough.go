@@ -38,14 +38,17 @@ func (r *Recorder) writeNow(sec int64, timed []*Counter, d time.Duration, counte
 	defer r.flushMu.Unlock()
 	r.mu.Lock()
 	done := r.ledger.hasWritten(want)
+	if !done {
+		r.drainLocked() // the rings' hits go along, as in a flush
+	}
 	r.mu.Unlock()
 	if done {
 		return // the round another call ran while this one waited took them
 	}
-	_, wrote, err := r.round(context.Background())
+	out, err := r.round(context.Background())
 	if err != nil {
 		r.failed(err)
 		return
 	}
-	r.succeeded(wrote)
+	r.succeeded(out.wrote)
 }

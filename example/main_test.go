@@ -20,15 +20,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulse-dev/pulse/internal/testenv/harness"
 	"github.com/pulse-dev/pulse/internal/testenv/redistest"
 )
 
 // startExample runs the example against a private redis-server and a temp
 // SQLite file, and returns its base URL and a stop function that cancels it
-// the way SIGTERM does and returns run's result.
+// the way SIGTERM does and returns run's result. The deadlines a request
+// that must succeed meets, a request's database work, writing its answer
+// and the keep-alive between two of a client's requests, are harness.Hang
+// unless the test sets them: on a loaded machine the forum's 1.8 s
+// answered 503, and a connection idle past 15 s was closed just as a
+// client sent a POST on it, which the client cannot resend.
 func startExample(t *testing.T, srv *redistest.Server, opts options) (string, func() error) {
 	t.Helper()
 	opts.Addr = "127.0.0.1:0"
+	for _, d := range []*time.Duration{&opts.Timeouts.DB, &opts.Timeouts.Write, &opts.Timeouts.Idle} {
+		if *d == 0 {
+			*d = harness.Hang
+		}
+	}
 	if opts.RedisURL == "" && srv != nil {
 		opts.RedisURL = "redis://" + srv.Addr
 	}

@@ -45,17 +45,12 @@ func (c *heldClock) set() { c.unixNano.Store(time.Now().UnixNano()) }
 
 func (c *heldClock) Now() time.Time { return time.Unix(0, c.unixNano.Load()) }
 
-// twinTimeouts give a request's database work a hang's deadline: the twins
-// are compared on what they count, and a request that a loaded machine
-// held past the forum's 1.8 s would answer 503 on one twin alone.
-var twinTimeouts = timeouts{DB: harness.Hang}
-
 // startTwins runs the example on a private redis-server and on the
 // embedded server `make run` falls back to, each with its own SQLite,
 // their hits stamped by clock.
 func startTwins(t *testing.T, clock timeseries.Clock) [2]twin {
 	srv := redistest.Start(t)
-	realBase, _ := startExample(t, srv, options{clock: clock, Timeouts: twinTimeouts})
+	realBase, _ := startExample(t, srv, options{clock: clock})
 	realConn, err := redis.Dial("tcp", srv.Addr)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +59,7 @@ func startTwins(t *testing.T, clock timeseries.Clock) [2]twin {
 
 	var logs syncBuffer
 	var embConn redis.Conn
-	embBase, _ := startExample(t, nil, options{RedisServer: embeddedRedis, logTo: &logs, clock: clock, Timeouts: twinTimeouts})
+	embBase, _ := startExample(t, nil, options{RedisServer: embeddedRedis, logTo: &logs, clock: clock})
 	m := regexp.MustCompile(`addr=(\S+) redis=embedded`).FindStringSubmatch(logs.String())
 	if m == nil {
 		t.Fatalf("the log does not name the embedded server:\n%s", logs.String())
